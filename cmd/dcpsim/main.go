@@ -1,0 +1,188 @@
+// Command dcpsim simulates long-context LLM training under dynamic context
+// parallelism and compares scheduling policies on identical batches.
+//
+// Usage:
+//
+//	dcpsim <command> [flags]
+//
+// Commands:
+//
+//	scenarios        list, show or check scenario files
+//	workload stats   length statistics of a scenario's batches or of a length file
+//	help [command]   help for a command
+//	version          print the version
+//
+// Exit status: 0 on success, 1 on a failure while running, 2 on bad input or
+// usage (a scenario, length file or flag that is wrong; the message names the
+// file, key or flag and what is allowed).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/dcpsim/dcpsim/scenarios"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitInput   = 2
+)
+
+// badInputError marks an error caused by the user's input (exit status 2).
+type badInputError struct{ err error }
+
+func (e badInputError) Error() string { return e.err.Error() }
+func (e badInputError) Unwrap() error { return e.err }
+
+// badInput wraps err as bad input; a formatted message when err is nil.
+func badInput(format string, args ...any) error {
+	return badInputError{fmt.Errorf(format, args...)}
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	usage   string // flags and arguments, shown by help
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+func commands() map[string]command {
+	cmds := []command{
+		scenariosCommand(),
+		workloadCommand(),
+		{
+			name:    "version",
+			summary: "print the version and VCS revision",
+			usage:   "dcpsim version",
+			run: func(_ []string, stdout, _ io.Writer) error {
+				fmt.Fprintln(stdout, version())
+				return nil
+			},
+		},
+	}
+	m := make(map[string]command, len(cmds))
+	for _, c := range cmds {
+		m[c.name] = c
+	}
+	return m
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one dcpsim invocation and returns its exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		printUsage(stderr, cmds)
+		if len(args) == 0 {
+			return exitInput
+		}
+		return exitOK
+	}
+	if args[0] == "help" {
+		if len(args) == 1 {
+			printUsage(stdout, cmds)
+			return exitOK
+		}
+		c, ok := cmds[args[1]]
+		if !ok {
+			fmt.Fprintf(stderr, "dcpsim help: unknown command %q; commands: %s\n", args[1], strings.Join(names(cmds), ", "))
+			return exitInput
+		}
+		fmt.Fprintf(stdout, "%s: %s\n\nusage:\n%s\n", c.name, c.summary, c.usage)
+		return exitOK
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "dcpsim: unknown command %q; commands: %s (see dcpsim help)\n", args[0], strings.Join(names(cmds), ", "))
+		return exitInput
+	}
+	err := c.run(args[1:], stdout, stderr)
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "dcpsim %s: %v\n", c.name, err)
+	var bad badInputError
+	var scErr *scenarios.Error
+	if errors.As(err, &bad) || errors.As(err, &scErr) {
+		return exitInput
+	}
+	return exitFailure
+}
+
+func names(cmds map[string]command) []string {
+	n := make([]string, 0, len(cmds))
+	for k := range cmds {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+func printUsage(w io.Writer, cmds map[string]command) {
+	fmt.Fprintln(w, "dcpsim: simulate long-context training under dynamic context parallelism")
+	fmt.Fprintln(w, "\nusage: dcpsim <command> [flags]\n\ncommands:")
+	for _, n := range names(cmds) {
+		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "  help       help for a command: dcpsim help <command>")
+	fmt.Fprintln(w, "\nexit status: 0 ok, 1 failure, 2 bad input or usage")
+}
+
+// newFlagSet returns a FlagSet that reports errors instead of exiting and prints
+// its usage to stderr.
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage:\n%s\n\nflags:\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args and turns flag errors into bad input.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return badInputError{err}
+	}
+	return nil
+}
+
+// version reports the module version and VCS revision from the build info.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dcpsim (unknown build)"
+	}
+	v := "dcpsim " + bi.Main.Version
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v += " " + s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				v += " (modified)"
+			}
+		}
+	}
+	return v + " " + bi.GoVersion
+}

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/sync/errgroup"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/scenarios"
+	"github.com/dcpsim/dcpsim/workload"
+)
+
+const workloadUsage = `  dcpsim workload stats [--scenario S] [--iterations N] [--seed N] [--json] [--plot F.png|F.svg]
+  dcpsim workload stats --file LENGTHS [--format lengths|jsonl] [--field NAME]
+                        [--batch-tokens N --context N [--order resample|sequential]] [--json] [--plot F]
+
+  Statistics of the sequence lengths in a scenario's batches (default scenario:
+  ` + scenarios.DefaultPreset + `), or of a length file: count, percentiles, the fraction of sequences
+  above 2K/8K/32K/128K with their share of tokens and of attention work (Σ s²),
+  and per batch Σ s and Σ s². S is an embedded scenario name or a .toml file.`
+
+func workloadCommand() command {
+	return command{
+		name:    "workload",
+		summary: "sequence-length statistics of a scenario's batches or a length file",
+		usage:   workloadUsage,
+		run:     runWorkload,
+	}
+}
+
+// statsReport is what `workload stats --json` prints.
+type statsReport struct {
+	Source        string           `json:"source"`
+	Distribution  string           `json:"distribution,omitempty"`
+	ContextTokens int              `json:"context_tokens,omitempty"`
+	BatchTokens   int64            `json:"batch_tokens,omitempty"`
+	Seed          uint64           `json:"seed"`
+	Summary       workload.Summary `json:"summary"`
+	Batches       []batchStats     `json:"batches,omitempty"`
+}
+
+// batchStats describes one sampled batch.
+type batchStats struct {
+	Iteration       int     `json:"iteration"`
+	Sequences       int     `json:"sequences"`
+	Tokens          int64   `json:"tokens"`
+	SumSquares      float64 `json:"sum_squares"`
+	MaxTokens       int     `json:"max_tokens"`
+	AttnWeightedLen float64 `json:"attention_weighted_mean_tokens"`
+}
+
+func runWorkload(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "stats" {
+		return badInput("usage:\n%s", workloadUsage)
+	}
+	fs := newFlagSet("workload stats", workloadUsage, stderr)
+	scenario := fs.String("scenario", "", "embedded scenario name or .toml file (default "+scenarios.DefaultPreset+")")
+	file := fs.String("file", "", "length file: one integer per line, CSV with a length column, or JSONL")
+	format := fs.String("format", "", "length file format: lengths or jsonl (default: by extension)")
+	field := fs.String("field", "length", "JSONL field holding the length")
+	iterations := fs.Int("iterations", 0, "batches to sample (default: the scenario's run.iterations)")
+	seed := fs.Int64("seed", -1, "override the scenario's seed (>= 0)")
+	batchTokens := fs.Int64("batch-tokens", 0, "with --file: also sample batches of this many tokens")
+	context := fs.Int("context", 0, "with --file and --batch-tokens: the context length (longer sequences are split)")
+	order := fs.String("order", "resample", "with --file and --batch-tokens: resample or sequential")
+	asJSON := fs.Bool("json", false, "print JSON instead of tables")
+	plotPath := fs.String("plot", "", "also draw the length CDF to this .png or .svg file")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput("unexpected arguments %q", fs.Args())
+	}
+	if *scenario != "" && *file != "" {
+		return badInput("--scenario and --file are exclusive")
+	}
+	if *iterations < 0 || *iterations > scenarios.MaxIterations {
+		return badInput("--iterations = %d: must be in [1, %d]", *iterations, scenarios.MaxIterations)
+	}
+
+	rep := statsReport{}
+	var sampler *workload.Sampler
+	nBatches := *iterations
+	var pooled []int
+	if *file != "" {
+		lengths, err := readLengthFile(*file, *format, *field)
+		if err != nil {
+			return err
+		}
+		rep.Source = *file
+		if *batchTokens > 0 {
+			if *context <= 0 {
+				return badInput("--context: required with --batch-tokens, in [1, %d]", workload.MaxContextTokens)
+			}
+			ord, err := workload.ParseListOrder(*order)
+			if err != nil {
+				return badInput("--order = %q: must be resample or sequential", *order)
+			}
+			rep.Seed = uint64(max(*seed, 0))
+			spec := workload.BatchSpec{TargetTokens: *batchTokens, ContextTokens: *context, Overlong: workload.Split, Seed: rep.Seed}
+			sampler, err = workload.NewListSampler(lengths, ord, spec)
+			if err != nil {
+				return badInput("%v", err)
+			}
+			rep.ContextTokens, rep.BatchTokens = *context, *batchTokens
+			if nBatches == 0 {
+				nBatches = scenarios.DefaultIterations
+			}
+		} else {
+			pooled = lengths
+		}
+	} else {
+		name := *scenario
+		if name == "" {
+			name = scenarios.DefaultPreset
+		}
+		sc, err := scenarios.Resolve(name)
+		if err != nil {
+			return err
+		}
+		if *seed >= 0 {
+			sc.Run.Seed = uint64(*seed)
+		}
+		sampler, err = sc.NewSampler()
+		if err != nil {
+			return err
+		}
+		rep.Source = "scenario " + sc.Name
+		if sc.Workload.Distribution != nil {
+			rep.Distribution = sc.Workload.Distribution.String()
+		} else {
+			rep.Distribution = "file " + sc.LengthFilePath()
+		}
+		rep.ContextTokens, rep.BatchTokens, rep.Seed = sc.Workload.ContextTokens, sc.Workload.BatchTokens, sc.Run.Seed
+		if nBatches == 0 {
+			nBatches = sc.Run.Iterations
+		}
+	}
+
+	if sampler != nil {
+		batches, err := sampleBatches(sampler, nBatches)
+		if err != nil {
+			return err
+		}
+		for _, b := range batches {
+			s := workload.Summarize(b.Lengths, nil)
+			rep.Batches = append(rep.Batches, batchStats{
+				Iteration: b.Iteration, Sequences: s.Sequences, Tokens: s.Tokens, SumSquares: s.SumSquares,
+				MaxTokens: s.MaxTokens, AttnWeightedLen: s.SumSquares / float64(s.Tokens),
+			})
+			pooled = append(pooled, b.Lengths...)
+		}
+	}
+	rep.Summary = workload.Summarize(pooled, workload.DefaultThresholds())
+
+	if *plotPath != "" {
+		p, err := report.LengthCDF(pooled, "sequence lengths: "+rep.Source)
+		if err != nil {
+			return err
+		}
+		if err := report.SavePlot(p, *plotPath, 16*vg.Centimeter, 10*vg.Centimeter); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return printStats(stdout, rep)
+}
+
+// sampleBatches draws batches 0..n-1 in parallel; each depends only on (seed, k),
+// so the result is the same whatever the parallelism.
+func sampleBatches(s *workload.Sampler, n int) ([]workload.Batch, error) {
+	batches := make([]workload.Batch, n)
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k := range n {
+		g.Go(func() error {
+			batches[k] = s.Batch(k)
+			return nil
+		})
+	}
+	return batches, g.Wait()
+}
+
+func readLengthFile(path, format, field string) ([]int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, badInput("--file: %v", err)
+	}
+	defer f.Close()
+	if format == "" {
+		format = "lengths"
+		if strings.HasSuffix(path, ".jsonl") {
+			format = "jsonl"
+		}
+	}
+	var lengths []int
+	switch format {
+	case "lengths":
+		lengths, err = workload.ReadLengths(f, path)
+	case "jsonl":
+		lengths, err = workload.ReadJSONL(f, path, field)
+	default:
+		return nil, badInput("--format = %q: must be lengths or jsonl", format)
+	}
+	if err != nil {
+		return nil, badInputError{err}
+	}
+	return lengths, nil
+}
+
+func printStats(w io.Writer, r statsReport) error {
+	s := r.Summary
+	fmt.Fprintf(w, "source        %s\n", r.Source)
+	if r.Distribution != "" {
+		fmt.Fprintf(w, "distribution  %s\n", r.Distribution)
+	}
+	if r.BatchTokens > 0 {
+		fmt.Fprintf(w, "batches       %d × %s tokens, context %s, seed %d\n", len(r.Batches), thousands(r.BatchTokens), thousands(int64(r.ContextTokens)), r.Seed)
+	}
+	fmt.Fprintf(w, "\nsequences     %s   tokens %s   mean %.1f   min %d   max %s   E[s²]/E[s] %.0f tokens\n",
+		thousands(int64(s.Sequences)), thousands(s.Tokens), s.MeanTokens, s.MinTokens, thousands(int64(s.MaxTokens)), s.SumSquares/float64(max(s.Tokens, 1)))
+	fmt.Fprint(w, "percentiles  ")
+	for _, p := range s.Percentiles {
+		fmt.Fprintf(w, " p%s %s", strconv.FormatFloat(p.P*100, 'f', -1, 64), thousands(int64(p.Tokens)))
+	}
+	fmt.Fprintln(w, "  (tokens)")
+
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "longer than\tsequences\ttokens\tattention (Σ s²)\t")
+	for _, a := range s.Above {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", kib(a.Tokens), pct(a.SequenceFraction), pct(a.TokenShare), pct(a.SquareShare))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	// The shape hydra-paper.txt §2.2 states for its dataset.
+	if s.Sequences > 0 {
+		var le2k, gt32k float64
+		for _, a := range s.Above {
+			switch a.Tokens {
+			case 2048:
+				le2k = 1 - a.SequenceFraction
+			case 32768:
+				gt32k = a.SequenceFraction
+			}
+		}
+		span := float64(s.MaxTokens) / float64(max(s.MinTokens, 1))
+		fmt.Fprintf(w, "\npaper §2.2 shape: ≤2K %s (wants >85%%: %s), >32K %s (wants <0.6%%: %s), max/min %.0f× (four orders of magnitude: %s)\n",
+			pct(le2k), okMiss(le2k > 0.85), pct(gt32k), okMiss(gt32k < 0.006), span, okMiss(span >= 1e4))
+	}
+
+	if len(r.Batches) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "iteration\tsequences\tΣ s (tokens)\tΣ s² (tokens²)\tmax s\tE[s²]/E[s]\t")
+		for _, b := range r.Batches {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%.4g\t%s\t%s\t\n", b.Iteration, thousands(int64(b.Sequences)), thousands(b.Tokens),
+				b.SumSquares, thousands(int64(b.MaxTokens)), thousands(int64(b.AttnWeightedLen+0.5)))
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+func okMiss(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "MISS"
+}
+
+func pct(f float64) string { return strconv.FormatFloat(100*f, 'f', 2, 64) + "%" }
+
+// kib prints a token threshold as "2K" when it is a multiple of 1024.
+func kib(t int) string {
+	if t%1024 == 0 {
+		return strconv.Itoa(t/1024) + "K"
+	}
+	return strconv.Itoa(t)
+}
+
+// thousands formats n with thin separators: 4194304 -> "4,194,304".
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,255 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Limits that keep a typo from exhausting memory or time. A scenario beyond them is
+// refused with the limit named instead of being attempted.
+const (
+	// MaxGPUs bounds the simulated cluster size (the paper's largest is 40K).
+	MaxGPUs = 1 << 20
+	// MaxGPUsPerNode bounds the NVLink domain (GB200 NVL72 is 72; NVL576 is 576).
+	MaxGPUsPerNode = 1024
+	// MaxTP bounds tensor parallelism, which must stay inside one node.
+	MaxTP = 64
+	// MaxPP bounds the number of pipeline stages.
+	MaxPP = 256
+	// MaxVPP bounds the number of virtual pipeline chunks per stage.
+	MaxVPP = 64
+	// MaxBudgetTokens bounds the per-rank token budget B (16Mi tokens).
+	MaxBudgetTokens = 1 << 24
+	// MaxContextTokens bounds the training context (32Mi tokens; ByteScale's
+	// largest published context is 2M).
+	MaxContextTokens = 1 << 25
+)
+
+// Cluster is the hardware: which GPU profile, how many GPUs, and how many share an
+// NVLink node.
+type Cluster struct {
+	// GPU names the calibration profile of the GPU kind (e.g. "H20", "H800").
+	GPU string `toml:"gpu"`
+	// GPUs is the total number of GPUs in the job.
+	GPUs int `toml:"gpus"`
+	// GPUsPerNode is how many GPUs share one NVLink domain.
+	GPUsPerNode int `toml:"gpus_per_node"`
+}
+
+// Parallel is the fixed part of the parallel layout (tp, pp, vpp, ep) plus the
+// per-rank token budget; context and data parallelism are left to the DCP policy,
+// which cuts CP groups out of the hybrid data-parallel (HDP) pool.
+type Parallel struct {
+	// TP is the tensor-parallel degree (inside one node).
+	TP int `toml:"tp"`
+	// PP is the number of pipeline stages.
+	PP int `toml:"pp"`
+	// VPP is the number of virtual pipeline chunks per stage (interleaved 1F1B); 1
+	// means plain 1F1B.
+	VPP int `toml:"vpp"`
+	// EP is the expert-parallel degree; EP groups are aligned blocks of EP
+	// consecutive HDP ranks.
+	EP int `toml:"ep"`
+	// BudgetTokens is B, the most tokens one rank may hold in one microbatch.
+	BudgetTokens int `toml:"budget_tokens"`
+	// FirstStageLayers, when positive, is the layer count of the first pipeline
+	// stage (Megatron's --decoder-first-pipeline-num-layers); 0 means an even share.
+	FirstStageLayers int `toml:"first_stage_layers"`
+	// LastStageLayers, when positive, is the layer count of the last pipeline stage
+	// (Megatron's --decoder-last-pipeline-num-layers); 0 means an even share.
+	LastStageLayers int `toml:"last_stage_layers"`
+}
+
+// Job is one training job: a model on a cluster under a parallel layout at a
+// context length.
+type Job struct {
+	// Model is the architecture being trained.
+	Model Model
+	// Cluster is the hardware.
+	Cluster Cluster
+	// Parallel is the fixed parallel layout and the per-rank token budget.
+	Parallel Parallel
+	// ContextTokens is the longest sequence a batch may contain.
+	ContextTokens int
+}
+
+// PoolRanks is G = gpus / (tp·pp), the number of ranks per pipeline stage in the
+// hybrid data-parallel pool that DCP policies cut CP groups from.
+func (j Job) PoolRanks() int {
+	d := j.Parallel.TP * j.Parallel.PP
+	if d <= 0 {
+		return 0
+	}
+	return j.Cluster.GPUs / d
+}
+
+// EPGroups is the number of expert-parallel groups per stage, G / ep.
+func (j Job) EPGroups() int {
+	if j.Parallel.EP <= 0 {
+		return 0
+	}
+	return j.PoolRanks() / j.Parallel.EP
+}
+
+// Nodes is the number of NVLink nodes, gpus / gpus_per_node.
+func (j Job) Nodes() int {
+	if j.Cluster.GPUsPerNode <= 0 {
+		return 0
+	}
+	return j.Cluster.GPUs / j.Cluster.GPUsPerNode
+}
+
+// PoolCapacityTokens is G·B, the most tokens one microbatch can hold across the
+// pool; no plan can place a sequence longer than this.
+func (j Job) PoolCapacityTokens() int64 {
+	return int64(j.PoolRanks()) * int64(j.Parallel.BudgetTokens)
+}
+
+// StageLayers returns the number of transformer layers on each pipeline stage:
+// FirstStageLayers and LastStageLayers where set, the rest split evenly. It
+// returns an error (a *FieldError) when the layers cannot be split that way.
+func (j Job) StageLayers() ([]int, error) {
+	p := j.Parallel
+	layers := j.Model.Layers
+	if p.PP < 1 {
+		return nil, fieldErr("parallel.pp", p.PP, "must be in [1, %d]", MaxPP)
+	}
+	stages := make([]int, p.PP)
+	first, last := p.FirstStageLayers, p.LastStageLayers
+	if p.PP == 1 {
+		if first != 0 || last != 0 {
+			return nil, fieldErr("parallel.first_stage_layers", first,
+				"must be 0 (with last_stage_layers) when pp = 1")
+		}
+		stages[0] = layers
+		return stages, nil
+	}
+	lo, hi := 0, p.PP // stages [lo, hi) share the remaining layers evenly
+	rest := layers
+	if first > 0 {
+		stages[0] = first
+		rest -= first
+		lo = 1
+	}
+	if last > 0 {
+		stages[p.PP-1] = last
+		rest -= last
+		hi = p.PP - 1
+	}
+	n := hi - lo
+	switch {
+	case n == 0 && rest != 0:
+		return nil, fieldErr("parallel.first_stage_layers", first,
+			"first_stage_layers + last_stage_layers must equal model.layers (%d) when pp = 2", layers)
+	case n > 0 && (rest <= 0 || rest%n != 0):
+		key, val := "parallel.pp", any(p.PP)
+		if first > 0 || last > 0 {
+			key, val = "parallel.first_stage_layers", first
+		}
+		return nil, fieldErr(key, val,
+			"the %d layers left after the first/last stage overrides must split evenly over %d stages; "+
+				"pick pp dividing model.layers (%d) or set first_stage_layers/last_stage_layers", rest, n, layers)
+	}
+	for s := lo; s < hi; s++ {
+		stages[s] = rest / n
+	}
+	return stages, nil
+}
+
+// Validate checks the job as a whole and returns every problem it finds (joined
+// with errors.Join), each a *FieldError naming the scenario key and the allowed
+// range; nil means the job is consistent.
+func (j Job) Validate() error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	add(j.Model.Validate())
+
+	c, p := j.Cluster, j.Parallel
+	if c.GPU == "" {
+		add(fieldErr("cluster.gpu", `""`, "must name a GPU profile (e.g. \"H20\", \"H800\")"))
+	}
+	add(checkRange("cluster.gpus", c.GPUs, 1, MaxGPUs))
+	add(checkRange("cluster.gpus_per_node", c.GPUsPerNode, 1, MaxGPUsPerNode))
+	if c.GPUs > c.GPUsPerNode && c.GPUsPerNode >= 1 && c.GPUs%c.GPUsPerNode != 0 {
+		add(fieldErr("cluster.gpus", c.GPUs, "must be a multiple of cluster.gpus_per_node (%d), or fit in one node", c.GPUsPerNode))
+	}
+	tpOK := checkRange("parallel.tp", p.TP, 1, MaxTP)
+	add(tpOK)
+	ppOK := checkRange("parallel.pp", p.PP, 1, MaxPP)
+	add(ppOK)
+	add(checkRange("parallel.vpp", p.VPP, 1, MaxVPP))
+	epOK := checkRange("parallel.ep", p.EP, 1, MaxGPUs)
+	add(epOK)
+	add(checkRange("parallel.budget_tokens", p.BudgetTokens, 1, MaxBudgetTokens))
+	add(checkRange("context_tokens", j.ContextTokens, 1, MaxContextTokens))
+	if p.FirstStageLayers < 0 {
+		add(fieldErr("parallel.first_stage_layers", p.FirstStageLayers, "must be >= 0 (0 = even share)"))
+	}
+	if p.LastStageLayers < 0 {
+		add(fieldErr("parallel.last_stage_layers", p.LastStageLayers, "must be >= 0 (0 = even share)"))
+	}
+	if len(errs) > 0 && (tpOK != nil || ppOK != nil || epOK != nil || c.GPUs < 1 || c.GPUsPerNode < 1) {
+		// The derived checks below divide by these; report what we have.
+		return errors.Join(errs...)
+	}
+
+	if p.TP > 1 {
+		if c.GPUsPerNode%p.TP != 0 {
+			add(fieldErr("parallel.tp", p.TP, "must divide cluster.gpus_per_node (%d): TP stays inside one NVLink node", c.GPUsPerNode))
+		}
+		if j.Model.QueryHeads > 0 && j.Model.QueryHeads%p.TP != 0 {
+			add(fieldErr("parallel.tp", p.TP, "must divide model.query_heads (%d)", j.Model.QueryHeads))
+		}
+		if j.Model.KVHeads > 0 && j.Model.KVHeads%p.TP != 0 {
+			add(fieldErr("parallel.tp", p.TP, "must divide model.kv_heads (%d), as Megatron requires num_query_groups %% tp == 0", j.Model.KVHeads))
+		}
+	}
+	if c.GPUs%(p.TP*p.PP) != 0 {
+		add(fieldErr("cluster.gpus", c.GPUs, "must be a multiple of tp*pp (%d*%d = %d)", p.TP, p.PP, p.TP*p.PP))
+	}
+	if p.VPP > 1 && p.PP < 2 {
+		add(fieldErr("parallel.vpp", p.VPP, "must be 1 when pp = 1 (interleaving needs at least 2 stages)"))
+	}
+	if j.Model.Layers > 0 && p.PP > j.Model.Layers {
+		add(fieldErr("parallel.pp", p.PP, "must be in [1, model.layers = %d]", j.Model.Layers))
+	} else if j.Model.Layers > 0 {
+		stages, err := j.StageLayers()
+		add(err)
+		if err == nil && p.VPP > 1 {
+			for s, n := range stages {
+				if n%p.VPP != 0 {
+					add(fieldErr("parallel.vpp", p.VPP, "must divide the layers of every stage (stage %d has %d)", s, n))
+					break
+				}
+			}
+		}
+	}
+	g := j.PoolRanks()
+	if g >= 1 {
+		if p.EP > g || g%p.EP != 0 {
+			add(fieldErr("parallel.ep", p.EP, "must divide the HDP pool G = gpus/(tp*pp) = %d so EP groups are aligned blocks inside it", g))
+		}
+		if j.Model.RoutedExperts == 0 && p.EP != 1 {
+			add(fieldErr("parallel.ep", p.EP, "must be 1 for a dense model"))
+		}
+		if j.Model.RoutedExperts > 0 && j.Model.RoutedExperts%p.EP != 0 {
+			add(fieldErr("parallel.ep", p.EP, "must divide model.routed_experts (%d)", j.Model.RoutedExperts))
+		}
+		if p.BudgetTokens >= 1 && j.ContextTokens >= 1 && int64(j.ContextTokens) > j.PoolCapacityTokens() {
+			add(fieldErr("context_tokens", j.ContextTokens,
+				"must be <= G*B = %d*%d = %d, else no plan can hold the longest sequence", g, p.BudgetTokens, j.PoolCapacityTokens()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// String summarises the layout, e.g. "512×H20 (8/node) tp1 pp4 vpp1 ep8 G=128 B=8192 ctx=262144".
+func (j Job) String() string {
+	return fmt.Sprintf("%d×%s (%d/node) tp%d pp%d vpp%d ep%d G=%d B=%d ctx=%d",
+		j.Cluster.GPUs, j.Cluster.GPU, j.Cluster.GPUsPerNode, j.Parallel.TP, j.Parallel.PP,
+		j.Parallel.VPP, j.Parallel.EP, j.PoolRanks(), j.Parallel.BudgetTokens, j.ContextTokens)
+}

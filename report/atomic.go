@@ -1,0 +1,42 @@
+// Package report turns results into things people read: tables, JSON, figures.
+// It lives at the edge of dcpsim: it writes files (always to a temporary name in
+// the destination folder, renamed into place once complete, so a crash never
+// leaves a half-written output) and it is the only package that imports
+// gonum/plot.
+package report
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// WriteFileAtomic writes what write produces to path through a temporary file in
+// the same folder, renamed onto path only after write and Close succeed.
+func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = write(tmp); err != nil {
+		return fmt.Errorf("report: writing %s: %w", path, err)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("report: writing %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}

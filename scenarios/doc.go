@@ -1,0 +1,24 @@
+// Package scenarios holds dcpsim's scenario files and the code that reads them.
+//
+// A scenario is a TOML file with the tables
+//
+//	name, description             top-level keys
+//	[cluster]   gpu, gpus, gpus_per_node
+//	[model]     preset (job.ModelNames) and/or any job.Model field as an override
+//	[parallel]  tp, pp, vpp, ep, budget_tokens, first_stage_layers, last_stage_layers
+//	[workload]  preset | [[workload.component]] | file (+ format, field, order),
+//	            context_tokens, batch_tokens | batch_tokens_per_gpu, overlong
+//	[run]       iterations, warmup_iterations, seed, policies, [run.options.<policy>]
+//	[sweep]     gpus, context_tokens, budget_tokens, [[sweep.variant]] (name, model, parallel)
+//
+// Decoding is strict: an unknown key is an error with its line number, and
+// validation reports every problem at once (an *Error), each naming the file,
+// line, key, value and the allowed range. A [costs] table will join when the cost
+// model does.
+//
+// The embedded presets (PresetNames) reproduce the HyDra paper's settings; each
+// file's header comment states its source and its assumptions.
+//
+// This package reads files (Load, ReadLengthFile); the deterministic core
+// (workload, sched, sim) never does.
+package scenarios

@@ -1,0 +1,153 @@
+package scenarios
+
+import (
+	"strings"
+)
+
+// keyLines maps each dotted key of a TOML document to the line (1-based) where it
+// is first written. BurntSushi/toml keeps key positions private, so error messages
+// about unknown or out-of-range keys get their line numbers from this small scan.
+// It understands [table] and [[array]] headers, bare, quoted and dotted keys, and
+// skips multi-line strings and arrays; keys inside inline tables map to the line of
+// the table's own key (lineOf falls back to the longest known prefix). Array-table
+// keys are recorded without indices, at their first occurrence.
+func keyLines(src string) map[string]int {
+	lines := make(map[string]int)
+	record := func(key string, n int) {
+		if _, ok := lines[key]; !ok {
+			lines[key] = n
+		}
+	}
+	var table []string
+	inMultiString := ""
+	depth := 0 // open brackets of a multi-line array value
+	for i, line := range strings.Split(src, "\n") {
+		n := i + 1
+		t := strings.TrimSpace(line)
+		if inMultiString != "" {
+			if strings.Contains(t, inMultiString) {
+				inMultiString = ""
+			}
+			continue
+		}
+		if depth > 0 {
+			depth += bracketBalance(t)
+			continue
+		}
+		if t == "" || t[0] == '#' {
+			continue
+		}
+		if t[0] == '[' {
+			inner := strings.TrimPrefix(t, "[[")
+			inner = strings.TrimPrefix(inner, "[")
+			if end := strings.Index(inner, "]"); end >= 0 {
+				inner = inner[:end]
+			}
+			table = splitKey(inner)
+			record(strings.Join(table, "."), n)
+			continue
+		}
+		eq := keyValueSplit(t)
+		if eq < 0 {
+			continue
+		}
+		key := append(append([]string{}, table...), splitKey(t[:eq])...)
+		full := strings.Join(key, ".")
+		record(full, n)
+		value := strings.TrimSpace(t[eq+1:])
+		for _, q := range []string{`"""`, `'''`} {
+			if strings.HasPrefix(value, q) && !strings.Contains(value[len(q):], q) {
+				inMultiString = q
+			}
+		}
+		if inMultiString == "" && strings.HasPrefix(value, "[") {
+			depth = bracketBalance(value)
+		}
+	}
+	return lines
+}
+
+// lineOf returns the line of key, or of its longest recorded prefix, or 0.
+func lineOf(lines map[string]int, key string) int {
+	for k := key; k != ""; {
+		if n, ok := lines[k]; ok {
+			return n
+		}
+		dot := strings.LastIndex(k, ".")
+		if dot < 0 {
+			break
+		}
+		k = k[:dot]
+	}
+	return 0
+}
+
+// keyValueSplit returns the index of the '=' that separates a key from its value,
+// ignoring '=' inside quoted keys, or -1.
+func keyValueSplit(t string) int {
+	var quote byte
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '=':
+			return i
+		}
+	}
+	return -1
+}
+
+// splitKey splits a possibly dotted, possibly quoted key into its parts.
+func splitKey(k string) []string {
+	var parts []string
+	var cur strings.Builder
+	var quote byte
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '.':
+			parts = append(parts, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	return append(parts, strings.TrimSpace(cur.String()))
+}
+
+// bracketBalance counts '[' minus ']' outside strings and comments.
+func bracketBalance(t string) int {
+	bal := 0
+	var quote byte
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#':
+			return bal
+		case c == '[':
+			bal++
+		case c == ']':
+			bal--
+		}
+	}
+	return bal
+}

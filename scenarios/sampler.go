@@ -1,0 +1,58 @@
+package scenarios
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/dcpsim/dcpsim/workload"
+)
+
+// LengthFilePath is the workload's length file resolved against the folder of
+// the scenario file, or "" when the scenario draws from a distribution.
+func (s *Scenario) LengthFilePath() string {
+	f := s.Workload.File
+	if f == "" || filepath.IsAbs(f) {
+		return f
+	}
+	return filepath.Join(filepath.Dir(s.File), f)
+}
+
+// ReadLengthFile reads the workload's length file (text/CSV or JSONL, per
+// Workload.Format). Problems in the file are reported as "file:line: ...".
+func (s *Scenario) ReadLengthFile() ([]int, error) {
+	path := s.LengthFilePath()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "workload.file"), Key: "workload.file",
+			Message: fmt.Sprintf("workload.file = %q: %v", s.Workload.File, err)}}}
+	}
+	defer f.Close()
+	if s.Workload.Format == "jsonl" {
+		return workload.ReadJSONL(f, path, s.Workload.Field)
+	}
+	return workload.ReadLengths(f, path)
+}
+
+// NewSampler returns the scenario's batch sampler: from its distribution, or from
+// its length file, which it reads.
+func (s *Scenario) NewSampler() (*workload.Sampler, error) {
+	spec := s.BatchSpec()
+	if s.Workload.Distribution != nil {
+		return workload.NewSampler(s.Workload.Distribution, spec)
+	}
+	lengths, err := s.ReadLengthFile()
+	if err != nil {
+		return nil, err
+	}
+	var sum float64
+	for _, l := range lengths {
+		sum += float64(min(l, s.Workload.ContextTokens))
+	}
+	if mean := sum / float64(len(lengths)); float64(spec.TargetTokens)/mean > MaxSequencesPerBatch {
+		return nil, &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "workload.batch_tokens"), Key: "workload.batch_tokens",
+			Message: fmt.Sprintf("workload.batch_tokens = %d: expected %.3g sequences per batch at the file's mean length of %.0f tokens; must be <= %d",
+				spec.TargetTokens, float64(spec.TargetTokens)/mean, mean, MaxSequencesPerBatch)}}}
+	}
+	return workload.NewListSampler(lengths, s.Workload.Order, spec)
+}
