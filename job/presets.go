@@ -1,0 +1,253 @@
+package job
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Names of the model presets, as LookupModel and a scenario's model.name take them.
+const (
+	// ModelDeepSeekV3 names DeepSeek-V3 (MLA, 256-expert MoE).
+	ModelDeepSeekV3 = "deepseek-v3"
+	// ModelDeepSeekV2Lite names DeepSeek-V2-Lite (MLA, 64-expert MoE), the H20
+	// testbed model.
+	ModelDeepSeekV2Lite = "deepseek-v2-lite"
+	// ModelHy3 names Tencent Hy3 (GQA, 192-expert MoE).
+	ModelHy3 = "hy3"
+	// ModelQwen3MoE235B names Qwen3-235B-A22B (GQA, 128-expert MoE).
+	ModelQwen3MoE235B = "qwen3-235b-a22b"
+	// ModelQwen3MoE30B names Qwen3-30B-A3B (GQA, 128-expert MoE).
+	ModelQwen3MoE30B = "qwen3-30b-a3b"
+	// ModelLlama3With8B names Llama 3 8B (GQA, dense).
+	ModelLlama3With8B = "llama-3-8b"
+	// ModelLlama3With70B names Llama 3 70B (GQA, dense).
+	ModelLlama3With70B = "llama-3-70b"
+)
+
+// presets builds the preset models afresh on every call, so no caller can change
+// another's copy.
+func presets() []Model {
+	return []Model{
+		deepSeekV3(), deepSeekV2Lite(), hy3(), qwen3MoE235B(), qwen3MoE30B(), llama3With8B(), llama3With70B(),
+	}
+}
+
+// ModelNames returns the preset names, sorted.
+func ModelNames() []string {
+	ps := presets()
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	slices.Sort(names)
+	return names
+}
+
+// LookupModel returns a copy of the named preset, or an error listing the known
+// names.
+func LookupModel(name string) (Model, error) {
+	for _, p := range presets() {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return Model{}, fmt.Errorf("job: unknown model %q (known: %s)", name, strings.Join(ModelNames(), ", "))
+}
+
+// deepSeekV3 is DeepSeek-V3 (671B total / 37B active, +1 MTP module): 61 layers, the
+// first 3 dense, MLA with 128 heads, 256 routed experts (top-8, 8 groups, top-4
+// groups) plus 1 shared, sigmoid router with expert bias. Trained on 2048 H800 with
+// PP16, EP64, no TP.
+func deepSeekV3() Model {
+	return Model{
+		Name:             ModelDeepSeekV3,
+		Layers:           61,
+		DenseLayers:      3,
+		Hidden:           7168,
+		Attention:        MLA,
+		QueryHeads:       128,
+		KVHeads:          128,
+		HeadDimQK:        192,
+		HeadDimV:         128,
+		QKNopeHeadDim:    128,
+		QKRopeHeadDim:    64,
+		QLoRARank:        1536,
+		KVLoRARank:       512,
+		DenseFFN:         18432,
+		RoutedExperts:    256,
+		TopK:             8,
+		SharedExperts:    1,
+		ExpertFFN:        2048,
+		SharedExpertFFN:  2048,
+		RouterExpertBias: true,
+		Vocab:            129280,
+		MaxContextTokens: 163840,
+		MTPLayers:        1,
+		Source:           "github.com/deepseek-ai/DeepSeek-V3 inference/configs/config_671B.json, README_WEIGHTS.md; huggingface.co/deepseek-ai/DeepSeek-V3 config.json",
+	}
+}
+
+// deepSeekV2Lite is DeepSeek-V2-Lite (15.7B total / 2.4B active): 27 layers, the
+// first dense (first_k_dense_replace 1), MLA with 16 heads and no query compression
+// (q_lora_rank null), 64 routed experts (top-6) plus 2 shared, softmax router
+// without bias. max_position_embeddings is 163840 (YaRN ×40 over 4K); the model
+// card advertises 32K.
+//
+// It is the testbed stand-in for the HyDra paper's unnamed "internal MLA-based
+// model" on 512 H20 GPUs with tp1 pp4 ep8: it is MLA like that model, its 64
+// experts divide evenly over ep8 (8 per rank), and it is small enough that 4
+// stages fit on 96 GB H20s at 4K–8K tokens per rank: its activations are 3.97
+// MiB per token over the 27 layers (2.76 with layernorm+activation+mla_up_proj
+// recompute), so the first of 4 stages, holding 4 micro-batches of 7 layers,
+// keeps ≈ 32 GiB (22 GiB) at 8K tokens, next to ≈ 0.9B parameters per rank at
+// ep8 (≈ 6 GB of model state with a distributed optimizer).
+func deepSeekV2Lite() Model {
+	return Model{
+		Name:             ModelDeepSeekV2Lite,
+		Layers:           27,
+		DenseLayers:      1,
+		Hidden:           2048,
+		Attention:        MLA,
+		QueryHeads:       16,
+		KVHeads:          16,
+		HeadDimQK:        192,
+		HeadDimV:         128,
+		QKNopeHeadDim:    128,
+		QKRopeHeadDim:    64,
+		QLoRARank:        0,
+		KVLoRARank:       512,
+		DenseFFN:         10944,
+		RoutedExperts:    64,
+		TopK:             6,
+		SharedExperts:    2,
+		ExpertFFN:        1408,
+		SharedExpertFFN:  1408,
+		Vocab:            102400,
+		MaxContextTokens: 163840,
+		Source:           "huggingface.co/deepseek-ai/DeepSeek-V2-Lite config.json; DeepSeek-V2 paper arxiv.org/abs/2405.04434 (V2-Lite appendix)",
+	}
+}
+
+// hy3 is Tencent Hy3 (295B total / 21B active, +3.8B in 1 MTP layer): 80 layers,
+// the first dense, GQA 64 query / 8 KV heads of 128 with q/k norm, 192 routed
+// experts (top-8) plus 1 shared of width 1536 (expert_hidden_dim), sigmoid router
+// with expert bias, 256K context. The best public proxy for a Tencent Hunyuan
+// GQA-MoE (costmodel.md §3).
+func hy3() Model {
+	return Model{
+		Name:             ModelHy3,
+		Layers:           80,
+		DenseLayers:      1,
+		Hidden:           4096,
+		Attention:        GQA,
+		QueryHeads:       64,
+		KVHeads:          8,
+		HeadDimQK:        128,
+		HeadDimV:         128,
+		QKNorm:           true,
+		DenseFFN:         13312,
+		RoutedExperts:    192,
+		TopK:             8,
+		SharedExperts:    1,
+		ExpertFFN:        1536,
+		SharedExpertFFN:  1536,
+		RouterExpertBias: true,
+		Vocab:            120832,
+		MaxContextTokens: 262144,
+		MTPLayers:        1,
+		Source:           "huggingface.co/tencent/Hy3 config.json; github.com/Tencent-Hunyuan/Hy3 README.md",
+	}
+}
+
+// qwen3MoE235B is Qwen3-235B-A22B (235B total / 22B active): 94 layers, all MoE,
+// GQA 64 query / 4 KV heads of 128 with q/k norm, 128 routed experts (top-8), no
+// shared expert, untied embeddings. intermediate_size 12288 is kept as DenseFFN
+// although no layer is dense. 40960 native context (128K with YaRN).
+func qwen3MoE235B() Model {
+	return Model{
+		Name:             ModelQwen3MoE235B,
+		Layers:           94,
+		DenseLayers:      0,
+		Hidden:           4096,
+		Attention:        GQA,
+		QueryHeads:       64,
+		KVHeads:          4,
+		HeadDimQK:        128,
+		HeadDimV:         128,
+		QKNorm:           true,
+		DenseFFN:         12288,
+		RoutedExperts:    128,
+		TopK:             8,
+		ExpertFFN:        1536,
+		Vocab:            151936,
+		MaxContextTokens: 40960,
+		Source:           "huggingface.co/Qwen/Qwen3-235B-A22B config.json; Qwen3 Technical Report arxiv.org/abs/2505.09388 Table 2",
+	}
+}
+
+// qwen3MoE30B is Qwen3-30B-A3B (30.5B total / 3.3B active): 48 layers, all MoE,
+// GQA 32 query / 4 KV heads of 128 with q/k norm, 128 routed experts (top-8) of
+// width 768, no shared expert, untied embeddings; intermediate_size 6144 unused.
+func qwen3MoE30B() Model {
+	return Model{
+		Name:             ModelQwen3MoE30B,
+		Layers:           48,
+		DenseLayers:      0,
+		Hidden:           2048,
+		Attention:        GQA,
+		QueryHeads:       32,
+		KVHeads:          4,
+		HeadDimQK:        128,
+		HeadDimV:         128,
+		QKNorm:           true,
+		DenseFFN:         6144,
+		RoutedExperts:    128,
+		TopK:             8,
+		ExpertFFN:        768,
+		Vocab:            151936,
+		MaxContextTokens: 40960,
+		Source:           "huggingface.co/Qwen/Qwen3-30B-A3B config.json; Qwen3 Technical Report arxiv.org/abs/2505.09388 Table 2",
+	}
+}
+
+// llama3With8B is Llama 3 8B (8.03B): 32 dense layers, GQA 32 query / 8 KV heads of
+// 128, SwiGLU 14336 (ffn_dim_multiplier 1.3), untied embeddings, 8K context (128K
+// in Llama 3.1).
+func llama3With8B() Model {
+	return Model{
+		Name:             ModelLlama3With8B,
+		Layers:           32,
+		DenseLayers:      32,
+		Hidden:           4096,
+		Attention:        GQA,
+		QueryHeads:       32,
+		KVHeads:          8,
+		HeadDimQK:        128,
+		HeadDimV:         128,
+		DenseFFN:         14336,
+		Vocab:            128256,
+		MaxContextTokens: 8192,
+		Source:           "github.com/meta-llama/llama-models models/sku_list.py; huggingface.co/meta-llama/Meta-Llama-3-8B config.json",
+	}
+}
+
+// llama3With70B is Llama 3 70B (70.6B): 80 dense layers, GQA 64 query / 8 KV heads
+// of 128, SwiGLU 28672, untied embeddings, 8K context (128K in Llama 3.1).
+func llama3With70B() Model {
+	return Model{
+		Name:             ModelLlama3With70B,
+		Layers:           80,
+		DenseLayers:      80,
+		Hidden:           8192,
+		Attention:        GQA,
+		QueryHeads:       64,
+		KVHeads:          8,
+		HeadDimQK:        128,
+		HeadDimV:         128,
+		DenseFFN:         28672,
+		Vocab:            128256,
+		MaxContextTokens: 8192,
+		Source:           "github.com/meta-llama/llama-models models/sku_list.py; huggingface.co/meta-llama/Meta-Llama-3-70B config.json",
+	}
+}
