@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -277,17 +278,7 @@ func Parse(data []byte, file string) (*Scenario, error) {
 	}
 	md, err := toml.Decode(src, &raw)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			key := pe.LastKey
-			msg := pe.Message
-			if key != "" {
-				msg = key + ": " + msg
-			}
-			p.problems = append(p.problems, Problem{Line: pe.Position.Line, Key: key, Message: msg})
-		} else {
-			p.problems = append(p.problems, Problem{Message: err.Error()})
-		}
+		p.problems = append(p.problems, tomlProblem(err, ""))
 		return nil, p.err()
 	}
 	sc := &Scenario{
@@ -328,20 +319,27 @@ func Parse(data []byte, file string) (*Scenario, error) {
 	// [run]
 	sc.Run = p.run(&md, raw.Run)
 
-	// Unknown keys.
+	// Unknown keys (one problem per unknown table, not one per key inside it).
+	var reported []string
 	for _, k := range md.Undecoded() {
 		key := k.String()
-		if len(k) >= 3 && k[0] == "run" && k[1] == "options" && slices.Contains(sc.Run.Policies, k[2]) {
-			continue // decoded strictly by the policy (DecodeOptions)
+		if slices.ContainsFunc(reported, func(r string) bool { return strings.HasPrefix(key, r+".") }) {
+			continue
 		}
-		if len(k) >= 4 && k[0] == "sweep" && k[1] == "variant" && k[2] == "parallel" {
+		switch {
+		case len(k) >= 4 && k[0] == "sweep" && k[1] == "variant" && k[2] == "parallel":
 			continue // decoded below, per variant
-		}
-		if len(k) == 3 && k[0] == "run" && k[1] == "options" {
-			p.addf(key, "%s: options for %q, which is not in run.policies %q", key, k[2], sc.Run.Policies)
+		case len(k) >= 3 && k[0] == "run" && k[1] == "options":
+			if slices.Contains(sc.Run.Policies, k[2]) {
+				continue // decoded strictly by the policy (DecodeOptions)
+			}
+			table := "run.options." + k[2]
+			p.addf(table, "[%s]: options for %q, which is not in run.policies %q", table, k[2], sc.Run.Policies)
+			reported = append(reported, table)
 			continue
 		}
 		p.addf(key, "%s: unknown key%s", key, suggest(k))
+		reported = append(reported, key)
 	}
 
 	// The job as a whole, only once its parts decoded cleanly (derived checks on
@@ -412,16 +410,37 @@ func (p *parser) model(md *toml.MetaData, prim toml.Primitive) job.Model {
 
 // decodeErr reports a type mismatch found while decoding a table.
 func (p *parser) decodeErr(table string, err error) {
+	p.problems = append(p.problems, tomlProblem(err, table))
+}
+
+// typeErrRE matches BurntSushi/toml's type-mismatch errors, which are plain
+// fmt errors: `toml: line 15 (last key "parallel.pp"): incompatible types: ...`.
+var typeErrRE = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
+
+// tomlProblem turns an error of the TOML decoder into a Problem with the line
+// and key it names; fallbackKey stands in when it names none.
+func tomlProblem(err error, fallbackKey string) Problem {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		key := pe.LastKey
 		if key == "" {
-			key = table
+			key = fallbackKey
 		}
-		p.problems = append(p.problems, Problem{Line: pe.Position.Line, Key: key, Message: key + ": " + pe.Message})
-		return
+		msg := pe.Message
+		if key != "" {
+			msg = key + ": " + msg
+		}
+		return Problem{Line: pe.Position.Line, Key: key, Message: msg}
 	}
-	p.addf(table, "%s: %v", table, err)
+	if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return Problem{Line: line, Key: m[2], Message: m[2] + ": " + m[3]}
+	}
+	msg := err.Error()
+	if fallbackKey != "" {
+		msg = fallbackKey + ": " + msg
+	}
+	return Problem{Key: fallbackKey, Message: msg}
 }
 
 func (p *parser) workload(md *toml.MetaData, w rawWorkload, gpus int) Workload {
@@ -514,6 +533,11 @@ func (p *parser) workload(md *toml.MetaData, w rawWorkload, gpus int) Workload {
 	return out
 }
 
+// componentFields renames workload's Go field names to the TOML keys of
+// [[workload.component]] in validation messages.
+var componentFields = strings.NewReplacer("MedianTokens", "median_tokens", "Sigma", "sigma",
+	"LowTokens", "min_tokens", "HighTokens", "max_tokens", "Alpha", "alpha")
+
 // components builds a distribution from [[workload.component]] tables.
 func (p *parser) components(cs []rawComponent) workload.Distribution {
 	const key = "workload.component"
@@ -556,7 +580,7 @@ func (p *parser) components(cs []rawComponent) workload.Distribution {
 			continue
 		}
 		if err := d.Validate(); err != nil {
-			p.addf(key, "%s: %v", at, strings.ReplaceAll(err.Error(), "\n", "; "))
+			p.addf(key, "%s: %s", at, componentFields.Replace(strings.ReplaceAll(err.Error(), "\n", "; ")))
 			continue
 		}
 		w := c.Weight

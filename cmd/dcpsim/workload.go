@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -81,6 +82,9 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	}
 	if *scenario != "" && *file != "" {
 		return badInput("--scenario and --file are exclusive")
+	}
+	if ext := strings.ToLower(filepath.Ext(*plotPath)); *plotPath != "" && ext != ".png" && ext != ".svg" {
+		return badInput("--plot = %q: the file must end in .png or .svg", *plotPath)
 	}
 	if *iterations < 0 || *iterations > scenarios.MaxIterations {
 		return badInput("--iterations = %d: must be in [1, %d]", *iterations, scenarios.MaxIterations)

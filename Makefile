@@ -1,0 +1,40 @@
+# dcpsim: the two set-up commands are `make run` and `make test` (README.md).
+GO ?= go
+SCENARIO ?= testbed-256k
+
+.PHONY: run test build bench fuzz fmt clean
+
+## run: the main job on the embedded default scenario (the paper's 512-GPU testbed at 256K).
+run:
+	$(GO) run ./cmd/dcpsim scenarios show $(SCENARIO)
+	@echo
+	$(GO) run ./cmd/dcpsim workload stats --scenario $(SCENARIO)
+
+## test: gofmt check, go vet, staticcheck, and every test.
+test:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	$(GO) test ./...
+
+## build: the dcpsim binary in bin/.
+build:
+	$(GO) build -o bin/dcpsim ./cmd/dcpsim
+
+## bench: every benchmark, with allocations.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: each fuzz target for FUZZTIME (default 20s).
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./scenarios/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadLengths$$' -fuzztime $(FUZZTIME) ./workload/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadJSONL$$' -fuzztime $(FUZZTIME) ./workload/
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

@@ -1,0 +1,442 @@
+package scenarios
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dcpsim/dcpsim/workload"
+)
+
+// TestPresetsParse checks every embedded scenario and the numbers its header
+// derives from the paper.
+func TestPresetsParse(t *testing.T) {
+	want := map[string]struct {
+		gpus, pool, epGroups int
+		batchTokens          int64
+		points               int
+	}{
+		"testbed-32k":     {512, 128, 16, 4194304, 1},
+		"testbed-256k":    {512, 128, 16, 4194304, 1},
+		"production-256k": {2048, 512, 64, 33554432, 1},
+		"hy3-8k":          {8192, 1024, 128, 134217728, 1},
+		"weak-scaling":    {8192, 1024, 128, 134217728, 8},
+	}
+	names := PresetNames()
+	if len(names) != len(want) {
+		t.Errorf("PresetNames() = %v, want the %d presets of the foundation issue", names, len(want))
+	}
+	for _, n := range names {
+		sc, err := Preset(n)
+		if err != nil {
+			t.Errorf("%s: %v", n, err)
+			continue
+		}
+		w, ok := want[n]
+		if !ok {
+			t.Errorf("unexpected preset %s", n)
+			continue
+		}
+		if sc.Name != n {
+			t.Errorf("%s: name = %q, want the file name", n, sc.Name)
+		}
+		if got := sc.Job.Cluster.GPUs; got != w.gpus {
+			t.Errorf("%s: gpus = %d, want %d", n, got, w.gpus)
+		}
+		if got := sc.Job.PoolRanks(); got != w.pool {
+			t.Errorf("%s: G = %d, want %d", n, got, w.pool)
+		}
+		if got := sc.Job.EPGroups(); got != w.epGroups {
+			t.Errorf("%s: EP groups = %d, want %d", n, got, w.epGroups)
+		}
+		if got := sc.Workload.BatchTokens; got != w.batchTokens {
+			t.Errorf("%s: batch tokens = %d, want %d", n, got, w.batchTokens)
+		}
+		pts, err := sc.Points()
+		if err != nil || len(pts) != w.points {
+			t.Errorf("%s: Points() = %d points, %v; want %d", n, len(pts), err, w.points)
+		}
+		src, _ := PresetSource(n)
+		if !strings.HasPrefix(string(src), "# "+n+": ") {
+			t.Errorf("%s: the file must open with a header comment naming it and its source", n)
+		}
+	}
+}
+
+// TestPaperTokensPerIteration checks the derivation in the testbed headers:
+// tokens/day × step time / 86400 s lands within 1% of the chosen batch.
+func TestPaperTokensPerIteration(t *testing.T) {
+	for _, c := range []struct {
+		preset       string
+		tokensPerDay float64 // hydra-paper.txt §6.2, §6.3 (HyDra)
+		stepSeconds  float64
+	}{
+		{"testbed-32k", 46.8e9, 7.7},
+		{"testbed-256k", 25.8e9, 14.1},
+		{"production-256k", 182.7e9, 15.9},
+	} {
+		sc, err := Preset(c.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		derived := c.tokensPerDay * c.stepSeconds / 86400
+		if rel := derived/float64(sc.Workload.BatchTokens) - 1; rel < -0.01 || rel > 0.01 {
+			t.Errorf("%s: paper implies %.4g tokens/iteration, scenario has %d (%.1f%% off)", c.preset, derived, sc.Workload.BatchTokens, 100*rel)
+		}
+	}
+}
+
+func TestWeakScalingPoints(t *testing.T) {
+	sc, err := Preset("weak-scaling")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := sc.Points()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		name       string
+		model      string
+		pp, ep, g  int
+		batch      int64
+		stageCount []int
+	}{
+		{"weak-scaling/hy3/gpus=8192", "hy3", 8, 8, 1024, 134217728, nil},
+		{"weak-scaling/hy3/gpus=40960", "hy3", 8, 8, 5120, 671088640, nil},
+		{"weak-scaling/deepseek-v3/gpus=8192", "deepseek-v3", 16, 64, 512, 134217728, []int{3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2}},
+		{"weak-scaling/deepseek-v3/gpus=40960", "deepseek-v3", 16, 64, 2560, 671088640, nil},
+	}
+	byName := map[string]Point{}
+	for _, p := range pts {
+		byName[p.Name] = p
+	}
+	for _, w := range want {
+		p, ok := byName[w.name]
+		if !ok {
+			t.Errorf("missing point %s", w.name)
+			continue
+		}
+		j := p.Scenario.Job
+		if j.Model.Name != w.model || j.Parallel.PP != w.pp || j.Parallel.EP != w.ep || j.PoolRanks() != w.g || p.Scenario.Workload.BatchTokens != w.batch {
+			t.Errorf("%s: model %s pp%d ep%d G=%d batch %d; want %s pp%d ep%d G=%d batch %d", w.name,
+				j.Model.Name, j.Parallel.PP, j.Parallel.EP, j.PoolRanks(), p.Scenario.Workload.BatchTokens,
+				w.model, w.pp, w.ep, w.g, w.batch)
+		}
+		if w.stageCount != nil {
+			got, err := j.StageLayers()
+			if err != nil || !equalInts(got, w.stageCount) {
+				t.Errorf("%s: StageLayers() = %v, %v; want %v", w.name, got, err, w.stageCount)
+			}
+		}
+	}
+	// The base scenario is not mutated by expansion.
+	if sc.Job.Model.Name != "hy3" || sc.Job.Cluster.GPUs != 8192 {
+		t.Errorf("Points mutated the base scenario: %s", sc.Job)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestBadScenarios is the table of malformed scenarios: each must fail with an
+// *Error whose text names the file and line, the key, and what is allowed.
+func TestBadScenarios(t *testing.T) {
+	cases := []struct {
+		file string
+		want []string // substrings, in any order; the first is the location
+	}{
+		{"unknown-top-key", []string{":29:", "run.colour: unknown key", "allowed in [run]"}},
+		{"unknown-table", []string{":31:", "costs: unknown key", "allowed at the top level"}},
+		{"unknown-cluster-key", []string{":9:", "cluster.nic_gbps: unknown key", "gpus_per_node"}},
+		{"unknown-model-key", []string{":12:", "model.layer: unknown key", "layers"}},
+		{"unknown-parallel-key", []string{":17:", "parallel.cp: unknown key", "budget_tokens"}},
+		{"unknown-run-key", []string{":28:", "run.repeats: unknown key", "warmup_iterations"}},
+		{"typo-table", []string{":25:", "rnu: unknown key", "run.policies: required"}},
+		{"pp-zero", []string{":15:", "parallel.pp = 0", "[1, 256]"}},
+		{"pp-not-dividing-gpus", []string{":7:", "cluster.gpus = 66", "multiple of tp*pp"}},
+		{"ep-not-dividing-pool", []string{":16:", "parallel.ep = 6", "G = gpus/(tp*pp) = 16"}},
+		{"ep-exceeds-pool", []string{":16:", "parallel.ep = 32", "HDP pool"}},
+		{"ep-not-dividing-experts", []string{":16:", "parallel.ep = 24", "model.routed_experts (64)"}},
+		{"tp-too-big-for-node", []string{":14:", "parallel.tp = 16", "cluster.gpus_per_node (8)"}},
+		{"vpp-not-dividing-stage", []string{":17:", "parallel.vpp = 4", "must divide the layers of every stage"}},
+		{"uneven-layers", []string{":15:", "parallel.pp = 4", "split evenly"}},
+		{"budget-negative", []string{":17:", "parallel.budget_tokens = -1", "[1, 16777216]"}},
+		{"context-too-big-for-pool", []string{":22:", "workload.context_tokens = 32768", "G*B = 8*1024 = 8192"}},
+		{"too-many-gpus", []string{":7:", "cluster.gpus = 2000000", "[1, 1048576]"}},
+		{"batch-too-large", []string{":23:", "workload.batch_tokens = 20000000000", "[1, 10000000000]"}},
+		{"unknown-policy", []string{":28:", `unknown policy "megatron"`, "hydra"}},
+		{"duplicate-policy", []string{":28:", `"hydra" listed twice`}},
+		{"no-policies", []string{":28:", "run.policies: required", "non-empty"}},
+		{"warmup-too-large", []string{":27:", "run.warmup_iterations = 4", "[0, run.iterations-1 = 3]"}},
+		{"iterations-huge", []string{":26:", "run.iterations = 1000000", "[1, 100000]"}},
+		{"unknown-model-preset", []string{":11:", `model.preset = "gpt-5"`, "deepseek-v3"}},
+		{"unknown-workload-preset", []string{":21:", `workload.preset = "long-1m"`, "long-256k"}},
+		{"unknown-gpu", []string{":6:", `cluster.gpu = "H2O"`, "H800"}},
+		{"wrong-type", []string{":15:", "parallel.pp", "integer"}},
+		{"syntax-error", []string{":7:", "cluster.gpus", "expected value"}},
+		{"missing-context", []string{":20:", "workload.context_tokens: required", "[1, 33554432]"}},
+		{"two-length-sources", []string{":20:", "exactly one of preset", "got 2"}},
+		{"both-batch-sizes", []string{":24:", "batch_tokens or batch_tokens_per_gpu, not both"}},
+		{"bad-overlong", []string{":24:", `workload.overlong = "truncate"`, `"split" or "drop"`}},
+		{"bad-name", []string{":2:", `name = "Small Scenario!"`, "[a-z0-9._-]{1,64}"}},
+		{"negative-seed", []string{":27:", "run.seed = -7", ">= 0"}},
+		{"bad-component", []string{":29:", "workload.component[0]", "sigma = -1", "> 0"}},
+		{"bad-component-kind", []string{":29:", `kind = "gamma"`, `"lognormal", "pareto" or "empirical"`}},
+		{"model-kv-heads", []string{":12:", "model.kv_heads = 3", "query_heads (32)"}},
+		{"options-for-unlisted-policy", []string{":30:", "[run.options.static]", "not in run.policies"}},
+		{"sweep-bad-gpus", []string{":31:", "sweep.gpus: value 0", "[1, 1048576]"}},
+		{"sweep-point-invalid", []string{":30:", "sweep point small/gpus=100", "cluster.gpus = 100"}},
+		{"sweep-unknown-variant-key", []string{":35:", "sweep.variant.parallel.pipeline: unknown key", "first_stage_layers"}},
+	}
+	files, _ := filepath.Glob("testdata/bad/*.toml")
+	if len(files) != len(cases) {
+		t.Errorf("testdata/bad has %d files, the table %d: keep them in step", len(files), len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "bad", c.file+".toml")
+			sc, err := Load(path)
+			if err == nil {
+				t.Fatalf("Load(%s) = %s, want an error", path, sc.Name)
+			}
+			var se *Error
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T is not *scenarios.Error: %v", err, err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, path+c.want[0]) {
+				t.Errorf("error does not start at %s%s:\n%s", path, c.want[0], msg)
+			}
+			for _, w := range c.want[1:] {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error lacks %q:\n%s", w, msg)
+				}
+			}
+		})
+	}
+}
+
+func TestGoodScenario(t *testing.T) {
+	sc, err := Load("testdata/good.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Job.PoolRanks() != 16 || sc.Run.Seed != 7 || sc.Run.Iterations != 4 || sc.Job.Parallel.VPP != 1 {
+		t.Errorf("unexpected resolution: %s seed %d iterations %d", sc.Job, sc.Run.Seed, sc.Run.Iterations)
+	}
+	if sc.Workload.Overlong != workload.Split || sc.Workload.Order != workload.Resample {
+		t.Errorf("defaults: overlong %v order %v", sc.Workload.Overlong, sc.Workload.Order)
+	}
+}
+
+// TestModelOverride checks that [model] keys override the preset and nothing else.
+func TestModelOverride(t *testing.T) {
+	src := strings.Replace(readGood(t), `preset = "deepseek-v2-lite"`, "preset = \"deepseek-v2-lite\"\nvocab = 32000\nname = \"v2-lite-32k-vocab\"", 1)
+	sc, err := Parse([]byte(src), "override.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sc.Job.Model
+	if m.Vocab != 32000 || m.Name != "v2-lite-32k-vocab" || m.Layers != 27 || m.KVLoRARank != 512 {
+		t.Errorf("override gave vocab %d name %q layers %d kv_lora %d", m.Vocab, m.Name, m.Layers, m.KVLoRARank)
+	}
+}
+
+func TestComponentsAndFile(t *testing.T) {
+	dir := t.TempDir()
+	base := readGood(t)
+	mixture := strings.Replace(base, "preset = \"long-32k\"\n", "", 1) + `
+[[workload.component]]
+kind = "lognormal"
+weight = 3
+median_tokens = 500
+sigma = 1.0
+min_tokens = 16
+max_tokens = 32768
+
+[[workload.component]]
+kind = "empirical"
+weight = 1
+tokens = [1024, 8192, 32768]
+cdf = [0.0, 0.5, 1.0]
+`
+	sc, err := Parse([]byte(mixture), filepath.Join(dir, "mix.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := sc.Workload.Distribution.(workload.Mixture); !ok {
+		t.Fatalf("distribution %T, want a Mixture", sc.Workload.Distribution)
+	}
+	s, err := sc.NewSampler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := s.Batch(0); b.Tokens() != sc.Workload.BatchTokens {
+		t.Errorf("batch holds %d tokens, want %d", b.Tokens(), sc.Workload.BatchTokens)
+	}
+
+	// A length file next to the scenario, resolved relative to it.
+	if err := os.WriteFile(filepath.Join(dir, "lens.jsonl"), []byte("{\"n\": 100}\n{\"n\": 40000}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withFile := strings.Replace(base, `preset = "long-32k"`, "file = \"lens.jsonl\"\nfield = \"n\"\norder = \"sequential\"", 1)
+	sc, err = Parse([]byte(withFile), filepath.Join(dir, "file.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Workload.Format != "jsonl" || sc.LengthFilePath() != filepath.Join(dir, "lens.jsonl") {
+		t.Errorf("format %q path %q", sc.Workload.Format, sc.LengthFilePath())
+	}
+	s, err = sc.NewSampler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.Batch(0)
+	for _, l := range b.Lengths {
+		if l > sc.Workload.ContextTokens {
+			t.Errorf("piece of %d tokens exceeds the context %d", l, sc.Workload.ContextTokens)
+		}
+	}
+
+	// A broken length file is reported with its name and line.
+	if err := os.WriteFile(filepath.Join(dir, "lens.jsonl"), []byte("{\"n\": 100}\n{\"n\": -5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.NewSampler(); err == nil || !regexp.MustCompile(`lens\.jsonl:2\b`).MatchString(err.Error()) {
+		t.Errorf("bad length file: error %v, want one naming lens.jsonl:2", err)
+	}
+	// A missing one names the key.
+	sc.Workload.File = "nope.txt"
+	if _, err := sc.NewSampler(); err == nil || !strings.Contains(err.Error(), "workload.file") {
+		t.Errorf("missing length file: error %v, want one naming workload.file", err)
+	}
+}
+
+// TestDecodeOptions checks the strict decoding of per-policy options.
+func TestDecodeOptions(t *testing.T) {
+	src := readGood(t) + "\n[run.options.hydra]\ncap = 64\nengine = \"ulysses-ring\"\n"
+	sc, err := Parse([]byte(src), "opts.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts struct {
+		Cap int `toml:"cap"`
+	}
+	err = sc.DecodeOptions("hydra", &opts)
+	if opts.Cap != 64 {
+		t.Errorf("cap = %d, want 64", opts.Cap)
+	}
+	if err == nil || !strings.Contains(err.Error(), "opts.toml:32: run.options.hydra.engine: unknown option") {
+		t.Errorf("DecodeOptions error = %v, want the unknown engine option with its line", err)
+	}
+	var none struct{}
+	if err := sc.DecodeOptions("mcore", &none); err != nil {
+		t.Errorf("policy without options: %v", err)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	if _, err := Resolve("testbed-32k"); err != nil {
+		t.Errorf("Resolve(preset): %v", err)
+	}
+	if _, err := Resolve("testdata/good.toml"); err != nil {
+		t.Errorf("Resolve(file): %v", err)
+	}
+	_, err := Resolve("no-such-preset")
+	if err == nil || !strings.Contains(err.Error(), "testbed-256k") {
+		t.Errorf("Resolve(unknown) = %v, want the known names listed", err)
+	}
+	_, err = Resolve("testdata/missing.toml")
+	var se *Error
+	if !errors.As(err, &se) {
+		t.Errorf("Resolve(missing file) = %v, want *Error", err)
+	}
+}
+
+func TestKeyLines(t *testing.T) {
+	src := `# c
+top = 1
+[a]
+b = 2
+"c.d" = 3
+e.f = 4
+arr = [
+  1,
+  2,
+]
+s = """
+x = 1
+"""
+[[g.h]]
+i = 5
+[[g.h]]
+i = 6
+inline = { j = 7 }
+`
+	lines := keyLines(src)
+	for key, want := range map[string]int{"top": 2, "a": 3, "a.b": 4, "a.c.d": 5, "a.e.f": 6, "a.arr": 7, "a.s": 11, "g.h": 14, "g.h.i": 15, "g.h.inline": 18} {
+		if got := lines[key]; got != want {
+			t.Errorf("line of %s = %d, want %d", key, got, want)
+		}
+	}
+	if _, ok := lines["a.x"]; ok {
+		t.Errorf("a key inside a multi-line string was recorded")
+	}
+	if got := lineOf(lines, "g.h.inline.j"); got != 18 {
+		t.Errorf("lineOf(inline key) = %d, want 18 (the inline table's line)", got)
+	}
+}
+
+func readGood(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/good.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// FuzzParse feeds arbitrary text to the parser: it must never panic, and whatever
+// it accepts must be a consistent job whose sweep expands.
+func FuzzParse(f *testing.F) {
+	for _, n := range PresetNames() {
+		src, _ := PresetSource(n)
+		f.Add(src)
+	}
+	files, _ := filepath.Glob("testdata/bad/*.toml")
+	for _, p := range append(files, "testdata/good.toml") {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := Parse(data, "fuzz.toml")
+		if err != nil {
+			var se *Error
+			if !errors.As(err, &se) || len(se.Problems) == 0 {
+				t.Fatalf("error %T without problems: %v", err, err)
+			}
+			return
+		}
+		if err := sc.Job.Validate(); err != nil {
+			t.Fatalf("accepted an invalid job: %v", err)
+		}
+		if _, err := sc.Points(); err != nil {
+			t.Fatalf("accepted a sweep that does not expand: %v", err)
+		}
+	})
+}

@@ -1,0 +1,82 @@
+package workload
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Long256K is the "long-256k" preset, the generator recommended in
+// shared/research/costmodel.md §6.2, exactly: with weight 0.95 a log-normal body with
+// median 400 tokens and σ 1.2 truncated to [16, 262144], with weight 0.05 a truncated
+// Pareto tail with x_min 2048, α 0.8 and x_max 262144. It matches the corpus of the HyDra
+// paper (§2.2): lengths over four orders of magnitude up to 256K, more than 85% of
+// sequences below 2K (here P(L ≤ 2K) ≈ 0.867) and fewer than 0.6% above 32K (≈ 0.46%);
+// mean ≈ 1469 tokens, and the 0.46% above 32K carry ≈ 88% of Σ s².
+func Long256K() Mixture {
+	return Mixture{
+		Weights: []float64{0.95, 0.05},
+		Components: []Distribution{
+			LogNormal{MedianTokens: 400, Sigma: 1.2, LowTokens: 16, HighTokens: 262144},
+			TruncatedPareto{LowTokens: 2048, Alpha: 0.8, HighTokens: 262144},
+		},
+	}
+}
+
+// Long32K is the "long-32k" preset: the Long256K shape (costmodel.md §6.2, HyDra paper
+// §2.2) for a 32K context. Both components keep their parameters and are truncated at
+// 32768 instead of 262144, so the ≈ 0.46% of mass that Long256K puts above 32K is spread
+// over each component's range in proportion (conditioning), rather than piled up as an
+// atom at 32768 (clamping); the fraction below 2K stays ≈ 0.87.
+func Long32K() Mixture {
+	return Mixture{
+		Weights: []float64{0.95, 0.05},
+		Components: []Distribution{
+			LogNormal{MedianTokens: 400, Sigma: 1.2, LowTokens: 16, HighTokens: 32768},
+			TruncatedPareto{LowTokens: 2048, Alpha: 0.8, HighTokens: 32768},
+		},
+	}
+}
+
+// BytedLike is the "byted-like" preset, the stress variant of costmodel.md §6.2 shaped
+// after ByteScale's Byted corpus and capped at 256K: with weight 0.82 a log-normal body
+// with median 600 and σ 1.0 on [16, 262144], with weight 0.18 a truncated Pareto tail with
+// x_min 4096, α 0.6 and x_max 262144. P(L ≤ 4K) ≈ 0.798 (ByteScale: ≈ 80%),
+// P(L ≥ 128K) ≈ 0.83% (ByteScale: ≈ 1%), P(L > 32K) ≈ 4.0%, mean ≈ 5968 tokens. It is far
+// heavier than the corpus of the HyDra paper (§2.2) and is meant to stress schedulers.
+func BytedLike() Mixture {
+	return Mixture{
+		Weights: []float64{0.82, 0.18},
+		Components: []Distribution{
+			LogNormal{MedianTokens: 600, Sigma: 1.0, LowTokens: 16, HighTokens: 262144},
+			TruncatedPareto{LowTokens: 4096, Alpha: 0.6, HighTokens: 262144},
+		},
+	}
+}
+
+// presets maps each preset name to its constructor.
+var presets = map[string]func() Mixture{
+	"long-256k":  Long256K,
+	"long-32k":   Long32K,
+	"byted-like": BytedLike,
+}
+
+// PresetNames returns the preset names, sorted.
+func PresetNames() []string {
+	names := make([]string, 0, len(presets))
+	for name := range presets {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Preset returns a fresh copy of the named preset distribution (see Long256K, Long32K and
+// BytedLike); an unknown name is an error listing the known ones.
+func Preset(name string) (Distribution, error) {
+	f, ok := presets[name]
+	if !ok {
+		return nil, fmt.Errorf("workload: unknown preset %q (known: %s)", name, strings.Join(PresetNames(), ", "))
+	}
+	return f(), nil
+}

@@ -1,0 +1,105 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sort"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Summary describes a set of sequence lengths, as `dcpsim workload stats` prints it.
+type Summary struct {
+	Sequences   int          // number of sequences
+	Tokens      int64        // Σ s
+	MinTokens   int          // shortest sequence (0 when empty)
+	MaxTokens   int          // longest sequence (0 when empty)
+	MeanTokens  float64      // Tokens / Sequences (0 when empty)
+	SumSquares  float64      // Σ s², proportional to causal attention work; summed exactly, then rounded
+	Percentiles []Percentile // at P = 0.5, 0.9, 0.95, 0.99, 0.999 (nil when empty)
+	Above       []Threshold  // one per threshold, in the order given
+}
+
+// Percentile is one quantile of the lengths.
+type Percentile struct {
+	P      float64 // probability in [0, 1], e.g. 0.5 for the median
+	Tokens float64 // the smallest length s with at least a fraction P of lengths <= s
+}
+
+// Threshold describes the sequences longer than Tokens.
+type Threshold struct {
+	Tokens           int     // the threshold, in tokens
+	SequenceFraction float64 // fraction of sequences with s > Tokens
+	TokenShare       float64 // their share of Σ s
+	SquareShare      float64 // their share of Σ s² (attention work)
+}
+
+// summaryPercentiles are the probabilities Summarize reports percentiles at.
+var summaryPercentiles = [...]float64{0.5, 0.9, 0.95, 0.99, 0.999}
+
+// DefaultThresholds returns the thresholds `workload stats` reports by default:
+// 2K, 8K, 32K and 128K tokens (a fresh slice).
+func DefaultThresholds() []int { return []int{2048, 8192, 32768, 131072} }
+
+// uint128 is an exact accumulator for Σ s².
+type uint128 struct{ hi, lo uint64 }
+
+func (u *uint128) addSquare(s int) {
+	h, l := bits.Mul64(uint64(s), uint64(s))
+	var c uint64
+	u.lo, c = bits.Add64(u.lo, l, 0)
+	u.hi += h + c
+}
+
+func (u uint128) float() float64 { return math.Ldexp(float64(u.hi), 64) + float64(u.lo) }
+
+// Summarize describes lengths (each >= 1; a smaller one panics). Percentiles use
+// gonum's stat.Quantile with stat.Empirical (the inverse of the empirical CDF: the smallest
+// length with at least a fraction P of lengths at or below it, no interpolation). Σ s² is
+// exact for lengths below 2³². Sums do not depend on the order of lengths.
+func Summarize(lengths []int, thresholds []int) Summary {
+	sum := Summary{Sequences: len(lengths), Above: make([]Threshold, len(thresholds))}
+	for i, t := range thresholds {
+		sum.Above[i].Tokens = t
+	}
+	if len(lengths) == 0 {
+		return sum
+	}
+	sorted := make([]float64, len(lengths))
+	var sq uint128
+	sum.MinTokens, sum.MaxTokens = lengths[0], lengths[0]
+	for i, s := range lengths {
+		if s < 1 {
+			panic(fmt.Sprintf("workload: Summarize: lengths[%d] = %d (want >= 1)", i, s))
+		}
+		sum.Tokens += int64(s)
+		sq.addSquare(s)
+		sum.MinTokens = min(sum.MinTokens, s)
+		sum.MaxTokens = max(sum.MaxTokens, s)
+		sorted[i] = float64(s)
+	}
+	sum.SumSquares = sq.float()
+	sum.MeanTokens = float64(sum.Tokens) / float64(len(lengths))
+	sort.Float64s(sorted)
+	for _, p := range summaryPercentiles {
+		sum.Percentiles = append(sum.Percentiles, Percentile{P: p, Tokens: stat.Quantile(p, stat.Empirical, sorted, nil)})
+	}
+	for i, t := range thresholds {
+		var n int
+		var tokens int64
+		var squares uint128
+		for _, s := range lengths {
+			if s > t {
+				n++
+				tokens += int64(s)
+				squares.addSquare(s)
+			}
+		}
+		a := &sum.Above[i]
+		a.SequenceFraction = float64(n) / float64(len(lengths))
+		a.TokenShare = float64(tokens) / float64(sum.Tokens)
+		a.SquareShare = squares.float() / sum.SumSquares
+	}
+	return sum
+}
