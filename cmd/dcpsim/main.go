@@ -7,6 +7,7 @@
 //
 // Commands:
 //
+//	models           model presets and their derived quantities
 //	scenarios        list, show or check scenario files
 //	workload stats   length statistics of a scenario's batches or of a length file
 //	help [command]   help for a command
@@ -59,6 +60,7 @@ type command struct {
 func commands() map[string]command {
 	cmds := []command{
 		scenariosCommand(),
+		modelsCommand(),
 		workloadCommand(),
 		{
 			name:    "version",
