@@ -54,7 +54,9 @@ func listModels(w io.Writer) error {
 
 func showModel(w io.Writer, m job.Model) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row := func(k string, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
+	row := func(k string, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...))
+	}
 	row("model", "%s", m.Name)
 	row("source", "%s", m.Source)
 	row("layers", "%d (%d dense, %d MoE)%s", m.Layers, m.DenseLayers, m.Layers-m.DenseLayers, mtp(m))
