@@ -263,7 +263,7 @@ func printStats(w io.Writer, r statsReport) error {
 			}
 		}
 		span := float64(s.MaxTokens) / float64(max(s.MinTokens, 1))
-		fmt.Fprintf(w, "\npaper §2.2 shape: ≤2K %s (wants >85%%: %s), >32K %s (wants <0.6%%: %s), max/min %.0f× (four orders of magnitude: %s)\n",
+		fmt.Fprintf(w, "\npaper §2.2 shape (its 256K dataset): ≤2K %s (wants >85%%: %s), >32K %s (wants <0.6%%: %s), max/min %.0f× (four orders of magnitude: %s)\n",
 			pct(le2k), okMiss(le2k > 0.85), pct(gt32k), okMiss(gt32k < 0.006), span, okMiss(span >= 1e4))
 	}
 
