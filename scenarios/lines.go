@@ -82,72 +82,85 @@ func lineOf(lines map[string]int, key string) int {
 	return 0
 }
 
-// keyValueSplit returns the index of the '=' that separates a key from its value,
-// ignoring '=' inside quoted keys, or -1.
-func keyValueSplit(t string) int {
+// charKind says where a byte of a TOML line lies relative to quoted strings.
+type charKind int
+
+const (
+	plain     charKind = iota // outside any quoted string
+	quoteMark                 // the opening or closing quote itself
+	quoted                    // inside a quoted string
+)
+
+// eachChar calls f for every byte of t with its charKind; f returns false to stop.
+// Basic ("...") and literal ('...') strings are recognised; escapes are not, which
+// is enough for keys and for finding '=', '[', ']' and '#'.
+func eachChar(t string, f func(i int, c byte, kind charKind) bool) {
 	var quote byte
 	for i := 0; i < len(t); i++ {
 		c := t[i]
+		kind := plain
 		switch {
+		case quote != 0 && c == quote:
+			quote, kind = 0, quoteMark
 		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
+			kind = quoted
 		case c == '"' || c == '\'':
-			quote = c
-		case c == '=':
-			return i
+			quote, kind = c, quoteMark
+		}
+		if !f(i, c, kind) {
+			return
 		}
 	}
-	return -1
+}
+
+// keyValueSplit returns the index of the '=' that separates a key from its value,
+// ignoring '=' inside quoted keys, or -1.
+func keyValueSplit(t string) int {
+	at := -1
+	eachChar(t, func(i int, c byte, kind charKind) bool {
+		if kind == plain && c == '=' {
+			at = i
+			return false
+		}
+		return true
+	})
+	return at
 }
 
 // splitKey splits a possibly dotted, possibly quoted key into its parts.
 func splitKey(k string) []string {
 	var parts []string
 	var cur strings.Builder
-	var quote byte
-	for i := 0; i < len(k); i++ {
-		c := k[i]
+	eachChar(k, func(_ int, c byte, kind charKind) bool {
 		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			} else {
-				cur.WriteByte(c)
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '.':
+		case kind == quoteMark:
+		case kind == plain && c == '.':
 			parts = append(parts, strings.TrimSpace(cur.String()))
 			cur.Reset()
 		default:
 			cur.WriteByte(c)
 		}
-	}
+		return true
+	})
 	return append(parts, strings.TrimSpace(cur.String()))
 }
 
 // bracketBalance counts '[' minus ']' outside strings and comments.
 func bracketBalance(t string) int {
 	bal := 0
-	var quote byte
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '#':
-			return bal
-		case c == '[':
+	eachChar(t, func(_ int, c byte, kind charKind) bool {
+		if kind != plain {
+			return true
+		}
+		switch c {
+		case '#':
+			return false
+		case '[':
 			bal++
-		case c == ']':
+		case ']':
 			bal--
 		}
-	}
+		return true
+	})
 	return bal
 }

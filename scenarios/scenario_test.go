@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,7 +129,7 @@ func TestWeakScalingPoints(t *testing.T) {
 		}
 		if w.stageCount != nil {
 			got, err := j.StageLayers()
-			if err != nil || !equalInts(got, w.stageCount) {
+			if err != nil || !slices.Equal(got, w.stageCount) {
 				t.Errorf("%s: StageLayers() = %v, %v; want %v", w.name, got, err, w.stageCount)
 			}
 		}
@@ -137,18 +138,6 @@ func TestWeakScalingPoints(t *testing.T) {
 	if sc.Job.Model.Name != "hy3" || sc.Job.Cluster.GPUs != 8192 {
 		t.Errorf("Points mutated the base scenario: %s", sc.Job)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestBadScenarios is the table of malformed scenarios: each must fail with an

@@ -3,6 +3,7 @@ package workload
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -55,7 +56,7 @@ func TestDistributionsAgreeWithCDF(t *testing.T) {
 				}
 			}
 			checkAgainstCDF(t, tc.d, ls, tc.xs)
-			if again := draw(tc.d, 1000, 11); !equalInts(again, ls[:1000]) {
+			if again := draw(tc.d, 1000, 11); !slices.Equal(again, ls[:1000]) {
 				t.Error("same source, different draws")
 			}
 			if c := tc.d.CDF(float64(tc.d.MaxTokens())); c != 1 {
@@ -74,18 +75,6 @@ func TestDistributionsAgreeWithCDF(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestRoundingLaw checks the documented integer law: CDF(n) = F(n + ½) for n inside the

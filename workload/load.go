@@ -53,6 +53,38 @@ func readLine(br *bufio.Reader, buf []byte, limit int) ([]byte, error) {
 	}
 }
 
+// lineReader reads the numbered lines of one input, at most limit bytes each,
+// dropping a UTF-8 byte-order mark at the start; errors name "name:line".
+type lineReader struct {
+	br    *bufio.Reader
+	name  string
+	limit int
+	buf   []byte
+	n     int // number of the line last returned
+}
+
+func newLineReader(r io.Reader, name string, limit int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name, limit: limit}
+}
+
+// next returns the next line without surrounding white space, or io.EOF. The
+// slice is valid until the following call.
+func (lr *lineReader) next() ([]byte, error) {
+	raw, err := readLine(lr.br, lr.buf, lr.limit)
+	if errors.Is(err, io.EOF) {
+		return nil, io.EOF
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", lr.name, lr.n+1, err)
+	}
+	lr.buf = raw
+	lr.n++
+	if lr.n == 1 {
+		raw = bytes.TrimPrefix(raw, utf8BOM)
+	}
+	return bytes.TrimSpace(raw), nil
+}
+
 // clip quotes s for an error message, shortened if long.
 func clip(s string) string {
 	const n = 40
@@ -105,41 +137,32 @@ func looksNumeric(s string) bool {
 // Every length must be an integer in [1, MaxSequenceTokens]; an input with no lengths is an
 // error. A UTF-8 byte-order mark and CRLF line ends are accepted.
 func ReadLengths(r io.Reader, name string) ([]int, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var (
-		lengths []int
-		buf     []byte
-		lineNo  int
-	)
+	lr := newLineReader(r, name, maxTextLine)
+	var lengths []int
 	for {
-		raw, err := readLine(br, buf, maxTextLine)
+		line, err := lr.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, lineNo+1, err)
+			return nil, err
 		}
-		buf = raw
-		lineNo++
-		if lineNo == 1 {
-			raw = bytes.TrimPrefix(raw, utf8BOM)
-		}
-		s := strings.TrimSpace(string(raw))
+		s := string(line)
 		if s == "" || s[0] == '#' {
 			continue
 		}
 		if len(lengths) == 0 && !looksNumeric(s) {
-			return readCSVLengths(br, name, s, lineNo)
+			return readCSVLengths(lr.br, name, s, lr.n)
 		}
 		v, err := parseLength(s)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, lineNo, err)
+			return nil, fmt.Errorf("%s:%d: %w", name, lr.n, err)
 		}
 		lengths = append(lengths, v)
 	}
 	if len(lengths) == 0 {
 		return nil, fmt.Errorf("%s:%d: no lengths (the input is empty or holds only blank and comment lines; allowed: at least one integer in [1, %d])",
-			name, max(lineNo, 1), MaxSequenceTokens)
+			name, max(lr.n, 1), MaxSequenceTokens)
 	}
 	return lengths, nil
 }
@@ -251,35 +274,25 @@ func ReadJSONL(r io.Reader, name, field string) ([]int, error) {
 	if field == "" {
 		return nil, fmt.Errorf("%s: empty JSON field name (allowed: the name of a numeric field)", name)
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	var (
-		lengths []int
-		buf     []byte
-		lineNo  int
-	)
+	lr := newLineReader(r, name, maxJSONLine)
+	var lengths []int
 	for {
-		raw, err := readLine(br, buf, maxJSONLine)
+		line, err := lr.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, lineNo+1, err)
+			return nil, err
 		}
-		buf = raw
-		lineNo++
-		if lineNo == 1 {
-			raw = bytes.TrimPrefix(raw, utf8BOM)
-		}
-		line := bytes.TrimSpace(raw)
 		if len(line) == 0 {
 			continue
 		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(line, &obj); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a JSON object: %w", name, lineNo, err)
+			return nil, fmt.Errorf("%s:%d: not a JSON object: %w", name, lr.n, err)
 		}
 		if obj == nil {
-			return nil, fmt.Errorf("%s:%d: not a JSON object: null", name, lineNo)
+			return nil, fmt.Errorf("%s:%d: not a JSON object: null", name, lr.n)
 		}
 		val, ok := obj[field]
 		if !ok {
@@ -288,16 +301,16 @@ func ReadJSONL(r io.Reader, name, field string) ([]int, error) {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
-			return nil, fmt.Errorf("%s:%d: no field %q (keys present: %s)", name, lineNo, field, quoteAll(keys))
+			return nil, fmt.Errorf("%s:%d: no field %q (keys present: %s)", name, lr.n, field, quoteAll(keys))
 		}
 		v, err := jsonLength(val)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: field %q: %w", name, lineNo, field, err)
+			return nil, fmt.Errorf("%s:%d: field %q: %w", name, lr.n, field, err)
 		}
 		lengths = append(lengths, v)
 	}
 	if len(lengths) == 0 {
-		return nil, fmt.Errorf("%s:%d: no records (allowed: at least one JSON object with field %q)", name, max(lineNo, 1), field)
+		return nil, fmt.Errorf("%s:%d: no records (allowed: at least one JSON object with field %q)", name, max(lr.n, 1), field)
 	}
 	return lengths, nil
 }

@@ -13,30 +13,14 @@ import (
 // paper (§2.2): lengths over four orders of magnitude up to 256K, more than 85% of
 // sequences below 2K (here P(L ≤ 2K) ≈ 0.867) and fewer than 0.6% above 32K (≈ 0.46%);
 // mean ≈ 1469 tokens, and the 0.46% above 32K carry ≈ 88% of Σ s².
-func Long256K() Mixture {
-	return Mixture{
-		Weights: []float64{0.95, 0.05},
-		Components: []Distribution{
-			LogNormal{MedianTokens: 400, Sigma: 1.2, LowTokens: 16, HighTokens: 262144},
-			TruncatedPareto{LowTokens: 2048, Alpha: 0.8, HighTokens: 262144},
-		},
-	}
-}
+func Long256K() Mixture { return bodyTail(0.95, 400, 1.2, 2048, 0.8, 262144) }
 
 // Long32K is the "long-32k" preset: the Long256K shape (costmodel.md §6.2, HyDra paper
 // §2.2) for a 32K context. Both components keep their parameters and are truncated at
 // 32768 instead of 262144, so the ≈ 0.46% of mass that Long256K puts above 32K is spread
 // over each component's range in proportion (conditioning), rather than piled up as an
 // atom at 32768 (clamping); the fraction below 2K stays ≈ 0.87.
-func Long32K() Mixture {
-	return Mixture{
-		Weights: []float64{0.95, 0.05},
-		Components: []Distribution{
-			LogNormal{MedianTokens: 400, Sigma: 1.2, LowTokens: 16, HighTokens: 32768},
-			TruncatedPareto{LowTokens: 2048, Alpha: 0.8, HighTokens: 32768},
-		},
-	}
-}
+func Long32K() Mixture { return bodyTail(0.95, 400, 1.2, 2048, 0.8, 32768) }
 
 // BytedLike is the "byted-like" preset, the stress variant of costmodel.md §6.2 shaped
 // after ByteScale's Byted corpus and capped at 256K: with weight 0.82 a log-normal body
@@ -44,12 +28,17 @@ func Long32K() Mixture {
 // x_min 4096, α 0.6 and x_max 262144. P(L ≤ 4K) ≈ 0.798 (ByteScale: ≈ 80%),
 // P(L ≥ 128K) ≈ 0.83% (ByteScale: ≈ 1%), P(L > 32K) ≈ 4.0%, mean ≈ 5968 tokens. It is far
 // heavier than the corpus of the HyDra paper (§2.2) and is meant to stress schedulers.
-func BytedLike() Mixture {
+func BytedLike() Mixture { return bodyTail(0.82, 600, 1.0, 4096, 0.6, 262144) }
+
+// bodyTail is the two-part family of costmodel.md §6.2: with weight bodyWeight a
+// log-normal body (median, σ) on [16, capTokens], with the rest a truncated Pareto
+// tail (x_min tailMinTokens, α alpha) up to capTokens.
+func bodyTail(bodyWeight, medianTokens, sigma, tailMinTokens, alpha, capTokens float64) Mixture {
 	return Mixture{
-		Weights: []float64{0.82, 0.18},
+		Weights: []float64{bodyWeight, 1 - bodyWeight},
 		Components: []Distribution{
-			LogNormal{MedianTokens: 600, Sigma: 1.0, LowTokens: 16, HighTokens: 262144},
-			TruncatedPareto{LowTokens: 4096, Alpha: 0.6, HighTokens: 262144},
+			LogNormal{MedianTokens: medianTokens, Sigma: sigma, LowTokens: 16, HighTokens: capTokens},
+			TruncatedPareto{LowTokens: tailMinTokens, Alpha: alpha, HighTokens: capTokens},
 		},
 	}
 }
