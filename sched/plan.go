@@ -1,0 +1,166 @@
+// Package sched is the plan model shared by every dynamic-context-parallel (DCP)
+// policy, the small Policy interface they implement, a registry by name, and the
+// checks and statistics every plan must pass.
+//
+// # The plan model
+//
+// A policy receives the global batch (sequence id i has lengths[i] tokens) and the
+// hybrid data-parallel (HDP) pool of G ranks of one pipeline stage, and returns a
+// Plan: an ordered list of microbatches (MBs). Each MB is a set of CP groups; a
+// group is a contiguous rank range [FirstRank, FirstRank+Size) that runs its
+// sequences, in order, with context parallelism of degree Size. Within one MB no
+// rank is in two groups. Every pipeline stage runs the same plan (the pool is the
+// same on every stage; tp, pp and ep are fixed), so a plan is per stage-rank, not
+// per GPU.
+//
+// # Ranks with different numbers of microbatches
+//
+// A microbatch need not cover the whole pool. Rank r's own sequence of
+// microbatches is the subsequence of Plan.Microbatches whose groups include r, in
+// order (Plan.RankMicrobatches). Global-MB policies (HyDra, Megatron-Core DCP,
+// static CP) cover all G ranks in every MB (ranks left idle in an MB are still
+// in it, holding nothing, so they stay in pipeline step). A policy that gives DP
+// replicas different MB counts (ByteScale, WLB-LLM) instead emits MBs that cover
+// only the ranks of one replica or block: replica A's third MB and replica B's
+// fifth are simply different entries. The engine walks each rank's own list; the
+// ranks of one EP group must see the same count, which Validate checks when the
+// policy declares the EP size it respects.
+//
+// # Elementary work
+//
+// Every plan reports WorkUnits, a count of the elementary operations its policy
+// performed (HyDra: heap operations; Megatron-Core DCP: ranks visited by its
+// whole-pool scans; static CP: items visited). The engine turns the count into a
+// deterministic planning stall; the measured Go wall time is reported beside it,
+// never mixed in.
+//
+// sched imports no engine, cost model or I/O: policies are pure functions of the
+// batch and the Inputs.
+package sched
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Group is one CP group of a microbatch: ranks [FirstRank, FirstRank+Size) run
+// Seqs (sequence ids, in order) with CP degree Size.
+type Group struct {
+	// FirstRank is the lowest HDP rank of the group.
+	FirstRank int `json:"first_rank"`
+	// Size is the number of ranks, i.e. the CP degree of every sequence in it.
+	Size int `json:"size"`
+	// Seqs are the ids of the sequences the group runs, in order.
+	Seqs []int `json:"seqs"`
+}
+
+// LastRank is FirstRank+Size-1.
+func (g Group) LastRank() int { return g.FirstRank + g.Size - 1 }
+
+// Microbatch is one microbatch: disjoint CP groups over the pool.
+type Microbatch struct {
+	// Groups are ordered by FirstRank.
+	Groups []Group `json:"groups"`
+	// Closed says why the policy closed this microbatch (diagnostic, may be empty).
+	Closed string `json:"closed,omitempty"`
+}
+
+// Plan is a policy's answer for one global batch.
+type Plan struct {
+	// Policy names the policy that made the plan.
+	Policy string `json:"policy"`
+	// PoolRanks is G, the number of ranks the plan spans.
+	PoolRanks int `json:"pool_ranks"`
+	// Microbatches in execution order.
+	Microbatches []Microbatch `json:"microbatches"`
+	// WorkUnits counts the policy's elementary operations (see the package doc).
+	WorkUnits int64 `json:"work_units"`
+	// Diagnostics explain the plan; the concrete type is the policy's own.
+	Diagnostics Diagnostics `json:"diagnostics,omitempty"`
+}
+
+// Diagnostics explain a plan for people (Summary) and, through encoding/json of
+// the concrete value, for scripts.
+type Diagnostics interface {
+	// Summary lists (name, value) pairs in a fixed order, e.g. ("C*", "256").
+	Summary() []KV
+}
+
+// KV is one named diagnostic value, already formatted.
+type KV struct {
+	// Name of the quantity, e.g. "Λ*".
+	Name string
+	// Value formatted for display.
+	Value string
+}
+
+// PerRank returns the plan in the conformance vectors' layout: out[m][r] lists the
+// sequence ids rank r holds in microbatch m, in the order its group runs them
+// (empty for a rank that is idle in, or not part of, that microbatch).
+func (p *Plan) PerRank() [][][]int {
+	out := make([][][]int, len(p.Microbatches))
+	for m, mb := range p.Microbatches {
+		ranks := make([][]int, p.PoolRanks)
+		for r := range ranks {
+			ranks[r] = []int{}
+		}
+		for _, g := range mb.Groups {
+			for r := g.FirstRank; r <= g.LastRank() && r < p.PoolRanks; r++ {
+				ranks[r] = append(ranks[r], g.Seqs...)
+			}
+		}
+		out[m] = ranks
+	}
+	return out
+}
+
+// RankMicrobatches returns, for rank r, the indices of the microbatches whose
+// groups include r, in order.
+func (p *Plan) RankMicrobatches(r int) []int {
+	var idx []int
+	for m, mb := range p.Microbatches {
+		for _, g := range mb.Groups {
+			if r >= g.FirstRank && r <= g.LastRank() {
+				idx = append(idx, m)
+				break
+			}
+		}
+	}
+	return idx
+}
+
+// Pow2Ceil returns the smallest power of two >= n (1 for n <= 1).
+func Pow2Ceil(n int) int {
+	if n <= 1 {
+		return 1
+	}
+	return 1 << bits.Len(uint(n-1))
+}
+
+// IsPow2 reports whether n is a positive power of two.
+func IsPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// CeilDiv returns ⌈a/b⌉ for a >= 0, b > 0.
+func CeilDiv(a, b int) int { return (a + b - 1) / b }
+
+// MemoryDegree is Megatron's memory-driven CP degree of a sequence:
+// the smallest power of two k with s/k <= budget, i.e. pow2ceil(⌈s/B⌉).
+func MemoryDegree(seqTokens, budgetTokens int) int {
+	return Pow2Ceil(CeilDiv(seqTokens, budgetTokens))
+}
+
+// ErrSequenceTooLong reports a sequence that no CP group of the pool can hold.
+type ErrSequenceTooLong struct {
+	// Seq is the sequence id and Tokens its length.
+	Seq, Tokens int
+	// MaxTokens is the longest sequence the pool can hold (G·B, or the engine's
+	// degree limit times B).
+	MaxTokens int
+	// Why names the limit.
+	Why string
+}
+
+// Error names the sequence, its length and the limit.
+func (e *ErrSequenceTooLong) Error() string {
+	return fmt.Sprintf("sequence %d has %d tokens; %s holds at most %d (allowed: lengths <= %d)", e.Seq, e.Tokens, e.Why, e.MaxTokens, e.MaxTokens)
+}

@@ -1,0 +1,177 @@
+package sched
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Inputs is everything a policy may use besides the batch itself.
+type Inputs struct {
+	// PoolRanks is G, the HDP ranks of one pipeline stage.
+	PoolRanks int `json:"ranks"`
+	// BudgetTokens is B, the most tokens a rank may hold in one microbatch.
+	BudgetTokens int `json:"budget_tokens"`
+	// PP is the number of pipeline stages (>= 1).
+	PP int `json:"pp"`
+	// VPP is the number of virtual pipeline chunks per stage (>= 1).
+	VPP int `json:"vpp"`
+	// MicrobatchGroupSize is Megatron's microbatch_group_size_per_vp_stage N,
+	// used with VPP > 1; 0 means PP, Megatron's default.
+	MicrobatchGroupSize int `json:"microbatch_group_size,omitempty"`
+	// MaxDegree is the largest CP degree the CP engine can run (Ulysses heads
+	// times a ring factor); 0 means G.
+	MaxDegree int `json:"max_degree,omitempty"`
+	// OverheadRatio is θ/c in tokens²: the fixed cost of one more microbatch over
+	// the cost of one unit of per-rank load (HyDra's closed form needs only this
+	// ratio; the cost model supplies it).
+	OverheadRatio float64 `json:"overhead_ratio,omitempty"`
+}
+
+// GroupSizeN returns N, the microbatch group size (PP when unset).
+func (in Inputs) GroupSizeN() int {
+	if in.MicrobatchGroupSize > 0 {
+		return in.MicrobatchGroupSize
+	}
+	return max(in.PP, 1)
+}
+
+// DegreeLimit returns the largest usable CP degree: min(G, MaxDegree).
+func (in Inputs) DegreeLimit() int {
+	if in.MaxDegree > 0 && in.MaxDegree < in.PoolRanks {
+		return in.MaxDegree
+	}
+	return in.PoolRanks
+}
+
+// Limits on Inputs, so a typo cannot make a policy allocate without bound.
+const (
+	// MaxPoolRanks bounds G.
+	MaxPoolRanks = 1 << 20
+	// MaxBatchSequences bounds the sequences of one batch.
+	MaxBatchSequences = 10_000_000
+)
+
+// Check validates the inputs and the batch: G, B, PP, VPP in range, every length
+// positive, and every sequence short enough for the largest group the policy may
+// form (maxDegree·B tokens). It returns an *ErrSequenceTooLong for the first
+// sequence that cannot fit.
+func (in Inputs) Check(lengths []int) error {
+	switch {
+	case in.PoolRanks < 1 || in.PoolRanks > MaxPoolRanks:
+		return fmt.Errorf("sched: ranks = %d: must be in [1, %d]", in.PoolRanks, MaxPoolRanks)
+	case in.BudgetTokens < 1:
+		return fmt.Errorf("sched: budget_tokens = %d: must be >= 1", in.BudgetTokens)
+	case in.PP < 1:
+		return fmt.Errorf("sched: pp = %d: must be >= 1", in.PP)
+	case in.VPP < 1:
+		return fmt.Errorf("sched: vpp = %d: must be >= 1", in.VPP)
+	case in.MicrobatchGroupSize < 0:
+		return fmt.Errorf("sched: microbatch_group_size = %d: must be >= 0 (0 = pp)", in.MicrobatchGroupSize)
+	case in.MaxDegree < 0:
+		return fmt.Errorf("sched: max_degree = %d: must be >= 0 (0 = ranks)", in.MaxDegree)
+	case in.OverheadRatio < 0 || math.IsNaN(in.OverheadRatio) || math.IsInf(in.OverheadRatio, 0):
+		return fmt.Errorf("sched: overhead_ratio = %v: must be a finite number >= 0", in.OverheadRatio)
+	case len(lengths) == 0:
+		return fmt.Errorf("sched: empty batch: at least one sequence is needed")
+	case len(lengths) > MaxBatchSequences:
+		return fmt.Errorf("sched: %d sequences: must be <= %d", len(lengths), MaxBatchSequences)
+	}
+	limit := in.DegreeLimit()
+	why := fmt.Sprintf("the pool (G·B = %d·%d)", in.PoolRanks, in.BudgetTokens)
+	if limit < in.PoolRanks {
+		why = fmt.Sprintf("the largest CP group the engine runs (%d ranks · B = %d)", limit, in.BudgetTokens)
+	}
+	maxTokens := int64(limit) * int64(in.BudgetTokens)
+	for i, s := range lengths {
+		if s < 1 {
+			return fmt.Errorf("sched: sequence %d has %d tokens: must be >= 1", i, s)
+		}
+		if int64(s) > maxTokens {
+			return &ErrSequenceTooLong{Seq: i, Tokens: s, MaxTokens: int(min(maxTokens, math.MaxInt)), Why: why}
+		}
+	}
+	return nil
+}
+
+// Policy plans one global batch. Policies are pure: no I/O, no clock, no global
+// state; the same batch and Inputs give the same Plan.
+type Policy interface {
+	// Name is the registry name, e.g. "hydra".
+	Name() string
+	// Plan places every sequence of the batch (lengths[i] is sequence i's length).
+	Plan(lengths []int, in Inputs) (*Plan, error)
+}
+
+// Promises are the guarantees a policy makes about its plans, which Validate
+// then checks. A policy declares them by implementing Promiser.
+type Promises struct {
+	// Aligned: every group size is a power of two and FirstRank a multiple of it.
+	Aligned bool
+	// WithinBudget: every rank holds at most B tokens (Σ s/k) in every microbatch.
+	WithinBudget bool
+	// CoversPool: every microbatch's groups cover all G ranks.
+	CoversPool bool
+}
+
+// Promiser is implemented by policies that declare Promises.
+type Promiser interface {
+	// Promises returns what every plan of the policy guarantees.
+	Promises() Promises
+}
+
+// Factory builds a policy from its options; decode fills a pointer to the
+// policy's options struct from the scenario (strictly: unknown keys are errors)
+// and leaves it unchanged when there are none.
+type Factory func(decode func(v any) error) (Policy, error)
+
+// Registry maps policy names to factories.
+type Registry struct {
+	factories map[string]Factory
+	summaries map[string]string
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{factories: map[string]Factory{}, summaries: map[string]string{}}
+}
+
+// Register adds a policy; registering a name twice panics (a programming error).
+func (r *Registry) Register(name, summary string, f Factory) {
+	if _, dup := r.factories[name]; dup {
+		panic("sched: policy " + name + " registered twice")
+	}
+	r.factories[name] = f
+	r.summaries[name] = summary
+}
+
+// Names returns the registered names, sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, 0, len(r.factories))
+	for n := range r.factories {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Summary returns the one-line description a policy registered with.
+func (r *Registry) Summary(name string) string { return r.summaries[name] }
+
+// New builds the named policy; decode may be nil (no options). An unknown name is
+// an error listing the known ones.
+func (r *Registry) New(name string, decode func(v any) error) (Policy, error) {
+	f, ok := r.factories[name]
+	if !ok {
+		return nil, fmt.Errorf("sched: unknown policy %q (known: %s)", name, strings.Join(r.Names(), ", "))
+	}
+	if decode == nil {
+		decode = func(any) error { return nil }
+	}
+	p, err := f(decode)
+	if err != nil {
+		return nil, fmt.Errorf("sched: policy %s: %w", name, err)
+	}
+	return p, nil
+}

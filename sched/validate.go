@@ -1,0 +1,92 @@
+package sched
+
+import (
+	"errors"
+	"fmt"
+)
+
+// maxProblems bounds how many problems Validate reports.
+const maxProblems = 20
+
+// Validate checks a plan against the batch and what its policy promises: every
+// sequence placed exactly once, groups non-empty and inside [0, G), no rank in two
+// groups of one microbatch, and, where promised, power-of-two aligned groups,
+// per-rank tokens (Σ s/k) within B, and full coverage of the pool. It returns
+// every problem found (at most 20), joined.
+func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
+	var errs []error
+	add := func(format string, args ...any) bool {
+		errs = append(errs, fmt.Errorf(format, args...))
+		return len(errs) < maxProblems
+	}
+	g := in.PoolRanks
+	if p == nil {
+		return errors.New("sched: nil plan")
+	}
+	if p.PoolRanks != g {
+		add("plan spans %d ranks, the pool has %d", p.PoolRanks, g)
+	}
+	placed := make([]int, len(lengths)) // 1 + microbatch of first placement; 0 = unplaced
+	owner := make([]int, g)             // rank -> 1 + group index in the current MB
+	for m, mb := range p.Microbatches {
+		clear(owner)
+		if len(mb.Groups) == 0 && !add("microbatch %d has no groups", m) {
+			return errors.Join(errs...)
+		}
+		for gi, grp := range mb.Groups {
+			where := fmt.Sprintf("microbatch %d group %d (ranks %d..%d)", m, gi, grp.FirstRank, grp.LastRank())
+			if grp.Size < 1 || grp.FirstRank < 0 || grp.LastRank() >= g {
+				if !add("%s: outside the pool [0, %d)", where, g) {
+					return errors.Join(errs...)
+				}
+				continue
+			}
+			if pr.Aligned && (!IsPow2(grp.Size) || grp.FirstRank%grp.Size != 0) {
+				add("%s: size %d at rank %d is not a power-of-two aligned block", where, grp.Size, grp.FirstRank)
+			}
+			if len(grp.Seqs) == 0 {
+				add("%s: no sequences", where)
+			}
+			for r := grp.FirstRank; r <= grp.LastRank(); r++ {
+				if owner[r] != 0 {
+					add("%s: rank %d is already in group %d of this microbatch", where, r, owner[r]-1)
+					break
+				}
+				owner[r] = gi + 1
+			}
+			var tokens float64
+			for _, id := range grp.Seqs {
+				if id < 0 || id >= len(lengths) {
+					add("%s: sequence id %d outside the batch [0, %d)", where, id, len(lengths))
+					continue
+				}
+				if placed[id] != 0 {
+					add("%s: sequence %d already placed in microbatch %d", where, id, placed[id]-1)
+					continue
+				}
+				placed[id] = m + 1
+				tokens += float64(lengths[id]) / float64(grp.Size)
+			}
+			if pr.WithinBudget && tokens > float64(in.BudgetTokens)*(1+1e-12) {
+				add("%s: %.1f tokens per rank exceed the budget B = %d", where, tokens, in.BudgetTokens)
+			}
+		}
+		if pr.CoversPool {
+			for r, o := range owner {
+				if o == 0 {
+					add("microbatch %d: rank %d is in no group", m, r)
+					break
+				}
+			}
+		}
+		if len(errs) >= maxProblems {
+			return errors.Join(errs...)
+		}
+	}
+	for id, m := range placed {
+		if m == 0 && !add("sequence %d (%d tokens) is not placed", id, lengths[id]) {
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
