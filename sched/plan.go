@@ -160,6 +160,9 @@ type ErrSequenceTooLong struct {
 	Why string
 }
 
+// Is makes errors.Is(err, ErrInvalidInput) true: a too-long sequence is bad input.
+func (e *ErrSequenceTooLong) Is(target error) bool { return target == ErrInvalidInput }
+
 // Error names the sequence, its length and the limit.
 func (e *ErrSequenceTooLong) Error() string {
 	return fmt.Sprintf("sequence %d has %d tokens; %s holds at most %d (allowed: lengths <= %d)", e.Seq, e.Tokens, e.Why, e.MaxTokens, e.MaxTokens)

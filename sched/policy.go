@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -23,6 +24,9 @@ type Inputs struct {
 	// MaxDegree is the largest CP degree the CP engine can run (Ulysses heads
 	// times a ring factor); 0 means G.
 	MaxDegree int `json:"max_degree,omitempty"`
+	// ContextTokens is the training context (the longest sequence a batch may
+	// hold); static CP sizes its degree from it. 0 means the batch's longest.
+	ContextTokens int `json:"context_tokens,omitempty"`
 	// OverheadRatio is θ/c in tokens²: the fixed cost of one more microbatch over
 	// the cost of one unit of per-rank load (HyDra's closed form needs only this
 	// ratio; the cost model supplies it).
@@ -53,11 +57,26 @@ const (
 	MaxBatchSequences = 10_000_000
 )
 
+// ErrInvalidInput is wrapped by every error that blames the batch or the Inputs
+// rather than the policy (errors.Is(err, ErrInvalidInput)).
+var ErrInvalidInput = errors.New("invalid scheduling input")
+
 // Check validates the inputs and the batch: G, B, PP, VPP in range, every length
 // positive, and every sequence short enough for the largest group the policy may
 // form (maxDegree·B tokens). It returns an *ErrSequenceTooLong for the first
 // sequence that cannot fit.
 func (in Inputs) Check(lengths []int) error {
+	if err := in.check(lengths); err != nil {
+		var tooLong *ErrSequenceTooLong
+		if errors.As(err, &tooLong) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
+	}
+	return nil
+}
+
+func (in Inputs) check(lengths []int) error {
 	switch {
 	case in.PoolRanks < 1 || in.PoolRanks > MaxPoolRanks:
 		return fmt.Errorf("sched: ranks = %d: must be in [1, %d]", in.PoolRanks, MaxPoolRanks)
@@ -69,6 +88,8 @@ func (in Inputs) Check(lengths []int) error {
 		return fmt.Errorf("sched: vpp = %d: must be >= 1", in.VPP)
 	case in.MicrobatchGroupSize < 0:
 		return fmt.Errorf("sched: microbatch_group_size = %d: must be >= 0 (0 = pp)", in.MicrobatchGroupSize)
+	case in.ContextTokens < 0:
+		return fmt.Errorf("sched: context_tokens = %d: must be >= 0 (0 = the longest sequence)", in.ContextTokens)
 	case in.MaxDegree < 0:
 		return fmt.Errorf("sched: max_degree = %d: must be >= 0 (0 = ranks)", in.MaxDegree)
 	case in.OverheadRatio < 0 || math.IsNaN(in.OverheadRatio) || math.IsInf(in.OverheadRatio, 0):
