@@ -8,6 +8,7 @@
 // Commands:
 //
 //	models           model presets and their derived quantities
+//	plan             plan one batch with a DCP policy
 //	scenarios        list, show or check scenario files
 //	workload stats   length statistics of a scenario's batches or of a length file
 //	help [command]   help for a command
@@ -61,6 +62,7 @@ func commands() map[string]command {
 	cmds := []command{
 		scenariosCommand(),
 		modelsCommand(),
+		planCommand(),
 		workloadCommand(),
 		{
 			name:    "version",

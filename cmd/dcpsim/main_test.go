@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -147,5 +148,81 @@ func TestWorkloadStatsPlot(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Errorf("folder holds %d entries, want the 2 figures only (no temp files)", len(entries))
+	}
+}
+
+func TestPlanCommand(t *testing.T) {
+	code, out, errOut := dcpsim(t, "plan", "--policy", "static", "--scenario", "testbed-32k", "--iteration", "1")
+	if code != exitOK || !strings.Contains(out, "CP degree                8") || !strings.Contains(out, "memory degree") {
+		t.Errorf("plan static testbed-32k: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan"}, "--policy is required"},
+		{[]string{"plan", "--policy", "nope"}, `unknown policy "nope"`},
+		{[]string{"plan", "--policy", "static", "--iteration", "-1"}, "--iteration = -1"},
+		{[]string{"plan", "--policy", "static", "--overhead-ratio", "-5"}, "--overhead-ratio"},
+		{[]string{"plan", "--policy", "static", "--batches", "x", "--scenario", "y"}, "exclusive"},
+		{[]string{"plan", "--policy", "static", "--batches", "/no/such.jsonl"}, "no such file"},
+	} {
+		code, _, errOut := dcpsim(t, c.args...)
+		if code != exitInput || !strings.Contains(errOut, c.want) {
+			t.Errorf("dcpsim %q: exit %d, want 2 with %q; stderr: %s", c.args, code, c.want, errOut)
+		}
+	}
+}
+
+// TestPlanBatches checks the --batches contract: one JSON line per input line,
+// with microbatches, groups and diagnostics, and file:line on bad input.
+func TestPlanBatches(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	lines := `{"ranks": 4, "budget_tokens": 4, "lengths": [5, 3, 4, 4, 2, 7, 1], "context_tokens": 8}
+
+{"ranks": 2, "budget_tokens": 8, "lengths": [3, 3], "pp": 2, "vpp": 1, "microbatches": [[[0],[1]]]}
+`
+	if err := os.WriteFile(in, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	code, _, errOut := dcpsim(t, "plan", "--policy", "static", "--batches", in, "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(got) != 2 {
+		t.Fatalf("%d output lines, want 2 (one per non-blank input line)", len(got))
+	}
+	var first planLine
+	if err := json.Unmarshal([]byte(got[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	want := [][][]int{{{0, 1}, {0, 1}, {2, 3}, {2, 3}}, {{4}, {4}, {5, 6}, {5, 6}}}
+	if !reflect.DeepEqual(first.Microbatches, want) || len(first.Groups) != 2 || first.Groups[0][1].FirstRank != 2 {
+		t.Errorf("first line %+v", first)
+	}
+	if first.Diagnostics["policy"] != "static" || first.Diagnostics["degree"] != 2.0 {
+		t.Errorf("diagnostics %v", first.Diagnostics)
+	}
+
+	for _, c := range []struct{ line, want string }{
+		{`{"ranks": 4, "budget_tokens": 4, "lengths": [17]}`, "in.jsonl:1: sequence 0 has 17 tokens"},
+		{`{"ranks": 4, "budget": 4, "lengths": [1]}`, `in.jsonl:1: not a batch object: json: unknown field "budget"`},
+		{`[1, 2]`, "in.jsonl:1: not a batch object"},
+		{`{"ranks": 0, "budget_tokens": 4, "lengths": [1]}`, "in.jsonl:1: invalid scheduling input"},
+	} {
+		if err := os.WriteFile(in, []byte(c.line+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errOut := dcpsim(t, "plan", "--policy", "static", "--batches", in)
+		if code != exitInput || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, want 2 with %q; stderr: %s", c.line, code, c.want, errOut)
+		}
 	}
 }

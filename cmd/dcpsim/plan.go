@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/scenarios"
+	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/policies"
+)
+
+// DefaultOverheadRatio is the θ/c (tokens²) HyDra uses when neither the scenario
+// nor the input says otherwise: a fixed per-microbatch cost equal to the
+// attention work of one 4,096-token sequence on one rank (4096² = 2^24). It is a
+// stated assumption, printed with every plan, until the cost model derives θ/c
+// from the calibration profile; pass --overhead-ratio to change it.
+const DefaultOverheadRatio = 1 << 24
+
+const planUsage = `  dcpsim plan --policy P [--scenario S] [--iteration K] [--overhead-ratio R]
+  dcpsim plan --policy P --batches FILE.jsonl [--out FILE]
+
+  With --scenario (default ` + scenarios.DefaultPreset + `): plan batch K of the scenario and print a
+  readable summary: the policy's diagnostics (HyDra: C*, Λ*, M*), a per-microbatch
+  table of groups by degree with max/min per-rank load and tokens, the CP-degree
+  share of GPU-slots, and the longest sequences' degrees beside their memory minimum.
+
+  With --batches: read one batch per line, {"ranks": G, "budget_tokens": B,
+  "lengths": [...]} plus optional "overhead_ratio" (θ/c, tokens²), "pp", "vpp",
+  "context_tokens" (fields of the conformance vectors, such as "microbatches", are
+  accepted and ignored), and write one JSON line per input line:
+  {"microbatches": [[[ids] per rank] per MB], "groups": [[{"first_rank","size","seqs"}]
+  per MB], "diagnostics": {...}}. Deterministic; used by external conformance checks.`
+
+func planCommand() command {
+	return command{
+		name:    "plan",
+		summary: "plan one batch with a DCP policy (summary, or JSON lines for --batches)",
+		usage:   planUsage,
+		run:     runPlan,
+	}
+}
+
+func runPlan(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("plan", planUsage, stderr)
+	policy := fs.String("policy", "", "policy name (required): "+strings.Join(policies.Registry().Names(), ", "))
+	scenario := fs.String("scenario", "", "embedded scenario name or .toml file (default "+scenarios.DefaultPreset+")")
+	iteration := fs.Int("iteration", 0, "which batch of the scenario to plan (>= 0)")
+	ratio := fs.Float64("overhead-ratio", -1, "HyDra's θ/c in tokens² (default 2^24; see DefaultOverheadRatio)")
+	batches := fs.String("batches", "", "JSONL file of batches (conformance format); '-' for stdin")
+	out := fs.String("out", "", "with --batches: write the JSON lines to this file instead of stdout")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput("unexpected arguments %q", fs.Args())
+	}
+	if *policy == "" {
+		return badInput("--policy is required (one of %s)", strings.Join(policies.Registry().Names(), ", "))
+	}
+	if *ratio != -1 && *ratio < 0 {
+		return badInput("--overhead-ratio = %v: must be >= 0", *ratio)
+	}
+	if *batches != "" {
+		if *scenario != "" {
+			return badInput("--batches and --scenario are exclusive")
+		}
+		p, err := policies.Registry().New(*policy, nil)
+		if err != nil {
+			return badInput("%v", err)
+		}
+		return planBatches(p, *batches, *out, *ratio, stdout)
+	}
+	if *out != "" {
+		return badInput("--out goes with --batches")
+	}
+	if *iteration < 0 {
+		return badInput("--iteration = %d: must be >= 0", *iteration)
+	}
+	name := *scenario
+	if name == "" {
+		name = scenarios.DefaultPreset
+	}
+	sc, err := scenarios.Resolve(name)
+	if err != nil {
+		return err
+	}
+	p, err := policies.Registry().New(*policy, func(v any) error { return sc.DecodeOptions(*policy, v) })
+	if err != nil {
+		var scErr *scenarios.Error
+		if errors.As(err, &scErr) {
+			return err
+		}
+		return badInput("%v", err)
+	}
+	sampler, err := sc.NewSampler()
+	if err != nil {
+		return err
+	}
+	lengths := sampler.Batch(*iteration).Lengths
+	in := sched.Inputs{
+		PoolRanks:     sc.Job.PoolRanks(),
+		BudgetTokens:  sc.Job.Parallel.BudgetTokens,
+		PP:            sc.Job.Parallel.PP,
+		VPP:           sc.Job.Parallel.VPP,
+		ContextTokens: sc.Job.ContextTokens,
+		OverheadRatio: DefaultOverheadRatio,
+	}
+	if *ratio >= 0 {
+		in.OverheadRatio = *ratio
+	}
+	start := time.Now()
+	plan, err := p.Plan(lengths, in)
+	wall := time.Since(start)
+	if err != nil {
+		if errors.Is(err, sched.ErrInvalidInput) {
+			return badInput("%s iteration %d: %v", sc.Name, *iteration, err)
+		}
+		return fmt.Errorf("%s iteration %d: %w", sc.Name, *iteration, err)
+	}
+	if pr, ok := p.(sched.Promiser); ok {
+		if err := sched.Validate(plan, lengths, in, pr.Promises()); err != nil {
+			return fmt.Errorf("policy %s broke its promises on %s iteration %d: %w", p.Name(), sc.Name, *iteration, err)
+		}
+	}
+	return printPlan(stdout, sc, *iteration, lengths, in, *ratio < 0, plan, wall)
+}
+
+// batchLine is one input line of --batches.
+type batchLine struct {
+	Ranks         int      `json:"ranks"`
+	BudgetTokens  int      `json:"budget_tokens"`
+	Lengths       []int    `json:"lengths"`
+	OverheadRatio *float64 `json:"overhead_ratio"`
+	PP            int      `json:"pp"`
+	VPP           int      `json:"vpp"`
+	ContextTokens int      `json:"context_tokens"`
+	EP            int      `json:"ep"`
+	// Fields of the conformance vectors, accepted and ignored.
+	Microbatches    json.RawMessage `json:"microbatches"`
+	CPythonSeconds  json.RawMessage `json:"cpython_seconds"`
+	MicrobatchCount json.RawMessage `json:"microbatch_count"`
+}
+
+// planLine is one output line of --batches.
+type planLine struct {
+	Microbatches [][][]int       `json:"microbatches"`
+	Groups       [][]sched.Group `json:"groups"`
+	Diagnostics  map[string]any  `json:"diagnostics"`
+}
+
+// planBatches plans every line of file and writes one JSON line per input line.
+func planBatches(p sched.Policy, file, out string, ratio float64, stdout io.Writer) error {
+	var r io.Reader
+	if file == "-" {
+		r = os.Stdin
+	} else {
+		f, err := os.Open(file)
+		if err != nil {
+			return badInput("--batches: %v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	write := func(w io.Writer) error {
+		br := bufio.NewReaderSize(r, 1<<20)
+		bw := bufio.NewWriter(w)
+		for n := 1; ; n++ {
+			raw, readErr := br.ReadBytes('\n')
+			if line := bytes.TrimSpace(raw); len(line) > 0 {
+				res, err := planOneLine(p, line, ratio)
+				if err != nil {
+					if errors.Is(err, sched.ErrInvalidInput) || errors.As(err, new(badInputError)) {
+						return badInput("%s:%d: %v", file, n, err)
+					}
+					return fmt.Errorf("%s:%d: %w", file, n, err)
+				}
+				if _, err := bw.Write(res); err != nil {
+					return err
+				}
+				if err := bw.WriteByte('\n'); err != nil {
+					return err
+				}
+			}
+			if errors.Is(readErr, io.EOF) {
+				break
+			}
+			if readErr != nil {
+				return fmt.Errorf("%s: %w", file, readErr)
+			}
+		}
+		return bw.Flush()
+	}
+	if out == "" {
+		return write(stdout)
+	}
+	return report.WriteFileAtomic(out, write)
+}
+
+func planOneLine(p sched.Policy, line []byte, ratio float64) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	var b batchLine
+	if err := dec.Decode(&b); err != nil {
+		return nil, badInputError{fmt.Errorf("not a batch object: %w", err)}
+	}
+	in := sched.Inputs{PoolRanks: b.Ranks, BudgetTokens: b.BudgetTokens, PP: max(b.PP, 1), VPP: max(b.VPP, 1),
+		ContextTokens: b.ContextTokens, OverheadRatio: DefaultOverheadRatio}
+	if b.OverheadRatio != nil {
+		in.OverheadRatio = *b.OverheadRatio
+	}
+	if ratio >= 0 {
+		in.OverheadRatio = ratio
+	}
+	plan, err := p.Plan(b.Lengths, in)
+	if err != nil {
+		return nil, err
+	}
+	if pr, ok := p.(sched.Promiser); ok {
+		if err := sched.Validate(plan, b.Lengths, in, pr.Promises()); err != nil {
+			return nil, fmt.Errorf("policy %s broke its promises: %w", p.Name(), err)
+		}
+	}
+	res := planLine{Microbatches: plan.PerRank(), Groups: make([][]sched.Group, len(plan.Microbatches))}
+	for i, mb := range plan.Microbatches {
+		res.Groups[i] = mb.Groups
+	}
+	res.Diagnostics = map[string]any{}
+	if plan.Diagnostics != nil {
+		raw, err := json.Marshal(plan.Diagnostics)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(raw, &res.Diagnostics); err != nil {
+			return nil, err
+		}
+	}
+	res.Diagnostics["policy"] = plan.Policy
+	res.Diagnostics["work_units"] = plan.WorkUnits
+	res.Diagnostics["microbatch_count"] = len(plan.Microbatches)
+	return json.Marshal(res)
+}
+
+func printPlan(w io.Writer, sc *scenarios.Scenario, iteration int, lengths []int, in sched.Inputs, defaultRatio bool,
+	plan *sched.Plan, wall time.Duration) error {
+	var tokens int64
+	for _, s := range lengths {
+		tokens += int64(s)
+	}
+	fmt.Fprintf(w, "policy %s on %s, iteration %d: %s sequences, %s tokens; G = %d, B = %d, pp %d, vpp %d\n",
+		plan.Policy, sc.Name, iteration, thousands(int64(len(lengths))), thousands(tokens), in.PoolRanks, in.BudgetTokens, in.PP, in.VPP)
+	note := ""
+	if defaultRatio {
+		note = " (default 2^24: the cost model will supply θ/c; --overhead-ratio to change)"
+	}
+	st := sched.ComputeStats(plan, lengths)
+	hw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(hw, "θ/c\t%.4g tokens²%s\n", in.OverheadRatio, note)
+	if plan.Diagnostics != nil {
+		for _, kv := range plan.Diagnostics.Summary() {
+			fmt.Fprintf(hw, "%s\t%s\n", kv.Name, kv.Value)
+		}
+	}
+	fmt.Fprintf(hw, "planner\t%s microbatches, %s work units, %.2f ms Go wall time (this machine)\n",
+		thousands(int64(len(plan.Microbatches))), thousands(plan.WorkUnits), wall.Seconds()*1e3)
+	fmt.Fprintf(hw, "CP degrees\tshare of GPU-slots: %s\n", sched.FormatDegrees(st.Degrees))
+	fmt.Fprintf(hw, "MB max load\tlargest/smallest over MBs %.2f×\n", st.MaxMinMBLoad)
+	if err := hw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "MB\tgroups (count×degree)\tmax load (M tok²)\tmin load\tmax tokens\tmin tokens\tI = Σs²/R (M)\tclosed\t")
+	for m, ms := range st.Microbatches {
+		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%.1f\t%.0f\t%.0f\t%.1f\t%s\t\n", m, groupsByDegree(plan.Microbatches[m]),
+			ms.MaxLoad/1e6, ms.MinLoad/1e6, ms.MaxTokens, ms.MinTokens, ms.Intensity/1e6, plan.Microbatches[m].Closed)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	// The longest sequences: the degree they got beside Megatron's memory minimum.
+	degree := make([]int, len(lengths))
+	for _, mb := range plan.Microbatches {
+		for _, g := range mb.Groups {
+			for _, id := range g.Seqs {
+				degree[id] = g.Size
+			}
+		}
+	}
+	ids := make([]int, len(lengths))
+	for i := range ids {
+		ids[i] = i
+	}
+	sort.SliceStable(ids, func(a, b int) bool { return lengths[ids[a]] > lengths[ids[b]] })
+	fmt.Fprintln(w, "\nlongest sequences: CP degree given vs memory minimum pow2ceil(s/B)")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "seq\ttokens\tmemory degree\tdegree\tper-rank load (M tok²)\t")
+	for _, id := range ids[:min(10, len(ids))] {
+		s := lengths[id]
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.1f\t\n", id, thousands(int64(s)), sched.MemoryDegree(s, in.BudgetTokens), degree[id],
+			float64(s)*float64(s)/float64(degree[id])/1e6)
+	}
+	return tw.Flush()
+}
+
+// groupsByDegree formats a microbatch's groups as "1×32 4×8 ..." (count×degree,
+// largest degree first).
+func groupsByDegree(mb sched.Microbatch) string {
+	count := map[int]int{}
+	for _, g := range mb.Groups {
+		count[g.Size]++
+	}
+	sizes := make([]int, 0, len(count))
+	for s := range count {
+		sizes = append(sizes, s)
+	}
+	slices.Sort(sizes)
+	slices.Reverse(sizes)
+	parts := make([]string, len(sizes))
+	for i, s := range sizes {
+		parts[i] = strconv.Itoa(count[s]) + "×" + strconv.Itoa(s)
+	}
+	return strings.Join(parts, " ")
+}

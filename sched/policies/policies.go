@@ -1,0 +1,15 @@
+// Package policies assembles the registry of every implemented DCP policy. It is
+// the one place that imports them all; the CLI asks it for a policy by name.
+package policies
+
+import (
+	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/static"
+)
+
+// Registry returns a registry holding every implemented policy.
+func Registry() *sched.Registry {
+	r := sched.NewRegistry()
+	r.Register(static.Name, "static CP at the smallest degree whose cp·B holds the context, Megatron dp_balanced packing", static.New)
+	return r
+}
