@@ -121,7 +121,7 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	g := in.PoolRanks
 	cp := Degree(lengths, in, p.opts.Degree)
 	if cp > in.DegreeLimit() || g%cp != 0 {
-		return nil, fmt.Errorf("static CP degree %d (cp·B >= context %d at B = %d) must divide the pool G = %d and be <= the engine limit %d",
+		return nil, fmt.Errorf("%w: static CP degree %d (cp·B >= context %d at B = %d) must divide the pool G = %d and be <= the engine limit %d", sched.ErrInvalidInput,
 			cp, in.ContextTokens, in.BudgetTokens, g, in.DegreeLimit())
 	}
 	dp := g / cp

@@ -1,0 +1,111 @@
+package policies
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/static"
+)
+
+// randomCase draws a small random batch and inputs that every policy can plan:
+// G a power of two in [2, 64], B in [64, 4096], lengths long-tailed up to the
+// pool's capacity.
+func randomCase(rng *rand.Rand) ([]int, sched.Inputs) {
+	g := 2 << rng.IntN(6)
+	b := 64 << rng.IntN(7)
+	in := sched.Inputs{PoolRanks: g, BudgetTokens: b, PP: 1 << rng.IntN(4), VPP: 1 + rng.IntN(2),
+		OverheadRatio: float64(rng.IntN(4)) * float64(b) * float64(b)}
+	maxLen := g * b
+	if rng.IntN(2) == 0 {
+		maxLen = b * (1 << rng.IntN(6))
+		maxLen = min(maxLen, g*b)
+	}
+	in.ContextTokens = maxLen
+	n := 1 + rng.IntN(300)
+	lengths := make([]int, n)
+	for i := range lengths {
+		// Log-uniform in [1, maxLen], so lengths span orders of magnitude.
+		lengths[i] = max(1, min(maxLen, int(float64(maxLen)/float64(uint64(1)<<rng.IntN(12))*rng.Float64())+1))
+	}
+	return lengths, in
+}
+
+// TestEveryPolicyValidates: every registered policy's plans pass sched.Validate
+// with the promises it declares, on 10^4 random batches.
+func TestEveryPolicyValidates(t *testing.T) {
+	reg := Registry()
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 10_000
+	if testing.Short() {
+		n = 1_000
+	}
+	for _, name := range reg.Names() {
+		p, err := reg.New(name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := sched.Promises{}
+		if ps, ok := p.(sched.Promiser); ok {
+			pr = ps.Promises()
+		}
+		planned := 0
+		for i := range n {
+			lengths, in := randomCase(rng)
+			plan, err := p.Plan(lengths, in)
+			if errors.Is(err, static.ErrNotEnoughToPad) {
+				continue // Megatron asserts too: too few sequences for dp·N bins
+			}
+			if err != nil {
+				t.Fatalf("%s case %d (G=%d B=%d n=%d): %v", name, i, in.PoolRanks, in.BudgetTokens, len(lengths), err)
+			}
+			if err := sched.Validate(plan, lengths, in, pr); err != nil {
+				t.Fatalf("%s case %d (G=%d B=%d): %v\nlengths %v", name, i, in.PoolRanks, in.BudgetTokens, err, lengths)
+			}
+			planned++
+		}
+		if planned < n/2 {
+			t.Errorf("%s planned only %d of %d cases", name, planned, n)
+		}
+	}
+}
+
+// FuzzPolicies feeds arbitrary small batches to every policy: each either
+// returns an error wrapping sched.ErrInvalidInput (or static's padding error)
+// or a plan that validates.
+func FuzzPolicies(f *testing.F) {
+	f.Add(uint8(3), uint16(64), []byte{10, 200, 3, 255, 1})
+	f.Add(uint8(0), uint16(1), []byte{1})
+	f.Add(uint8(6), uint16(4096), []byte{255, 255, 255, 0, 7})
+	reg := Registry()
+	f.Fuzz(func(t *testing.T, logG uint8, budget uint16, raw []byte) {
+		g := 1 << (logG % 8)
+		b := int(budget)
+		in := sched.Inputs{PoolRanks: g, BudgetTokens: b, PP: 1 + int(logG%4), VPP: 1 + int(logG/4%2), OverheadRatio: float64(b) * float64(b)}
+		lengths := make([]int, len(raw))
+		for i, x := range raw {
+			lengths[i] = int(x) * max(1, b/64)
+		}
+		for _, name := range reg.Names() {
+			p, err := reg.New(name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := p.Plan(lengths, in)
+			if err != nil {
+				if !errors.Is(err, sched.ErrInvalidInput) && !errors.Is(err, static.ErrNotEnoughToPad) {
+					t.Fatalf("%s: unexpected error kind: %v", name, err)
+				}
+				continue
+			}
+			pr := sched.Promises{}
+			if ps, ok := p.(sched.Promiser); ok {
+				pr = ps.Promises()
+			}
+			if err := sched.Validate(plan, lengths, in, pr); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+	})
+}
