@@ -1,0 +1,445 @@
+package hydra
+
+import (
+	"container/heap"
+	"math"
+	"math/bits"
+	"sort"
+)
+
+// heapGroup is an open CP group of the heap packer.
+type heapGroup struct {
+	first, size     int
+	squares, tokens int64 // Σ s² (tokens²) and Σ s (tokens) of its sequences
+}
+
+// heapPacker is the heap-accelerated packer of spec §6 (policy "hydra"). Its
+// decisions are those of scanPacker, one for one; see the package doc for the
+// structures and why each skip is exact.
+type heapPacker struct {
+	t        Targets
+	topClass int // log2(C*)
+	// order holds the sequences longest first, ties by lower id, as
+	// (MaxSequenceTokens−s)<<32 | id (see seqAt).
+	order []uint64
+	// next is a union-find over positions: next[i] == i while position i is
+	// unplaced, so find(i) is the first unplaced position >= i (N if none).
+	next []int32
+	// classStart[c] is the first position whose degree is <= 2^c; degree class c
+	// holds positions [classStart[c], classStart[c-1]) (classStart[-1] = N).
+	classStart []int
+	capSquares []int64 // per class: the most Σ s² a group of that size may hold
+	capTokens  []int64 // per class: B·size, the most Σ s it may hold
+	groups     []heapGroup
+	rankGroup  []int32 // first rank -> index in groups, for the open MB's groups
+	classes    []classHeaps
+	free       *blockTree
+	backfillQ  backfillHeap
+	b          *planBuilder
+	heapOps    int64 // pushes, pops and fixes
+	visits     int64 // sequences read by the placement loop and its skip searches
+}
+
+// classHeaps are the heaps of one size class of open groups. Every group of the
+// class is in exactly one of them.
+type classHeaps struct {
+	// load: least Σ s² (the per-rank load at this size) first, then lowest first
+	// rank. A group changes only when it is the top and takes a sequence, and is
+	// then fixed in place; token-infeasible groups are purged lazily, when they
+	// surface, by demotion to capacity.
+	load keyHeap
+	// capacity: most token room first (key Σ s, the size being fixed); the groups
+	// demoted from load, re-admitted once the sequences are short enough.
+	capacity keyHeap
+}
+
+// packHeap plans the batch with the heap packer; pack allows the packed heap
+// layout (tests pass false to exercise the pair layout).
+func packHeap(lengths []int, poolRanks int, t Targets, pack bool) (*planBuilder, int64, int64) {
+	n := len(lengths)
+	p := &heapPacker{
+		t:         t,
+		topClass:  bits.TrailingZeros(uint(t.Cap)),
+		next:      make([]int32, n+1),
+		free:      newBlockTree(poolRanks),
+		b:         newPlanBuilder(poolRanks, n),
+		groups:    make([]heapGroup, 0, min(poolRanks, n)),
+		rankGroup: make([]int32, poolRanks),
+	}
+	p.order = sortLongestFirst(lengths)
+	for i := range p.next {
+		p.next[i] = int32(i)
+	}
+	classes := p.topClass + 1
+	p.classStart = make([]int, classes)
+	p.capSquares = make([]int64, classes)
+	p.capTokens = make([]int64, classes)
+	for c := range classes {
+		k := 1 << c
+		p.capSquares[c] = t.capSquares(k)
+		p.capTokens[c] = satMul(int64(t.BudgetTokens), int64(k))
+		if c < p.topClass {
+			// Degree(s) <= k  <=>  s <= k·B and s² <= capSquares(k).
+			longest := min(p.capTokens[c], isqrt(p.capSquares[c]))
+			p.classStart[c] = sort.Search(n, func(i int) bool { return p.tokensAt(i) <= longest })
+		}
+	}
+	// Keys never exceed the top class's caps; pack them with the first rank when
+	// they fit in 64 bits.
+	shift := uint(bits.Len(uint(poolRanks - 1)))
+	widest := uint64(max(p.capSquares[p.topClass], p.capTokens[p.topClass]))
+	p.classes = newClassHeaps(classes, shift, pack && bits.Len64(widest)+int(shift) <= 64)
+	p.backfillQ.groups = &p.groups
+	p.pack()
+	return p.b, p.heapOps, p.visits
+}
+
+// newClassHeaps returns the heaps of every class, packed or pairs.
+func newClassHeaps(classes int, shift uint, packed bool) []classHeaps {
+	hs := make([]classHeaps, classes)
+	for c := range hs {
+		if packed {
+			hs[c] = classHeaps{load: &packedHeap{shift: shift}, capacity: &packedHeap{shift: shift}}
+		} else {
+			hs[c] = classHeaps{load: &pairHeap{}, capacity: &pairHeap{}}
+		}
+	}
+	return hs
+}
+
+// sortLongestFirst returns the sequences ordered by length descending, ties by
+// lower id, each as (MaxSequenceTokens−s)<<32 | id (see seqAt). It is a stable
+// LSD radix sort of those items in id order, with 11-bit digits; passes whose
+// digit is the same for every item are skipped, so lengths up to 4M tokens take
+// two: O(N). slices.Sort of the same 180K keys took about 25 ms of the 50 ms
+// budget.
+func sortLongestFirst(lengths []int) []uint64 {
+	const digitBits = 11
+	n := len(lengths)
+	items, tmp := make([]uint64, n), make([]uint64, n)
+	var spread uint64 // bits in which some key differs from the first
+	for id, s := range lengths {
+		items[id] = uint64(MaxSequenceTokens-s)<<32 | uint64(id)
+		spread |= (items[id] ^ items[0]) >> 32
+	}
+	var count [1 << digitBits]int
+	for shift := 32; shift < 64; shift += digitBits {
+		if (spread<<32>>shift)&(1<<digitBits-1) == 0 {
+			continue // every key has the same digit here: the pass would move nothing
+		}
+		clear(count[:])
+		for _, x := range items {
+			count[(x>>shift)&(1<<digitBits-1)]++
+		}
+		total := 0
+		for d, c := range count {
+			count[d] = total
+			total += c
+		}
+		for _, x := range items {
+			d := (x >> shift) & (1<<digitBits - 1)
+			tmp[count[d]] = x
+			count[d]++
+		}
+		items, tmp = tmp, items
+	}
+	return items
+}
+
+// seqAt decodes an item of sortLongestFirst: the sequence id and its length.
+func seqAt(item uint64) (id int, tokens int64) {
+	return int(uint32(item)), MaxSequenceTokens - int64(item>>32)
+}
+
+// tokensAt returns the length of the sequence at position i.
+func (p *heapPacker) tokensAt(i int) int64 { return MaxSequenceTokens - int64(p.order[i]>>32) }
+
+// find returns the first unplaced position >= i (path halving).
+func (p *heapPacker) find(i int) int {
+	for int(p.next[i]) != i {
+		p.next[i] = p.next[p.next[i]]
+		i = int(p.next[i])
+	}
+	return i
+}
+
+// classRange returns the positions of degree class c.
+func (p *heapPacker) classRange(c int) (lo, hi int) {
+	hi = len(p.order)
+	if c > 0 {
+		hi = p.classStart[c-1]
+	}
+	return p.classStart[c], hi
+}
+
+// pack runs Algorithm 1 MB by MB. Within an MB it walks the degree classes from
+// the widest down, and within a class the unplaced sequences longest first, which
+// is the global order of the scan. Sequences that cannot be placed are not
+// visited one by one: when the next one fits nowhere, the walk jumps past every
+// sequence longer than bound(), which the scan would visit and reject in the same
+// state.
+func (p *heapPacker) pack() {
+	remaining := len(p.order)
+	for remaining > 0 {
+		p.free.reset()
+		p.groups = p.groups[:0]
+		for c := range p.classes {
+			p.classes[c].load.clear()
+			p.classes[c].capacity.clear()
+		}
+		for c := p.topClass; c >= 0; c-- {
+			lo, hi := p.classRange(c)
+			for pos := p.find(lo); pos < hi; pos = p.find(pos + 1) {
+				p.visits++
+				if p.free.maxFree() >= 1<<c {
+					p.open(c, pos)
+				} else {
+					target := p.feasibleClass(c, p.tokensAt(pos))
+					for target < 0 && pos < hi {
+						// No group takes this sequence; jump to the next one short
+						// enough for some group to take, by the tops of the heaps.
+						if pos = p.skip(pos, hi, p.bound(c)); pos < hi {
+							p.visits++
+							target = p.feasibleClass(c, p.tokensAt(pos))
+						}
+					}
+					if pos >= hi {
+						break
+					}
+					p.piggyback(target, pos)
+				}
+				p.next[pos] = int32(pos + 1)
+				remaining--
+			}
+		}
+		doublings := p.backfill()
+		w := waiting{remaining: remaining}
+		if remaining > 0 {
+			pos := p.find(0)
+			id, tokens := seqAt(p.order[pos])
+			w.id, w.tokens, w.degree = id, int(tokens), p.t.Degree(int(tokens))
+		}
+		p.b.close(w, doublings)
+	}
+}
+
+// skip returns the first unplaced position in (pos, hi) whose length is <= longest
+// (hi if none), knowing tokensAt(pos) > longest: a galloping search, then a binary
+// search inside the last gallop step. Lengths do not increase along positions.
+func (p *heapPacker) skip(pos, hi int, longest int64) int {
+	lo, end := pos, hi // tokensAt(lo) > longest; end == hi or tokensAt(end) <= longest
+	for step := 1; lo+step < hi; step *= 2 {
+		p.visits++
+		if p.tokensAt(lo+step) <= longest {
+			end = lo + step
+			break
+		}
+		lo += step
+	}
+	i := lo + 1 + sort.Search(end-lo-1, func(i int) bool {
+		p.visits++
+		return p.tokensAt(lo+1+i) <= longest
+	})
+	return p.find(i)
+}
+
+// bound returns an upper bound on the longest sequence any open group of class
+// >= c can take, right after feasibleClass(c, s) failed (so every such class is
+// ready for s). A group in a load heap has Σ s² >= its top's, so it takes no
+// sequence longer than ⌊√(capSquares − top Σ s²)⌋; a demoted group has at most the
+// capacity top's token room. Both are < s, so the skip always moves on.
+func (p *heapPacker) bound(c int) int64 {
+	var longest int64
+	for ; c <= p.topClass; c++ {
+		h := &p.classes[c]
+		if h.load.Len() > 0 {
+			squares, _ := h.load.top()
+			longest = max(longest, isqrt(p.capSquares[c]-int64(squares)))
+		}
+		if h.capacity.Len() > 0 {
+			tokens, _ := h.capacity.top()
+			longest = max(longest, p.capTokens[c]-int64(tokens))
+		}
+	}
+	return longest
+}
+
+// open starts a group of degree class c on the lowest free aligned block with the
+// sequence at position pos.
+func (p *heapPacker) open(c, pos int) {
+	k := 1 << c
+	first := p.free.lowest(k)
+	p.free.take(first, k)
+	id, s := seqAt(p.order[pos])
+	gi := p.b.open(first, k)
+	p.groups = append(p.groups, heapGroup{first: first, size: k, squares: s * s, tokens: s})
+	p.rankGroup[first] = gi
+	p.push(p.classes[c].load, uint64(s*s), first)
+	p.b.add(gi, id)
+}
+
+// feasibleClass returns the smallest class >= c holding a group that can take a
+// sequence of s tokens, -1 if none, leaving that class's least-loaded feasible
+// group at the top of its load heap.
+func (p *heapPacker) feasibleClass(c int, s int64) int {
+	for ; c <= p.topClass; c++ {
+		if p.ready(c, s) {
+			return c
+		}
+	}
+	return -1
+}
+
+// ready prepares class c for a sequence of s tokens and reports whether one of
+// its groups can take it. It re-admits the demoted groups with token room for s
+// (sequences only shrink, so a re-admitted group stays token-feasible until it
+// takes a sequence) and demotes token-infeasible groups as they surface at the top
+// of the load heap. The top is then the token-feasible group with the least Σ s²
+// (ties: lowest first rank); if it breaks Λ*, every token-feasible group does.
+func (p *heapPacker) ready(c int, s int64) bool {
+	h := &p.classes[c]
+	for h.capacity.Len() > 0 {
+		tokens, first := h.capacity.top()
+		if p.capTokens[c]-int64(tokens) < s {
+			break
+		}
+		p.pop(h.capacity)
+		p.push(h.load, uint64(p.groups[p.rankGroup[first]].squares), first)
+	}
+	for h.load.Len() > 0 {
+		squares, first := h.load.top()
+		g := &p.groups[p.rankGroup[first]]
+		if p.capTokens[c]-g.tokens >= s {
+			return int64(squares)+s*s <= p.capSquares[c]
+		}
+		p.pop(h.load)
+		p.push(h.capacity, uint64(g.tokens), first)
+	}
+	return false
+}
+
+// piggyback adds the sequence at position pos to the top of class c's load heap,
+// made ready for it by feasibleClass.
+func (p *heapPacker) piggyback(c, pos int) {
+	id, s := seqAt(p.order[pos])
+	h := p.classes[c].load
+	_, first := h.top()
+	gi := p.rankGroup[first]
+	g := &p.groups[gi]
+	g.squares += s * s
+	g.tokens += s
+	h.setTopKey(uint64(g.squares))
+	p.b.add(gi, id)
+	p.fix(h, 0)
+}
+
+// backfill doubles groups into free buddy blocks, smallest first (ties: lower
+// Σ s², then lower first rank), until none below C* has a free buddy. A group
+// whose buddy is taken is dropped for good: blocks are only ever taken.
+func (p *heapPacker) backfill() int {
+	if p.free.maxFree() == 0 {
+		return 0 // no free rank: nothing to double into
+	}
+	q := &p.backfillQ
+	q.items = q.items[:0]
+	for gi, g := range p.groups {
+		if g.size < p.t.Cap && p.free.isFree(g.first^g.size, g.size) {
+			q.items = append(q.items, int32(gi))
+		}
+	}
+	heap.Init(q)
+	p.heapOps += int64(len(q.items)) // Init counts as one push per group
+	doublings := 0
+	for len(q.items) > 0 {
+		gi := q.items[0]
+		g := &p.groups[gi]
+		buddy := g.first ^ g.size
+		if !p.free.isFree(buddy, g.size) {
+			p.popIndex(q)
+			continue
+		}
+		p.free.take(buddy, g.size)
+		g.first &^= g.size
+		g.size *= 2
+		p.b.double(gi)
+		doublings++
+		if g.size < p.t.Cap {
+			p.fix(q, 0) // its key grew: sift it down in place
+		} else {
+			p.popIndex(q)
+		}
+	}
+	return doublings
+}
+
+// push, pop and fix are heap.Push, heap.Pop and heap.Fix without boxing the item
+// into an interface (an allocation each): pushing appends and sifts up with
+// heap.Fix, popping moves the last item to the root and sifts it down with
+// heap.Fix, as container/heap does. Each of them and popIndex counts one heap
+// operation.
+func (p *heapPacker) push(h keyHeap, key uint64, first int) {
+	h.add(key, first)
+	p.fix(h, h.Len()-1)
+}
+
+func (p *heapPacker) pop(h keyHeap) {
+	h.dropTop()
+	if h.Len() > 0 {
+		p.fix(h, 0)
+	} else {
+		p.heapOps++
+	}
+}
+
+func (p *heapPacker) fix(h heap.Interface, i int) {
+	if ph, ok := h.(*packedHeap); ok {
+		ph.fixPacked(i)
+	} else {
+		heap.Fix(h, i)
+	}
+	p.heapOps++
+}
+
+func (p *heapPacker) popIndex(q *backfillHeap) {
+	n := len(q.items) - 1
+	q.items[0] = q.items[n]
+	q.items = q.items[:n]
+	if n > 0 {
+		heap.Fix(q, 0)
+	}
+	p.heapOps++
+}
+
+// backfillHeap orders group indices by (size, Σ s², first rank).
+type backfillHeap struct {
+	items  []int32
+	groups *[]heapGroup
+}
+
+func (h *backfillHeap) Len() int { return len(h.items) }
+func (h *backfillHeap) Less(i, j int) bool {
+	a, b := &(*h.groups)[h.items[i]], &(*h.groups)[h.items[j]]
+	return less3(a.size, a.squares, a.first, b.size, b.squares, b.first)
+}
+func (h *backfillHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *backfillHeap) Push(x any)    { h.items = append(h.items, x.(int32)) }
+func (h *backfillHeap) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return x
+}
+
+// isqrt returns ⌊√x⌋ for x >= 0 (x < 0 gives 0).
+func isqrt(x int64) int64 {
+	if x <= 0 {
+		return 0
+	}
+	r := int64(math.Sqrt(float64(x)))
+	for r*r > x {
+		r--
+	}
+	for (r+1)*(r+1) <= x {
+		r++
+	}
+	return r
+}

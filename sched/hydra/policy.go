@@ -1,0 +1,154 @@
+package hydra
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/dcpsim/dcpsim/sched"
+)
+
+// Registry names of the two policies.
+const (
+	// Name is the heap-accelerated planner (spec §6).
+	Name = "hydra"
+	// ScanName is the linear-scan reference (spec §5); it makes the same plans.
+	ScanName = "hydra-scan"
+)
+
+// Options are the scenario options of both policies.
+type Options struct {
+	// Cap forces C* to this power of two (for cap sweeps); 0 chooses the
+	// closed-form C*. A forced cap must lie in [C_mem, engine limit] of each batch.
+	Cap int `toml:"cap"`
+}
+
+// Policy is HyDra's load-driven DCP planner: closed-form targets (spec §1-4) and
+// piggyback packing (spec §5), by heaps or by linear scans.
+type Policy struct {
+	name string
+	opts Options
+}
+
+var (
+	_ sched.Policy   = (*Policy)(nil)
+	_ sched.Promiser = (*Policy)(nil)
+	_ sched.Factory  = New
+	_ sched.Factory  = NewScan
+)
+
+// New is the sched.Factory of the heap-accelerated policy "hydra".
+func New(decode func(any) error) (sched.Policy, error) { return newPolicy(Name, decode) }
+
+// NewScan is the sched.Factory of the linear-scan reference "hydra-scan".
+func NewScan(decode func(any) error) (sched.Policy, error) { return newPolicy(ScanName, decode) }
+
+func newPolicy(name string, decode func(any) error) (*Policy, error) {
+	p := &Policy{name: name}
+	if decode != nil {
+		if err := decode(&p.opts); err != nil {
+			return nil, err
+		}
+	}
+	if p.opts.Cap != 0 && !sched.IsPow2(p.opts.Cap) {
+		return nil, fmt.Errorf("cap = %d: must be 0 (closed-form C*) or a power of two", p.opts.Cap)
+	}
+	return p, nil
+}
+
+// Name returns "hydra" or "hydra-scan".
+func (p *Policy) Name() string { return p.name }
+
+// Promises: groups are power-of-two aligned blocks and every rank stays within B.
+// Full coverage of the pool is not promised: backfill stops at C* and cannot
+// always fill a free block (two size-1 groups on ranks 2 and 3 leave ranks 0-1 of
+// a 4-rank pool idle: neither has a free buddy).
+func (p *Policy) Promises() sched.Promises {
+	return sched.Promises{Aligned: true, WithinBudget: true}
+}
+
+// Plan solves the closed form and packs the batch.
+func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
+	if err := in.Check(lengths); err != nil {
+		var tooLong *sched.ErrSequenceTooLong
+		if errors.As(err, &tooLong) && in.DegreeLimit() < in.PoolRanks {
+			sMax := 0
+			for _, s := range lengths {
+				sMax = max(sMax, s)
+			}
+			return nil, fmt.Errorf("%w: s_max = %d tokens at B = %d needs C_mem = %d ranks, but groups may have at most %d (max_degree = %d): %w",
+				ErrEngineLimit, sMax, in.BudgetTokens, MemoryCap(sMax, in.BudgetTokens), pow2Floor(in.DegreeLimit()), in.MaxDegree, err)
+		}
+		return nil, fmt.Errorf("hydra: %w", err)
+	}
+	sums := BatchSums(lengths)
+	t, err := Solve(sums, in, p.opts.Cap)
+	if err != nil {
+		return nil, err
+	}
+	d := &Diagnostics{Targets: t}
+	var b *planBuilder
+	if p.name == ScanName {
+		b, d.ScanSteps = packScan(lengths, in.PoolRanks, t)
+	} else {
+		b, d.HeapOps, d.SequenceVisits = packHeap(lengths, in.PoolRanks, t, true)
+	}
+	d.RealizedMicrobatches = len(b.mbs)
+	return &sched.Plan{
+		Policy:       p.name,
+		PoolRanks:    in.PoolRanks,
+		Microbatches: b.mbs,
+		WorkUnits:    d.HeapOps + d.SequenceVisits + d.ScanSteps,
+		Diagnostics:  d,
+	}, nil
+}
+
+// Diagnostics explain a HyDra plan: the closed form (Targets), the realized MB
+// count and the planner's work. Why each MB closed is in sched.Microbatch.Closed.
+type Diagnostics struct {
+	Targets
+	// RealizedMicrobatches is the MB count of the plan (every stage uses it).
+	RealizedMicrobatches int `json:"realized_microbatches"`
+	// HeapOps counts heap pushes, pops and fixes ("hydra" only).
+	HeapOps int64 `json:"heap_ops"`
+	// SequenceVisits counts sequences read by the placement loop, skip-search
+	// probes included ("hydra" only).
+	SequenceVisits int64 `json:"sequence_visits"`
+	// ScanSteps counts the sequences, groups and ranks the linear reference
+	// visited ("hydra-scan" only).
+	ScanSteps int64 `json:"scan_steps,omitempty"`
+}
+
+// Summary lists the diagnostics in a fixed order.
+func (d *Diagnostics) Summary() []sched.KV {
+	g := func(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
+	kv := []sched.KV{
+		{Name: "θ/c (tokens²)", Value: g(d.OverheadRatio)},
+		{Name: "b (MB-times)", Value: g(d.Bubble)},
+		{Name: "C_mem", Value: strconv.Itoa(d.MemoryCap)},
+		{Name: "engine limit", Value: strconv.Itoa(d.EngineLimit)},
+		{Name: "continuous C*", Value: g(float64(d.ContinuousCap))},
+		{Name: "C*", Value: capText(d.Targets)},
+		{Name: "Λ* (tokens²)", Value: g(d.LoadTarget)},
+		{Name: "M*", Value: strconv.Itoa(d.Microbatches)},
+		{Name: "realized M", Value: strconv.Itoa(d.RealizedMicrobatches)},
+		{Name: "regime", Value: d.Regime},
+		{Name: "heap ops", Value: strconv.FormatInt(d.HeapOps, 10)},
+		{Name: "sequence visits", Value: strconv.FormatInt(d.SequenceVisits, 10)},
+	}
+	if d.ScanSteps > 0 {
+		kv = append(kv, sched.KV{Name: "scan steps", Value: strconv.FormatInt(d.ScanSteps, 10)})
+	}
+	return kv
+}
+
+// capText formats C* with how it was chosen.
+func capText(t Targets) string {
+	switch {
+	case t.ForcedCap:
+		return strconv.Itoa(t.Cap) + " (forced)"
+	case t.LowerCap == t.UpperCap:
+		return strconv.Itoa(t.Cap)
+	}
+	return fmt.Sprintf("%d (of %d, %d)", t.Cap, t.LowerCap, t.UpperCap)
+}

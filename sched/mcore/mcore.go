@@ -1,0 +1,323 @@
+// Package mcore is Megatron-Core's dynamic context parallelism (DCP) scheduler as
+// shipped on Megatron-LM's dev branch, re-written in Go decision for decision:
+// research/baselines.md §1.7 ("G2"), read at NVIDIA/Megatron-LM dev commit
+// d48bd6be0a (2026-08-21), megatron/core/datasets/data_schedule_utils.py
+// (next_hdp_group_packing_aware, align_sample_id_groups, dcp_gpus_needed) as
+// data_schedule.py drives them (DefaultDynamicCPScheduler.get_groups_and_subsamples).
+// Its plans equal Megatron's on every vector of shared/conformance/mcore-dcp-g2*.jsonl
+// and on testdata/megatron-extra.jsonl (VPP alignment, min_cp_size, pools that are
+// not a power of two), all produced by Megatron's own code.
+//
+// # Algorithm
+//
+// The batch is sorted by length, descending, with a stable sort (equal lengths
+// keep id order), and next_hdp_group_packing_aware is called on the leftovers
+// (which stay in that order) until every sequence is placed; each call builds one
+// micro-batch over all R = G ranks:
+//
+//   - cp_min(s) = max(min_cp_size, the smallest power of two k with s/k <= C);
+//   - the call's tallest item goes on ranks [0, cp_min) unconditionally, and
+//     cap = tall·C·1.05 (float64, in that order);
+//   - every other item, in order, tries cp = cp_min, 2·cp_min, ... <= R (CP
+//     enlargement); at each cp, first every existing group of size cp, in creation
+//     order, whose packed per-rank length Σ s/cp stays <= C ("add"), then the cp
+//     lowest free ranks if that many are free ("new"). A candidate's score is the
+//     largest per-rank load Σ s²/k over all R ranks after the move; the first
+//     candidate with the least score <= cap wins (strict <: "add" before "new",
+//     smaller cp before larger, earlier group before later). An item without a
+//     candidate is left for the next call;
+//   - while ranks are empty, widen_once doubles (at most to R) the first group of
+//     the smallest size whose widened range ends inside the pool, shifting the
+//     groups to its right into the empty tail (Megatron recomputes the widened
+//     ranks' load over all their items, which no later decision reads); when no
+//     group qualifies (only when R is not a power of two) the micro-batch is
+//     discarded for one group of all R ranks holding a first-fit, over the call's
+//     items in order, of those keeping Σ s/R <= C (fill_with_full_dpxcp_group).
+//
+// Arithmetic follows Python's: s²/k and s/k are the exact integer quotients
+// rounded once, loads and packed lengths are float64 sums in Megatron's order, and
+// comparisons are float64, so ties resolve as in Megatron.
+//
+// With VPP (Inputs.VPP > 1) and N = Inputs.GroupSizeN() > 1, align_sample_id_groups
+// then splits micro-batches until their count is a multiple of N. It walks from the
+// last micro-batch backwards, wrapping around to the new last one. A micro-batch
+// of two or more CP groups (sizes must not grow along the ranks: Megatron asserts)
+// is cut at the first group boundary at or after rank ⌊R/2⌋; the part after the
+// cut, moved to rank 0, takes its place and the part before it is appended at the
+// end. Each part refills its empty ranks one step at a time: scanning the groups
+// from the right, the group just after the first size decrease (the leftmost of
+// the trailing run of equal-size groups) doubles, or the first group when all
+// sizes are equal and it fits the empty ranks; the groups to its right shift. A
+// micro-batch of one group is skipped; if a whole pass over the micro-batches
+// splits nothing, Megatron asserts and Plan returns ErrCannotAlign.
+//
+// # Plans
+//
+// One sched.Microbatch per Megatron micro-batch, groups by first rank, each
+// group's Seqs in the order Megatron appended them, so Plan.PerRank() equals
+// Megatron's per-rank sample-id lists. Closed says why the micro-batch ended: "all
+// placed", "leftovers: cap" (some leftover had a candidate refused only by the
+// cap), "leftovers: no room", "fallback full group", "vpp split" (both parts of a
+// split), or "idle ranks: degree limit" (the deviation below).
+//
+// Promises: WithinBudget only. Megatron's packing check keeps every rank within C
+// and widening and refilling only lower it. Megatron's micro-batches always cover
+// the pool, but with a degree limit below G ranks can stay idle (a one-sequence
+// batch cannot fill G ranks with groups of at most MaxDegree), so CoversPool is
+// not promised. With G a power of two the groups are aligned power-of-two blocks:
+// group sizes never grow along the ranks (a later, shorter item can only open a
+// larger group if its load at cp_min exceeds the current maximum, which the
+// earlier, longer item's choice rules out), groups are allocated from rank 0, and
+// widening and refilling double the leftmost group of the smallest size; the tests
+// check it on thousands of batches. With G not a power of two, widen_once and the
+// fallback make groups of min(2k, G) or G ranks, so Aligned is not promised.
+//
+// # Elementary work
+//
+// WorkUnits counts the ranks and groups Megatron's Python visits (R = G):
+//
+//   - the driver's sort: n·⌈log2 n⌉ for n sequences;
+//   - per call with n items: n (its sort of the already sorted list: one Timsort
+//     run) and R (its per-rank lists);
+//   - per item after the first, per cp it tries: the number of groups (the walk
+//     over all groups), R (the free-rank scan), R for each group of size cp that
+//     passes the packing check (its projected-max scan over all ranks) and, when
+//     F >= cp ranks are free, F + R (sorting the free ranks, the projected max);
+//     then cp for applying the move (also for the first item);
+//   - the fill loop: the ranks each any(empty) scan visits (up to the first empty
+//     rank, or R); each widen_once R + E + groups (its scans, E empty ranks), plus
+//     1 per group it examines, plus R + k·m + groups when it widens a group to k
+//     ranks holding m items (the rebuilt per-rank lists, the load recomputation,
+//     the shift); the fallback n + R;
+//   - VPP alignment: R per split attempt and R per refill step.
+//
+// Megatron's cost per item is O(log R · groups · R); TestCPythonTimingFit fits
+// CPythonSecondsPerWorkUnit to measured CPython times. The Go code reaches the
+// same decisions without those scans: all members of a group share one load and
+// free ranks hold 0, so a candidate's score is max(load + s²/cp, current maximum)
+// (the maximum is kept incrementally), and per-size segment trees over the groups
+// in creation order answer "least load among groups that fit", "first group that
+// fits with load at most X" and "how many groups fit" with pruning.
+//
+// # Deviations and errors
+//
+// One deviation: when Inputs.MaxDegree limits the CP degree below G, no group is
+// ever made larger than Inputs.DegreeLimit(): enlargement stops at the limit, a
+// widening or refill step that would pass it is not made and the full-group
+// fallback (G ranks) is not taken; the ranks left empty stay idle in that
+// micro-batch (Diagnostics.IdleRankSlots), and VPP splitting treats them as the
+// end of the micro-batch. It never triggers in the conformance vectors.
+//
+// Where Megatron fails, Plan returns an error matching sched.ErrInvalidInput: an
+// item needing more than R ranks or min_cp_size above R (Megatron asserts), no
+// micro-batch to split for VPP (ErrCannotAlign), and, only on pools that are not
+// a power of two, widen_once indexing past the pool, refilling that loops forever
+// or lengthens a micro-batch past R ranks (Megatron returns rank lists for ranks
+// that do not exist), or group sizes that grow along the ranks
+// (ErrMegatronFails).
+package mcore
+
+import (
+	"cmp"
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/dcpsim/dcpsim/sched"
+)
+
+// Name is the registry name of the policy.
+const Name = "mcore"
+
+// CPythonSecondsPerWorkUnit is the CPython time of one work unit (see the package
+// doc): the least-squares fit through the origin of cpython_seconds against
+// WorkUnits over the seven batches of shared/conformance/mcore-dcp-g2-timing.jsonl
+// (Megatron's scheduler under CPython 3.11 on one core of a 2-core x86-64
+// machine; 256 to 4096 sequences, R = 32 to 128). R² = 0.995; the fitted times
+// are within 20% of the measured ones except on the smallest batch (0.017 s
+// fitted, 0.036 s measured, where fixed overheads dominate; Megatron's code on
+// that batch took 0.022 s on another machine). TestCPythonTimingFit recomputes it.
+const CPythonSecondsPerWorkUnit = 6.77e-8
+
+// Options are the policy's scenario options ([run.options.mcore]).
+type Options struct {
+	// MinCPSize is Megatron's --min-dynamic-context-parallel-size: the smallest CP
+	// degree of any sequence (a power of two, default 1).
+	MinCPSize int `toml:"min_cp_size"`
+}
+
+// maxMinCPSize bounds min_cp_size (the largest pool sched accepts).
+const maxMinCPSize = sched.MaxPoolRanks
+
+// Policy is Megatron-Core's packing-aware dynamic-CP scheduler.
+type Policy struct {
+	opts Options
+}
+
+var (
+	_ sched.Policy   = (*Policy)(nil)
+	_ sched.Promiser = (*Policy)(nil)
+	_ sched.Factory  = New
+)
+
+// New builds the policy from its options (min_cp_size defaults to 1).
+func New(decode func(any) error) (sched.Policy, error) {
+	o := Options{MinCPSize: 1}
+	if err := decode(&o); err != nil {
+		return nil, err
+	}
+	if o.MinCPSize < 1 || o.MinCPSize > maxMinCPSize || !sched.IsPow2(o.MinCPSize) {
+		return nil, fmt.Errorf("min_cp_size = %d: must be a power of two in [1, %d]", o.MinCPSize, maxMinCPSize)
+	}
+	return &Policy{opts: o}, nil
+}
+
+// Name returns "mcore".
+func (*Policy) Name() string { return Name }
+
+// Promises: every rank within B. Coverage and alignment hold only in some
+// settings (see the package doc), so they are not promised.
+func (*Policy) Promises() sched.Promises {
+	return sched.Promises{WithinBudget: true}
+}
+
+// ErrCannotAlign is returned (wrapped) when VPP alignment finds no micro-batch with
+// two CP groups to split, where Megatron's align_sample_id_groups asserts. It
+// matches sched.ErrInvalidInput under errors.Is.
+var ErrCannotAlign error = inputError("micro-batch count cannot be aligned to a multiple of N")
+
+// ErrMegatronFails is returned (wrapped) where Megatron's own code raises or
+// asserts on the input (only seen with pools that are not a power of two). It
+// matches sched.ErrInvalidInput under errors.Is.
+var ErrMegatronFails error = inputError("Megatron's scheduler fails on this input")
+
+// inputError is an error that blames the input (errors.Is matches
+// sched.ErrInvalidInput).
+type inputError string
+
+func (e inputError) Error() string { return string(e) }
+
+// Is reports that an inputError is an invalid input.
+func (e inputError) Is(target error) bool { return target == sched.ErrInvalidInput }
+
+// Plan runs Megatron's scheduler on the batch.
+func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
+	if err := in.Check(lengths); err != nil {
+		return nil, fmt.Errorf("mcore: %w", err)
+	}
+	limit := in.DegreeLimit()
+	minCP := p.opts.MinCPSize
+	if minCP > limit {
+		return nil, fmt.Errorf("mcore: %w: min_cp_size = %d exceeds the largest CP degree %d (pool %d, engine limit %d)",
+			sched.ErrInvalidInput, minCP, limit, in.PoolRanks, in.MaxDegree)
+	}
+	if len(lengths) > 1<<31-1 {
+		return nil, fmt.Errorf("mcore: %w: %d sequences", sched.ErrInvalidInput, len(lengths))
+	}
+	cpLog := make([]uint8, len(lengths)) // log2 of Megatron's dcp_gpus_needed
+	for i, s := range lengths {
+		cp := max(minCP, sched.MemoryDegree(s, in.BudgetTokens))
+		cpLog[i] = uint8(bits.TrailingZeros(uint(cp)))
+		if cp > limit {
+			// Only when the limit is not a power of two: Check allowed s <= limit·B.
+			top := 1 << (bits.Len(uint(limit)) - 1)
+			return nil, fmt.Errorf("mcore: %w", &sched.ErrSequenceTooLong{Seq: i, Tokens: s, MaxTokens: top * in.BudgetTokens,
+				Why: fmt.Sprintf("Megatron's largest power-of-two CP group (%d ranks · B = %d)", top, in.BudgetTokens)})
+		}
+	}
+
+	diag := &Diagnostics{}
+	b := newBuilder(lengths, cpLog, in, diag)
+
+	items := sortedByLength(lengths)
+	if n := len(items); n > 1 {
+		b.work += int64(n) * int64(bits.Len(uint(n-1)))
+	}
+
+	var mbs []sched.Microbatch
+	for len(items) > 0 {
+		mb, err := b.next(items)
+		if err != nil {
+			return nil, err
+		}
+		mbs = append(mbs, mb)
+		items = append(items[:0], b.leftovers...) // the next call's items, in order
+	}
+
+	work := b.work
+	if n := in.GroupSizeN(); in.VPP > 1 && n > 1 {
+		al := &aligner{ranks: in.PoolRanks, limit: limit, diag: diag}
+		var err error
+		if mbs, err = al.align(mbs, n); err != nil {
+			return nil, err
+		}
+		work += al.work
+	}
+
+	diag.Microbatches = len(mbs)
+	diag.WorkUnits = work
+	return &sched.Plan{Policy: Name, PoolRanks: in.PoolRanks, Microbatches: mbs, WorkUnits: work, Diagnostics: diag}, nil
+}
+
+// sortedByLength returns the ids in Python's stable sort by length, descending:
+// equal lengths keep id order.
+func sortedByLength(lengths []int) []int32 {
+	items := make([]int32, len(lengths))
+	longest := slices.Max(lengths)
+	if longest < 1<<32 {
+		// One uint64 key per id: the complemented length above the id.
+		keys := make([]uint64, len(lengths))
+		for i, s := range lengths {
+			keys[i] = uint64(^uint32(s))<<32 | uint64(i)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			items[i] = int32(uint32(k))
+		}
+		return items
+	}
+	for i := range items {
+		items[i] = int32(i)
+	}
+	slices.SortFunc(items, func(x, y int32) int {
+		if c := cmp.Compare(lengths[y], lengths[x]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	return items
+}
+
+// Diagnostics explain a plan.
+type Diagnostics struct {
+	// Microbatches is the number of micro-batches, after VPP alignment.
+	Microbatches int `json:"microbatches"`
+	// Fallbacks counts micro-batches replaced by one full-pool group.
+	Fallbacks int `json:"fallbacks"`
+	// Widenings counts widen_once steps (a group doubled to fill empty ranks).
+	Widenings int `json:"widenings"`
+	// Enlarged counts items placed at a CP degree above cp_min (their memory
+	// degree, at least min_cp_size), before any widening.
+	Enlarged int `json:"enlarged"`
+	// VPPSplits counts micro-batches split by VPP alignment.
+	VPPSplits int `json:"vpp_splits"`
+	// IdleRankSlots counts (rank, micro-batch) slots left idle by the degree-limit
+	// deviation (0 without Inputs.MaxDegree).
+	IdleRankSlots int `json:"idle_rank_slots"`
+	// WorkUnits is the plan's work count (see the package doc).
+	WorkUnits int64 `json:"work_units"`
+}
+
+// Summary lists the diagnostics in a fixed order.
+func (d *Diagnostics) Summary() []sched.KV {
+	kv := func(name string, v any) sched.KV { return sched.KV{Name: name, Value: fmt.Sprint(v)} }
+	return []sched.KV{
+		kv("micro-batches", d.Microbatches),
+		kv("fallbacks", d.Fallbacks),
+		kv("widenings", d.Widenings),
+		kv("enlarged items", d.Enlarged),
+		kv("vpp splits", d.VPPSplits),
+		kv("idle rank-slots", d.IdleRankSlots),
+		kv("work units", d.WorkUnits),
+	}
+}
