@@ -86,6 +86,14 @@ type Diagnostics interface {
 	Summary() []KV
 }
 
+// LoadTargeter is implemented by diagnostics of policies that pack against one
+// per-rank load target (HyDra's Λ*), so reports can show each MB's max load
+// relative to it.
+type LoadTargeter interface {
+	// LoadTargetTokens2 returns the per-rank load target in tokens².
+	LoadTargetTokens2() float64
+}
+
 // KV is one named diagnostic value, already formatted.
 type KV struct {
 	// Name of the quantity, e.g. "Λ*".

@@ -260,17 +260,16 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, iteration int, lengths []int
 	}
 	fmt.Fprintf(w, "policy %s on %s, iteration %d: %s sequences, %s tokens; G = %d, B = %d, pp %d, vpp %d\n",
 		plan.Policy, sc.Name, iteration, thousands(int64(len(lengths))), thousands(tokens), in.PoolRanks, in.BudgetTokens, in.PP, in.VPP)
-	note := ""
-	if defaultRatio {
-		note = " (default 2^24: the cost model will supply θ/c; --overhead-ratio to change)"
-	}
 	st := sched.ComputeStats(plan, lengths)
 	hw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(hw, "θ/c\t%.4g tokens²%s\n", in.OverheadRatio, note)
 	if plan.Diagnostics != nil {
 		for _, kv := range plan.Diagnostics.Summary() {
 			fmt.Fprintf(hw, "%s\t%s\n", kv.Name, kv.Value)
 		}
+	}
+	target, hasTarget := plan.Diagnostics.(sched.LoadTargeter)
+	if hasTarget && defaultRatio {
+		fmt.Fprintf(hw, "note\tθ/c = 2^24 tokens² is the default until the cost model supplies it (--overhead-ratio)\n")
 	}
 	fmt.Fprintf(hw, "planner\t%s microbatches, %s work units, %.2f ms Go wall time (this machine)\n",
 		thousands(int64(len(plan.Microbatches))), thousands(plan.WorkUnits), wall.Seconds()*1e3)
@@ -282,13 +281,27 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, iteration int, lengths []int
 	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "MB\tgroups (count×degree)\tmax load (M tok²)\tmin load\tmax tokens\tmin tokens\tI = Σs²/R (M)\tclosed\t")
+	header := "MB\tgroups (count×degree)\tmax load (M tok²)\tmin load\tmax tokens\tmin tokens\tI = Σs²/R (M)\t"
+	if hasTarget {
+		header += "max/Λ*\t"
+	}
+	fmt.Fprintln(tw, header)
 	for m, ms := range st.Microbatches {
-		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%.1f\t%.0f\t%.0f\t%.1f\t%s\t\n", m, groupsByDegree(plan.Microbatches[m]),
-			ms.MaxLoad/1e6, ms.MinLoad/1e6, ms.MaxTokens, ms.MinTokens, ms.Intensity/1e6, plan.Microbatches[m].Closed)
+		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%.1f\t%.0f\t%.0f\t%.1f\t", m, groupsByDegree(plan.Microbatches[m]),
+			ms.MaxLoad/1e6, ms.MinLoad/1e6, ms.MaxTokens, ms.MinTokens, ms.Intensity/1e6)
+		if hasTarget {
+			fmt.Fprintf(tw, "%.3f\t", ms.MaxLoad/target.LoadTargetTokens2())
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	fmt.Fprintln(w, "\nwhy each microbatch closed:")
+	for m, mb := range plan.Microbatches {
+		if mb.Closed != "" {
+			fmt.Fprintf(w, "  %d: %s\n", m, mb.Closed)
+		}
 	}
 
 	// The longest sequences: the degree they got beside Megatron's memory minimum.

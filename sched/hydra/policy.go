@@ -119,6 +119,9 @@ type Diagnostics struct {
 	ScanSteps int64 `json:"scan_steps,omitempty"`
 }
 
+// LoadTargetTokens2 returns Λ* (sched.LoadTargeter).
+func (d *Diagnostics) LoadTargetTokens2() float64 { return d.LoadTarget }
+
 // Summary lists the diagnostics in a fixed order.
 func (d *Diagnostics) Summary() []sched.KV {
 	g := func(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
