@@ -9,6 +9,8 @@ run:
 	$(GO) run ./cmd/dcpsim scenarios show $(SCENARIO)
 	@echo
 	$(GO) run ./cmd/dcpsim workload stats --scenario $(SCENARIO)
+	@echo
+	$(GO) run ./cmd/dcpsim plan --policy hydra --scenario $(SCENARIO)
 
 ## test: gofmt check, go vet, staticcheck, and every test.
 test:
