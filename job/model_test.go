@@ -1,11 +1,7 @@
 package job
 
 import (
-	"go/parser"
-	"go/token"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -514,37 +510,6 @@ func TestModelTOMLTags(t *testing.T) {
 				t.Errorf("%s.%s and %s share toml tag %q", typ.Name(), f.Name, prev, tag)
 			}
 			seen[tag] = f.Name
-		}
-	}
-}
-
-// TestImportsOnlyStandardLibrary keeps package job a leaf (doc.go).
-func TestImportsOnlyStandardLibrary(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("glob: %v (%d files)", err, len(files))
-	}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := parser.ParseFile(fset, name, src, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") {
-				t.Errorf("%s imports %s; package job may import only the standard library", name, path)
-			}
-			if path == "os" || path == "net" || strings.HasPrefix(path, "net/") {
-				t.Errorf("%s imports %s; package job does no I/O", name, path)
-			}
 		}
 	}
 }

@@ -88,11 +88,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if *iteration < 0 {
 		return badInput("--iteration = %d: must be >= 0", *iteration)
 	}
-	name := *scenario
-	if name == "" {
-		name = scenarios.DefaultPreset
-	}
-	sc, err := scenarios.Resolve(name)
+	sc, err := resolveScenario(*scenario)
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,14 @@ func runScenarios(args []string, stdout, stderr io.Writer) error {
 	return badInput("unknown scenarios subcommand %q (list, show, check)", args[0])
 }
 
+// resolveScenario loads an embedded scenario or a file; empty means the default.
+func resolveScenario(arg string) (*scenarios.Scenario, error) {
+	if arg == "" {
+		arg = scenarios.DefaultPreset
+	}
+	return scenarios.Resolve(arg)
+}
+
 func listScenarios(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tGPUS\tMODEL\tLAYOUT\tCONTEXT\tBATCH TOKENS\tPOLICIES")

@@ -122,11 +122,7 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 			pooled = lengths
 		}
 	} else {
-		name := *scenario
-		if name == "" {
-			name = scenarios.DefaultPreset
-		}
-		sc, err := scenarios.Resolve(name)
+		sc, err := resolveScenario(*scenario)
 		if err != nil {
 			return err
 		}

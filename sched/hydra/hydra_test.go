@@ -5,15 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/parser"
-	"go/token"
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -459,31 +455,6 @@ func TestDiagnostics(t *testing.T) {
 	}
 	if p.WorkUnits != p.Diagnostics.(*Diagnostics).HeapOps+p.Diagnostics.(*Diagnostics).SequenceVisits || p.WorkUnits <= 0 {
 		t.Errorf("WorkUnits %d", p.WorkUnits)
-	}
-}
-
-// TestDeterministicCoreImports keeps the package free of I/O, the clock and
-// global randomness.
-func TestDeterministicCoreImports(t *testing.T) {
-	forbidden := map[string]bool{"os": true, "io/ioutil": true, "time": true, "math/rand": true, "math/rand/v2": true, "net": true, "syscall": true}
-	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			if path, _ := strconv.Unquote(imp.Path.Value); forbidden[path] {
-				t.Errorf("%s imports %q", name, path)
-			}
-		}
 	}
 }
 
