@@ -2,7 +2,70 @@
 // profiles (every constant with its provenance), the operator costs built from a
 // profile and a model preset, and the fits that turn measurements into profile
 // curves. Communication costs live in sim/network, priced by the same profile's
-// link constants; calib knows nothing of policies or the engine.
+// link constants; calib knows nothing of policies or the engine. The evidence and
+// the [Rn] references are in shared/research/costmodel.md.
+//
+// # Profiles
+//
+// calib/profiles/<GPU>.toml are embedded (ProfileNames, LookupProfile) for the GPU
+// kinds scenarios name: A100-80G, B200, H100-SXM, H20, H20-3e, H200, H800. Every
+// constant is a table {value, source}; the source is a costmodel.md reference
+// ("[R1] ..."), a paper ("arxiv.org/abs/..."), "fit:calib/testdata/<file>.csv
+// (<citation>)" for a curve fitted to a published table, or "assumption: <why>"
+// (for example a curve shape transferred from the nearest part with its Max
+// rescaled to this part's published point). ParseProfile is strict (unknown keys
+// are errors with their line) and validates; WriteTOML writes the canonical form
+// the embedded files are in. A test refits every "fit:" constant from its file.
+//
+// The curves are η(x) = Max·x/(x + Half), efficiency relative to a peak: GEMM and
+// attention against PeakBF16FLOPs with x in tokens (GEMM rows per rank; attention
+// block length), collectives against NVLinkBytesPerSecond (collective_intra) or
+// NICBytesPerSecond (collective_inter) with x the bytes per rank. A collective
+// curve's Half already contains a fixed cost: S bytes take S/(B·Max) + Half/(B·Max)
+// seconds, so a model that adds the base latencies on top counts latency twice at
+// small sizes.
+//
+// # Compute costs
+//
+// NewCompute(profile, job) prices one job (see Compute): per rank (one TP group;
+// times are per GPU, FLOPs/TP) and per layer,
+//
+//	GEMM fwd   2·T·N_lin/(peak·η_gemm(T)), the routed experts at η_gemm(T·k·ep/E)
+//	GEMM bwd   2 × fwd
+//	attn fwd   c·s²/k /(peak·η_fwd(block)),   c = n_h·(d_qk + d_v)  (job.Model)
+//	attn bwd   r·c·s²/k /(peak·η_bwd(block)), r = (3·d_qk + 2·d_v)/(d_qk + d_v)
+//	LM head    2·T·h·V/(peak·η_gemm(T)) fwd, 2 × that bwd, last stage only
+//	optimizer  params·28 bytes / HBM bandwidth
+//
+// with T the rank's tokens, s a sequence on a CP group of k ranks and block the
+// length its kernel runs at (KernelBlockTokens). The attention FLOPs follow
+// FlashAttention's convention (fwd 4·s²·n_h·d/2 causal, bwd 2.5×), the convention
+// of the published TFLOPS the attention curves are fitted to, so those
+// efficiencies apply unconverted; Megatron's MFU count (bwd 2×, 3× in all) would
+// credit the same kernel time with 3/3.5 of the FLOPs (costmodel §2.1).
+// Overhead derives HyDra's θ/c (shared/spec/hydra-scheduler.md §3) from the same
+// constants.
+//
+// # Measurements
+//
+// A measurements CSV (ReadMeasurements, WriteMeasurements) has the header
+// operation,shape,seconds,repeats; '#' lines are comments. Fit maps each row to a
+// curve, a size x and the work that would take work/peak seconds at 100%:
+//
+//	gemm            shape m, n, k [, batch=1]       x = m     FLOPs = 2·batch·m·n·k
+//	attention_fwd   shape seq, heads, head_dim      x = seq   FLOPs = 2·batch·heads·seq²·(d_qk+d_v)/2
+//	                (or head_dim_qk and head_dim_v)           (causal=1, the default;
+//	                [, batch=1, kv_heads, causal=1])           causal=0 does not halve)
+//	attention_bwd   as attention_fwd                x = seq   FLOPs = fwd·(3·d_qk+2·d_v)/(d_qk+d_v)
+//	<kind>_intra    shape bytes, ranks              x = bytes BusBytes(kind, false, ...), over NVLink
+//	<kind>_inter    shape bytes, ranks,             x = bytes BusBytes(kind, true, ...), over the NIC
+//	                gpus_per_node
+//
+// where <kind> is all_to_all, send_recv, all_reduce, all_gather or
+// reduce_scatter and "bytes" is the per-rank buffer. kv_heads is recorded but does
+// not change FLOPs. Unknown operations or shape keys are errors. FitCurve fits one
+// curve by weighted least squares on 1/η against 1/x and refuses ill-conditioned
+// data.
 package calib
 
 // Const is one calibration constant and where it came from: a datasheet URL, a

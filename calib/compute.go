@@ -1,0 +1,297 @@
+package calib
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dcpsim/dcpsim/job"
+)
+
+// Compute prices the computation of one job on one GPU kind: GEMMs, core
+// attention, the LM head and the optimizer step, per rank, from the profile's
+// peak, HBM bandwidth and efficiency curves and the model's FLOP counts. A rank is
+// one member of the HDP pool, i.e. one TP group of Job.Parallel.TP GPUs; every
+// time is that of one of its GPUs, which does 1/TP of the FLOPs.
+//
+// All methods are pure; a Compute is safe for concurrent use.
+type Compute struct {
+	// Profile is the GPU's calibration.
+	Profile *Profile
+	// Job is the model and layout being priced.
+	Job job.Job
+
+	stageFirst  []int // first layer of each pipeline stage
+	stageLayers []int // layers of each pipeline stage
+}
+
+// NewCompute checks the profile and the parts of the job the cost model reads
+// (model, tp, pp, ep, stage split) and returns a Compute.
+func NewCompute(p *Profile, j job.Job) (*Compute, error) {
+	if p == nil {
+		return nil, errors.New("calib: nil profile")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("calib: profile %q: %w", p.Name, err)
+	}
+	if err := j.Model.Validate(); err != nil {
+		return nil, fmt.Errorf("calib: %w", err)
+	}
+	par := j.Parallel
+	switch {
+	case par.TP < 1:
+		return nil, fmt.Errorf("calib: parallel.tp = %d: must be >= 1", par.TP)
+	case par.EP < 1:
+		return nil, fmt.Errorf("calib: parallel.ep = %d: must be >= 1", par.EP)
+	case j.Model.RoutedExperts > 0 && j.Model.RoutedExperts%par.EP != 0:
+		return nil, fmt.Errorf("calib: parallel.ep = %d: must divide model.routed_experts (%d)", par.EP, j.Model.RoutedExperts)
+	}
+	stages, err := j.StageLayers()
+	if err != nil {
+		return nil, fmt.Errorf("calib: %w", err)
+	}
+	c := &Compute{Profile: p, Job: j, stageLayers: stages}
+	first := 0
+	for _, n := range stages {
+		c.stageFirst = append(c.stageFirst, first)
+		first += n
+	}
+	return c, nil
+}
+
+// flopsSeconds is the time of flops FLOPs on one GPU of the rank at efficiency
+// eta; no work takes no time, however low eta is.
+func (c *Compute) flopsSeconds(flops, eta float64) float64 {
+	if flops == 0 {
+		return 0
+	}
+	return flops / (float64(c.Job.Parallel.TP) * c.Profile.PeakBF16FLOPs.Value * eta)
+}
+
+// ExpertTokens is the number of tokens one routed expert's GEMM sees when a rank
+// holds tokens tokens: tokens·top_k / (experts per rank) = tokens·k·ep/E, under
+// uniform routing (each rank of an EP group receives, on average, as many
+// token-expert pairs as it sends, spread evenly over its E/ep local experts). It
+// is 0 for a dense model.
+func (c *Compute) ExpertTokens(tokens int) float64 {
+	m := c.Job.Model
+	if m.RoutedExperts == 0 {
+		return 0
+	}
+	return float64(tokens) * float64(m.TopK) * float64(c.Job.Parallel.EP) / float64(m.RoutedExperts)
+}
+
+// GEMMFwdSeconds is the forward time of the linear layers of the 0-based layer for
+// tokens tokens on one rank:
+//
+//	2·tokens·(N_lin − N_exp) / (TP·peak·η_gemm(tokens))
+//	+ 2·tokens·N_exp / (TP·peak·η_gemm(ExpertTokens(tokens)))
+//
+// where N_lin = Model.LayerActiveLinearParams (attention projections, dense SwiGLU
+// or router + top-k routed + shared experts; costmodel §2.3) and N_exp = k·3·h·f_e
+// is the routed-expert part, whose GEMMs see only ExpertTokens rows each. With
+// uniform routing a rank does the expert FLOPs of its own tokens whatever EP is.
+// It panics if layer is out of range or tokens < 0.
+func (c *Compute) GEMMFwdSeconds(layer, tokens int) float64 {
+	if tokens < 0 {
+		panic(fmt.Sprintf("calib: GEMMFwdSeconds: tokens = %d < 0", tokens))
+	}
+	m := c.Job.Model
+	lin := m.LayerActiveLinearParams(layer) // panics on a bad layer
+	var exp float64
+	if m.IsMoELayer(layer) {
+		exp = m.LayerExpertParams(layer) * float64(m.TopK) / float64(m.RoutedExperts)
+	}
+	t := float64(tokens)
+	g := c.Profile.GEMM
+	return c.flopsSeconds(2*t*(lin-exp), g.At(t)) + c.flopsSeconds(2*t*exp, g.At(c.ExpertTokens(tokens)))
+}
+
+// GEMMBwdSeconds is the backward time of the layer's linear layers: twice the
+// forward FLOPs (data and weight gradients) at the forward's efficiencies.
+func (c *Compute) GEMMBwdSeconds(layer, tokens int) float64 {
+	return 2 * c.GEMMFwdSeconds(layer, tokens)
+}
+
+// LMHeadFwdSeconds is the forward time of the LM head (h → V projection) of the
+// last pipeline stage for tokens tokens: 2·tokens·h·V / (TP·peak·η_gemm(tokens)).
+// The head costs the same tied or not.
+func (c *Compute) LMHeadFwdSeconds(tokens int) float64 {
+	if tokens < 0 {
+		panic(fmt.Sprintf("calib: LMHeadFwdSeconds: tokens = %d < 0", tokens))
+	}
+	m := c.Job.Model
+	t := float64(tokens)
+	return c.flopsSeconds(2*t*float64(m.Hidden)*float64(m.Vocab), c.Profile.GEMM.At(t))
+}
+
+// LMHeadBwdSeconds is the LM head's backward time, twice its forward.
+func (c *Compute) LMHeadBwdSeconds(tokens int) float64 {
+	return 2 * c.LMHeadFwdSeconds(tokens)
+}
+
+// KernelBlockTokens is the sequence length the attention kernel sees when a
+// sequence of seqTokens tokens is split over a CP group whose ring dimension has
+// ringDegree ranks: seqTokens/ringDegree rounded up. Ulysses (ringDegree 1) keeps
+// the whole sequence and splits heads; a zig-zag ring runs one block of s/r
+// query tokens against s/r key tokens per step; Ulysses u inside a ring r sees s/r.
+func KernelBlockTokens(seqTokens, ringDegree int) int {
+	if seqTokens < 0 || ringDegree < 1 {
+		panic(fmt.Sprintf("calib: KernelBlockTokens(%d, %d): need seqTokens >= 0 and ringDegree >= 1", seqTokens, ringDegree))
+	}
+	return (seqTokens + ringDegree - 1) / ringDegree
+}
+
+// attentionFLOPs is the causal forward FLOPs one rank does for a sequence of s
+// tokens over a CP group of k ranks: c·s²/k (zig-zag sharding gives every rank
+// 1/k of the mask area; costmodel §2.2).
+func (c *Compute) attentionFLOPs(seqTokens, cpDegree, blockTokens int, fn string) float64 {
+	if seqTokens < 0 || cpDegree < 1 || (seqTokens > 0 && blockTokens < 1) {
+		panic(fmt.Sprintf("calib: %s(%d, %d, %d): need seqTokens >= 0, cpDegree >= 1, blockTokens >= 1",
+			fn, seqTokens, cpDegree, blockTokens))
+	}
+	return c.Job.Model.AttentionFwdFLOPs(seqTokens) / float64(cpDegree)
+}
+
+// AttentionFwdSeconds is one rank's causal core-attention forward time for its
+// share of one sequence of seqTokens tokens split over cpDegree ranks:
+//
+//	c·s²/k / (TP·peak·η_fwd(blockTokens)),   c = Model.AttentionFwdFLOPsPerSquareToken
+//
+// blockTokens is the length the kernel actually runs at (KernelBlockTokens: s for
+// Ulysses or no CP, s/r for a ring of r). FLOPs follow FlashAttention's convention
+// (costmodel §2.1), which is the convention the attention curves were fitted in,
+// so no 3.5/3 conversion applies here; an MFU-style count that takes the backward
+// as 2× the forward would have to scale FA-reported TFLOPS by 3/3.5. The curve
+// ignores the head count: Ulysses' fewer heads per rank at short lengths may run
+// below it. It panics if seqTokens < 0, cpDegree < 1, or seqTokens > 0 and
+// blockTokens < 1.
+func (c *Compute) AttentionFwdSeconds(seqTokens, cpDegree, blockTokens int) float64 {
+	f := c.attentionFLOPs(seqTokens, cpDegree, blockTokens, "AttentionFwdSeconds")
+	return c.flopsSeconds(f, c.Profile.AttentionFwd.At(float64(blockTokens)))
+}
+
+// AttentionBwdSeconds is the matching backward time: Model.AttentionBwdFactor
+// (2.5 for d_qk = d_v, 2.6 for DeepSeek-V3's MLA) times the forward FLOPs, at
+// η_bwd(blockTokens).
+func (c *Compute) AttentionBwdSeconds(seqTokens, cpDegree, blockTokens int) float64 {
+	f := c.attentionFLOPs(seqTokens, cpDegree, blockTokens, "AttentionBwdSeconds") * c.Job.Model.AttentionBwdFactor()
+	return c.flopsSeconds(f, c.Profile.AttentionBwd.At(float64(blockTokens)))
+}
+
+// Piece is one rank's share of one sequence in a microbatch: a sequence of
+// SeqTokens tokens on a CP group of CPDegree ranks (1: the whole sequence is
+// local), run by the attention kernel at BlockTokens (KernelBlockTokens).
+type Piece struct {
+	// SeqTokens is the sequence's length s.
+	SeqTokens int
+	// CPDegree is k, the ranks the sequence is split over.
+	CPDegree int
+	// BlockTokens is the length the attention kernel runs at.
+	BlockTokens int
+}
+
+// LayerSeconds is the compute time of one or more layers on one rank, split into
+// GEMM and core attention, forward and backward.
+type LayerSeconds struct {
+	// GEMMFwd and GEMMBwd are the linear layers' forward and backward seconds.
+	GEMMFwd, GEMMBwd float64
+	// AttentionFwd and AttentionBwd are core attention's forward and backward seconds.
+	AttentionFwd, AttentionBwd float64
+}
+
+// FwdSeconds is the forward time, GEMMs plus attention.
+func (s LayerSeconds) FwdSeconds() float64 { return s.GEMMFwd + s.AttentionFwd }
+
+// BwdSeconds is the backward time, GEMMs plus attention.
+func (s LayerSeconds) BwdSeconds() float64 { return s.GEMMBwd + s.AttentionBwd }
+
+// TotalSeconds is forward plus backward.
+func (s LayerSeconds) TotalSeconds() float64 { return s.FwdSeconds() + s.BwdSeconds() }
+
+// Add returns the sum of s and o.
+func (s LayerSeconds) Add(o LayerSeconds) LayerSeconds {
+	return LayerSeconds{s.GEMMFwd + o.GEMMFwd, s.GEMMBwd + o.GEMMBwd, s.AttentionFwd + o.AttentionFwd, s.AttentionBwd + o.AttentionBwd}
+}
+
+// Scale returns s with every part multiplied by f.
+func (s LayerSeconds) Scale(f float64) LayerSeconds {
+	return LayerSeconds{f * s.GEMMFwd, f * s.GEMMBwd, f * s.AttentionFwd, f * s.AttentionBwd}
+}
+
+// attentionSeconds sums the attention time of a rank's pieces for one layer.
+func (c *Compute) attentionSeconds(pieces []Piece) (fwd, bwd float64) {
+	for _, p := range pieces {
+		fwd += c.AttentionFwdSeconds(p.SeqTokens, p.CPDegree, p.BlockTokens)
+		bwd += c.AttentionBwdSeconds(p.SeqTokens, p.CPDegree, p.BlockTokens)
+	}
+	return fwd, bwd
+}
+
+// RankLayerSeconds is one rank's compute time for the 0-based layer in one
+// microbatch: the GEMMs of its tokens (normally Σ SeqTokens/CPDegree over the
+// pieces) and the core attention of each piece.
+func (c *Compute) RankLayerSeconds(layer, tokens int, pieces []Piece) LayerSeconds {
+	af, ab := c.attentionSeconds(pieces)
+	return LayerSeconds{
+		GEMMFwd: c.GEMMFwdSeconds(layer, tokens), GEMMBwd: c.GEMMBwdSeconds(layer, tokens),
+		AttentionFwd: af, AttentionBwd: ab,
+	}
+}
+
+// StageLayers returns the first layer and the layer count of a pipeline stage.
+// It panics if stage is out of range.
+func (c *Compute) StageLayers(stage int) (first, layers int) {
+	if stage < 0 || stage >= len(c.stageLayers) {
+		panic(fmt.Sprintf("calib: stage %d out of range [0, %d)", stage, len(c.stageLayers)))
+	}
+	return c.stageFirst[stage], c.stageLayers[stage]
+}
+
+// RankStageSeconds is one rank's compute time for all layers of a pipeline stage
+// (0-based) in one microbatch, as RankLayerSeconds summed over the stage's layers,
+// plus the LM head (in the GEMM parts) on the last stage.
+func (c *Compute) RankStageSeconds(stage, tokens int, pieces []Piece) LayerSeconds {
+	first, n := c.StageLayers(stage)
+	af, ab := c.attentionSeconds(pieces)
+	s := LayerSeconds{AttentionFwd: float64(n) * af, AttentionBwd: float64(n) * ab}
+	// Layers differ only dense vs MoE, so price one of each kind.
+	var dense, moe float64
+	dn, mn := 0, 0
+	for l := first; l < first+n; l++ {
+		if c.Job.Model.IsMoELayer(l) {
+			if mn == 0 {
+				moe = c.GEMMFwdSeconds(l, tokens)
+			}
+			mn++
+		} else {
+			if dn == 0 {
+				dense = c.GEMMFwdSeconds(l, tokens)
+			}
+			dn++
+		}
+	}
+	s.GEMMFwd = float64(dn)*dense + float64(mn)*moe
+	if stage == len(c.stageLayers)-1 {
+		s.GEMMFwd += c.LMHeadFwdSeconds(tokens)
+	}
+	s.GEMMBwd = 2 * s.GEMMFwd
+	return s
+}
+
+// OptimizerBytesPerParam is the HBM traffic of one Adam step per parameter with
+// BF16 parameters and gradients and FP32 master weights and moments (Megatron's
+// distributed optimizer, costmodel §4.5/§7.1): read gradient 2 + master 4 + m 4 +
+// v 4, write master 4 + m 4 + v 4 + BF16 parameter 2.
+const OptimizerBytesPerParam = 28
+
+// OptimizerStepSeconds is the time of one optimizer step over params parameters
+// (the shard this GPU updates, e.g. Ψ_rank/DP with a distributed optimizer): a
+// memory-bound pass, params·OptimizerBytesPerParam / HBMBytesPerSecond. It uses
+// the profile's HBM bandwidth as is, so it is a lower bound by the fraction of
+// bandwidth a fused Adam kernel reaches.
+func (c *Compute) OptimizerStepSeconds(params float64) float64 {
+	if params < 0 {
+		panic(fmt.Sprintf("calib: OptimizerStepSeconds: params = %v < 0", params))
+	}
+	return params * OptimizerBytesPerParam / c.Profile.HBMBytesPerSecond.Value
+}

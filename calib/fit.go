@@ -1,0 +1,235 @@
+package calib
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Limits on the data FitCurve accepts.
+const (
+	// MinFitSizes is the fewest distinct sizes a fit needs.
+	MinFitSizes = 3
+	// MinFitSpan is the least ratio of the largest to the smallest size: below it
+	// the 1/x regressor barely varies and Half is not identified.
+	MinFitSpan = 4.0
+	// MaxFitEfficiency is the largest asymptotic efficiency a fit may return. It is
+	// above 1 to tolerate boost clocks and link rates above the profile's nominal
+	// figure (NVLS all-reduce beats p2p NVLink), not more.
+	MaxFitEfficiency = 1.2
+)
+
+// ErrIllConditioned is wrapped by FitCurve's refusals of data that cannot
+// determine a curve: too few or too close sizes, or a fit outside the legal range.
+var ErrIllConditioned = errors.New("calib: ill-conditioned fit")
+
+// FitReport says how well a curve fits its measurements.
+type FitReport struct {
+	// Curve is the profile key of the fitted curve, e.g. "attention_fwd".
+	Curve string `json:"curve"`
+	// Operations lists the measurement operations that went into the fit, sorted.
+	Operations []string `json:"operations,omitempty"`
+	// Points is the number of measurements; Sizes the number of distinct sizes.
+	Points int `json:"points"`
+	Sizes  int `json:"sizes"`
+	// Max and Half are the fitted curve parameters.
+	Max  float64 `json:"max"`
+	Half float64 `json:"half"`
+	// RSquared is the coefficient of determination of the fitted efficiencies
+	// against the measured ones (1 when the data are exactly on the curve; 1 also
+	// when the data have no spread and the fit reproduces them).
+	RSquared float64 `json:"r_squared"`
+	// MaxRelErr is the largest |predicted − measured| / measured over the
+	// measurements' seconds.
+	MaxRelErr float64 `json:"max_rel_err"`
+}
+
+// String formats the report on one line.
+func (r FitReport) String() string {
+	return fmt.Sprintf("%s: max %.4g half %.4g (R² %.4f, max rel err %.1f%%, %d points at %d sizes)",
+		r.Curve, r.Max, r.Half, r.RSquared, 100*r.MaxRelErr, r.Points, r.Sizes)
+}
+
+// FitCurve fits η(x) = Max·x/(x + Half) to measurements of one operation: sizes x
+// (tokens or bytes), measured seconds, and the work of each (FLOPs or bus bytes)
+// that would take work/peak seconds at 100% efficiency. The efficiency of a
+// measurement is η = work/(seconds·peak), and 1/η = 1/Max + (Half/Max)·(1/x) is
+// linear in 1/x; FitCurve solves that by weighted linear least squares
+// (gonum/stat.LinearRegression) with weights 1/(1/η)², i.e. it minimises the
+// relative residuals, which are the relative errors of the predicted times.
+//
+// It refuses (wrapping ErrIllConditioned) fewer than MinFitSizes distinct sizes,
+// sizes spanning less than MinFitSpan×, and fits with Max outside
+// (0, MaxFitEfficiency] or Half < 0; and it returns a plain error for slices of
+// different lengths, a peak that is not positive, or any size, seconds or work that
+// is not a positive finite number. The returned Curve has empty sources: the caller
+// states where the data came from.
+func FitCurve(sizes, seconds, work []float64, peak float64) (Curve, FitReport, error) {
+	n := len(sizes)
+	if len(seconds) != n || len(work) != n {
+		return Curve{}, FitReport{}, fmt.Errorf("calib: fit: %d sizes, %d seconds, %d works: lengths differ", n, len(seconds), len(work))
+	}
+	if !(peak > 0) || math.IsInf(peak, 0) {
+		return Curve{}, FitReport{}, fmt.Errorf("calib: fit: peak = %v: must be a positive finite number", peak)
+	}
+	for i := range n {
+		for _, v := range []struct {
+			name string
+			x    float64
+		}{{"size", sizes[i]}, {"seconds", seconds[i]}, {"work", work[i]}} {
+			if !(v.x > 0) || math.IsInf(v.x, 0) {
+				return Curve{}, FitReport{}, fmt.Errorf("calib: fit: point %d: %s = %v: must be a positive finite number", i, v.name, v.x)
+			}
+		}
+	}
+	distinct := slices.Clone(sizes)
+	slices.Sort(distinct)
+	distinct = slices.Compact(distinct)
+	if len(distinct) < MinFitSizes {
+		return Curve{}, FitReport{}, fmt.Errorf("%w: %d distinct sizes, need at least %d", ErrIllConditioned, len(distinct), MinFitSizes)
+	}
+	if span := distinct[len(distinct)-1] / distinct[0]; span < MinFitSpan {
+		return Curve{}, FitReport{}, fmt.Errorf("%w: sizes span %.3g× (%g to %g), need at least %g×",
+			ErrIllConditioned, span, distinct[0], distinct[len(distinct)-1], MinFitSpan)
+	}
+
+	u := make([]float64, n)   // 1/x
+	inv := make([]float64, n) // 1/η
+	w := make([]float64, n)
+	for i := range n {
+		u[i] = 1 / sizes[i]
+		inv[i] = seconds[i] * peak / work[i]
+		w[i] = 1 / (inv[i] * inv[i])
+	}
+	alpha, beta := stat.LinearRegression(u, inv, w, false)
+	if !(alpha > 0) || 1/alpha > MaxFitEfficiency {
+		return Curve{}, FitReport{}, fmt.Errorf("%w: fitted Max = %.4g is outside (0, %g]: the data do not saturate (measure larger sizes)",
+			ErrIllConditioned, 1/alpha, MaxFitEfficiency)
+	}
+	maxEff, half := 1/alpha, beta/alpha
+	if half < 0 {
+		return Curve{}, FitReport{}, fmt.Errorf("%w: fitted Half = %.4g < 0: efficiency falls with size (measure smaller sizes, or the data are noise)",
+			ErrIllConditioned, half)
+	}
+
+	c := Curve{Max: Const{Value: maxEff}, Half: Const{Value: half}}
+	eta := make([]float64, n)
+	etaHat := make([]float64, n)
+	rep := FitReport{Points: n, Sizes: len(distinct), Max: maxEff, Half: half}
+	for i := range n {
+		eta[i] = 1 / inv[i]
+		etaHat[i] = c.At(sizes[i])
+		predicted := work[i] / (peak * etaHat[i])
+		rep.MaxRelErr = max(rep.MaxRelErr, math.Abs(predicted-seconds[i])/seconds[i])
+	}
+	rep.RSquared = rSquared(etaHat, eta)
+	return c, rep, nil
+}
+
+// rSquared is 1 − SS_res/SS_tot of estimates against values; with no spread in
+// the values it is 1 if the estimates reproduce them (to 1e-12 relative) and 0
+// otherwise.
+func rSquared(estimates, values []float64) float64 {
+	mean := stat.Mean(values, nil)
+	var res, tot float64
+	for i, v := range values {
+		res += (v - estimates[i]) * (v - estimates[i])
+		tot += (v - mean) * (v - mean)
+	}
+	if tot <= 1e-24*mean*mean {
+		if res <= 1e-24*mean*mean*float64(len(values)) {
+			return 1
+		}
+		return 0
+	}
+	return 1 - res/tot
+}
+
+// Fit fits every curve the measurements cover onto a copy of base and returns
+// the copy, one report per fitted curve (in profile order) and an error if any
+// measurement is unusable or any fit is refused. Operations map to curves as
+// the package documentation says ("Measurements"): gemm → gemm, attention_fwd →
+// attention_fwd, attention_bwd → attention_bwd, <collective>_intra →
+// collective_intra, <collective>_inter → collective_inter. The work of each row
+// is taken against base's PeakBF16FLOPs (compute) or NVLinkBytesPerSecond /
+// NICBytesPerSecond (collectives), so those constants must be right before
+// fitting. Each fitted Max and Half gets Source = source (e.g. "fit:meas.csv");
+// every other constant stays as in base. The result is validated.
+func Fit(ms []Measurement, base *Profile, source string) (*Profile, []FitReport, error) {
+	if base == nil {
+		return nil, nil, errors.New("calib: fit: nil base profile")
+	}
+	if strings.TrimSpace(source) == "" {
+		return nil, nil, errors.New("calib: fit: empty source: say where the measurements came from")
+	}
+	type group struct {
+		sizes, seconds, work []float64
+		ops                  []string
+	}
+	groups := map[string]*group{}
+	for i, m := range ms {
+		if !(m.Seconds > 0) || math.IsInf(m.Seconds, 0) {
+			return nil, nil, fmt.Errorf("calib: fit: measurement %d (%s): seconds = %v: must be a positive finite number", i+1, m.Operation, m.Seconds)
+		}
+		p, err := toPoint(m)
+		if err != nil {
+			return nil, nil, fmt.Errorf("calib: fit: measurement %d: %w", i+1, err)
+		}
+		g := groups[p.curve]
+		if g == nil {
+			g = &group{}
+			groups[p.curve] = g
+		}
+		g.sizes = append(g.sizes, p.size)
+		g.seconds = append(g.seconds, p.seconds)
+		g.work = append(g.work, p.work)
+		if !slices.Contains(g.ops, m.Operation) {
+			g.ops = append(g.ops, m.Operation)
+		}
+	}
+	out := *base
+	var reports []FitReport
+	for _, key := range curveKeys {
+		g := groups[key]
+		if g == nil {
+			continue
+		}
+		target, peak := out.curve(key)
+		c, rep, err := FitCurve(g.sizes, g.seconds, g.work, peak.Value)
+		if err != nil {
+			return nil, nil, fmt.Errorf("calib: fit %s (%s): %w", key, strings.Join(g.ops, ", "), err)
+		}
+		c.Max.Source, c.Half.Source = source, source
+		*target = c
+		rep.Curve = key
+		slices.Sort(g.ops)
+		rep.Operations = g.ops
+		reports = append(reports, rep)
+	}
+	if err := out.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("calib: fit: the fitted profile is invalid: %w", err)
+	}
+	return &out, reports, nil
+}
+
+// curve returns a pointer to the curve with the given key and the peak its
+// efficiency is measured against (FLOP/s or bytes/s).
+func (p *Profile) curve(key string) (*Curve, Const) {
+	switch key {
+	case CurveGEMM:
+		return &p.GEMM, p.PeakBF16FLOPs
+	case CurveAttentionFwd:
+		return &p.AttentionFwd, p.PeakBF16FLOPs
+	case CurveAttentionBwd:
+		return &p.AttentionBwd, p.PeakBF16FLOPs
+	case CurveCollectiveIntra:
+		return &p.CollectiveIntra, p.NVLinkBytesPerSecond
+	case CurveCollectiveInter:
+		return &p.CollectiveInter, p.NICBytesPerSecond
+	}
+	panic(fmt.Sprintf("calib: unknown curve %q", key))
+}

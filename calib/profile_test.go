@@ -1,0 +1,217 @@
+package calib
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// gpuNames are the GPU kinds scenarios accept (scenarios.GPUNames; not imported,
+// so that scenarios may one day import calib).
+var gpuNames = []string{"A100-80G", "B200", "H100-SXM", "H20", "H20-3e", "H200", "H800"}
+
+func TestProfileNames(t *testing.T) {
+	if got := ProfileNames(); !slices.Equal(got, gpuNames) {
+		t.Errorf("ProfileNames() = %v, want %v", got, gpuNames)
+	}
+	_, err := LookupProfile("H1000")
+	if err == nil || !strings.Contains(err.Error(), `unknown GPU profile "H1000"`) || !strings.Contains(err.Error(), "H100-SXM, H20") {
+		t.Errorf("LookupProfile(H1000) error %v, want one listing the known names", err)
+	}
+}
+
+// TestEmbeddedProfiles: every embedded profile parses, validates, is in the
+// canonical form WriteTOML writes, and round-trips; LookupProfile returns copies.
+func TestEmbeddedProfiles(t *testing.T) {
+	for _, name := range ProfileNames() {
+		p, err := LookupProfile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		raw, err := profileFS.ReadFile("profiles/" + name + ".toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := p.MarshalTOML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out, raw) {
+			t.Errorf("%s: the embedded file is not in WriteTOML's canonical form", name)
+		}
+		back, err := ParseProfile(out, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *back != *p {
+			t.Errorf("%s: the profile does not round-trip through WriteTOML and ParseProfile", name)
+		}
+		p.GEMM.Max.Value = 0.01
+		if q, _ := LookupProfile(name); q.GEMM.Max.Value == 0.01 {
+			t.Errorf("%s: LookupProfile shares its result", name)
+		}
+	}
+}
+
+// TestRoundTripFittedValues: arbitrary floats and sources with quotes, backslashes
+// and non-ASCII survive WriteTOML and ParseProfile exactly.
+func TestRoundTripFittedValues(t *testing.T) {
+	p, err := LookupProfile("H800")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.AttentionFwd.Max = Const{Value: 0.1 + 0.2, Source: `fit:"meas".csv \ η×2`}
+	p.AttentionFwd.Half = Const{Value: 1.0 / 3 * 1e3, Source: "tab\there"}
+	p.GPUsPerNode.Value = 72
+	p.Description = ""
+	var b bytes.Buffer
+	if err := p.WriteTOML(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseProfile(b.Bytes(), "x.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *back != *p {
+		t.Errorf("round trip:\n got %+v\nwant %+v", back, p)
+	}
+	p.GEMM.Half.Source = ""
+	if err := p.WriteTOML(&b); err == nil {
+		t.Error("WriteTOML wrote a constant without a source")
+	}
+}
+
+// TestProvenance: every embedded constant has a source in one of the accepted
+// forms, and every "fit:calib/testdata/<file>" constant is what fitting that
+// file against the profile's own peaks gives (to the 4 digits written).
+func TestProvenance(t *testing.T) {
+	fitRE := regexp.MustCompile(`^fit:calib/testdata/([a-z0-9_]+\.csv) \(.+\)`)
+	for _, name := range ProfileNames() {
+		p, err := LookupProfile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range constSpecs() {
+			c := s.get(p)
+			src := c.Source
+			key := name + ": " + s.key
+			switch {
+			case strings.HasPrefix(src, "fit:"):
+				m := fitRE.FindStringSubmatch(src)
+				if m == nil {
+					t.Errorf("%s: source %q: want fit:calib/testdata/<file>.csv (<citation>)", key, src)
+					continue
+				}
+				curveKey, field, _ := strings.Cut(s.key, ".")
+				fitted, rep := fitTestdata(t, m[1], p)
+				if rep.Curve != curveKey {
+					t.Errorf("%s: cites %s, which fits %s", key, m[1], rep.Curve)
+					continue
+				}
+				want := fitted.Max.Value
+				if field == "half" {
+					want = fitted.Half.Value
+				}
+				if math.Abs(c.Value/want-1) > 5e-4 {
+					t.Errorf("%s = %v, but fitting %s gives %v", key, c.Value, m[1], want)
+				}
+			case strings.HasPrefix(src, "assumption: "), strings.Contains(src, "[R"), strings.Contains(src, "arxiv.org/"):
+				// A stated assumption or a cited source.
+			default:
+				t.Errorf("%s: source %q: want a [Rn] reference, a paper, fit:calib/testdata/... or assumption: ...", key, src)
+			}
+			if strings.Contains(src, "fit:calib/testdata/") {
+				file := regexp.MustCompile(`fit:calib/testdata/([a-z0-9_]+\.csv)`).FindStringSubmatch(src)[1]
+				if _, err := os.Stat(filepath.Join("testdata", file)); err != nil {
+					t.Errorf("%s: cites a missing file: %v", key, err)
+				}
+			}
+		}
+	}
+}
+
+// TestProfilesAgreeWithCostmodel spot-checks the §0 table of costmodel.md.
+func TestProfilesAgreeWithCostmodel(t *testing.T) {
+	for _, tc := range []struct {
+		name                      string
+		peakT, hbmGB, bwTB, nvlGB float64
+	}{
+		{"A100-80G", 312, 80, 2.0, 274},
+		{"H100-SXM", 989, 80, 3.35, 376},
+		{"H800", 989, 80, 3.35, 160},
+		{"H200", 989, 141, 4.8, 396.4},
+		{"H20", 148, 96, 4.0, 360},
+		{"H20-3e", 148, 141, 4.8, 360},
+		{"B200", 2250, 180, 8.0, 746},
+	} {
+		p, err := LookupProfile(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []float64{p.PeakBF16FLOPs.Value / 1e12, p.HBMBytes.Value / 1e9, p.HBMBytesPerSecond.Value / 1e12, p.NVLinkBytesPerSecond.Value / 1e9}
+		if want := []float64{tc.peakT, tc.hbmGB, tc.bwTB, tc.nvlGB}; !slices.Equal(got, want) {
+			t.Errorf("%s: peak TFLOPS, HBM GB, HBM TB/s, NVLink GB/s = %v, want %v", tc.name, got, want)
+		}
+	}
+	// The H20's FA3 point [R4] and the B200's FA4 point [R16b] are reproduced.
+	h20, _ := LookupProfile("H20")
+	if eta := h20.AttentionFwd.At(2048); math.Abs(eta-108.0/148) > 1e-3 {
+		t.Errorf("H20 attention fwd η(2K) = %.4f, want 108/148 = %.4f", eta, 108.0/148)
+	}
+	b200, _ := LookupProfile("B200")
+	if eta := b200.AttentionFwd.At(8192); math.Abs(eta-1418.0/2250) > 1e-3 {
+		t.Errorf("B200 attention fwd η(8K) = %.4f, want 1418/2250", eta)
+	}
+}
+
+func TestParseProfileStrict(t *testing.T) {
+	raw, err := profileFS.ReadFile("profiles/H20.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(raw)
+	for _, tc := range []struct {
+		name, edit string
+		want       []string
+	}{
+		{"unknown key", strings.Replace(src, "[gemm.max]\nvalue", "[gemm.max]\nvalu = 1\nvalue", 1), []string{"x.toml:", "unknown key gemm.max.valu"}},
+		{"unknown table", src + "\n[nvlink_latency]\nvalue = 1.0\nsource = \"x\"\n", []string{"unknown key nvlink_latency"}},
+		{"no source", strings.Replace(src, `source = "assumption: typical host-side`, `source = "" # `, 1), []string{"kernel_launch_seconds.source: empty"}},
+		{"out of range", strings.Replace(src, "value = 9.6e+10", "value = 96.0", 1), []string{"hbm_bytes.value = 96"}},
+		{"max above 1.2", strings.Replace(src, "value = 1.019", "value = 1.5", 1), []string{"gemm.max.value = 1.5", "(0, 1.2]"}},
+		{"fractional GPUs", strings.Replace(src, "value = 8.0", "value = 7.5", 1), []string{"gpus_per_node.value = 7.5", "integer"}},
+		{"bad name", strings.Replace(src, `name = "H20"`, `name = "H 20"`, 1), []string{`name = "H 20"`}},
+		{"syntax", src + "\n[oops\n", []string{"x.toml:"}},
+		{"wrong type", strings.Replace(src, "value = 1.019", `value = "high"`, 1), []string{"x.toml"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.edit == src {
+				t.Fatal("the edit did not apply")
+			}
+			_, err := ParseProfile([]byte(tc.edit), "x.toml")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+	// The line of an unknown key is reported.
+	edit := strings.Replace(src, "[gemm.max]\nvalue", "[gemm.max]\nvalu = 1\nvalue", 1)
+	line := strings.Count(edit[:strings.Index(edit, "valu = 1")], "\n") + 1
+	if _, err := ParseProfile([]byte(edit), "x.toml"); err == nil || !strings.Contains(err.Error(), "x.toml:"+strconv.Itoa(line)+": unknown key") {
+		t.Errorf("error %v, want one at line %d", err, line)
+	}
+}

@@ -1,0 +1,280 @@
+package calib
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+//go:embed profiles/*.toml
+var profileFS embed.FS
+
+// ProfileNames returns the names of the embedded profiles (the GPU kinds a
+// scenario's cluster.gpu may name), sorted.
+func ProfileNames() []string {
+	entries, err := profileFS.ReadDir("profiles")
+	if err != nil {
+		panic("calib: embedded profiles unreadable: " + err.Error())
+	}
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".toml"); ok && !e.IsDir() {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// LookupProfile parses and returns the embedded profile of the named GPU kind (a
+// fresh copy each call), or an error listing the known names.
+func LookupProfile(name string) (*Profile, error) {
+	if !slices.Contains(ProfileNames(), name) {
+		return nil, fmt.Errorf("calib: unknown GPU profile %q (known: %s)", name, strings.Join(ProfileNames(), ", "))
+	}
+	file := path.Join("profiles", name+".toml")
+	data, err := profileFS.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("calib: %w", err)
+	}
+	p, err := ParseProfile(data, "calib/"+file)
+	if err != nil {
+		return nil, err
+	}
+	if p.Name != name {
+		return nil, fmt.Errorf("calib/%s: name = %q: must equal the file name %q", file, p.Name, name)
+	}
+	return p, nil
+}
+
+// ParseProfile decodes a profile from TOML and validates it. It is strict: an
+// unknown key is an error naming the key and its line, and so is every problem
+// Validate finds. file names the data in error messages.
+func ParseProfile(data []byte, file string) (*Profile, error) {
+	var p Profile
+	md, err := toml.Decode(string(data), &p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		lines := tomlKeyLines(string(data))
+		var errs []error
+		for _, k := range und {
+			key := k.String()
+			if n := lineOfKey(lines, key); n > 0 {
+				errs = append(errs, fmt.Errorf("%s:%d: unknown key %s", file, n, key))
+			} else {
+				errs = append(errs, fmt.Errorf("%s: unknown key %s", file, key))
+			}
+		}
+		return nil, errors.Join(errs...)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &p, nil
+}
+
+// constSpec is one Const of a Profile: its TOML key, how to reach it, and the
+// range its value must lie in.
+type constSpec struct {
+	key     string
+	get     func(*Profile) *Const
+	lo, hi  float64
+	openLo  bool // lo itself is excluded
+	integer bool
+	unit    string
+}
+
+// constSpecs lists every Const of a Profile in TOML order. The ranges are wide
+// (a CPU measured as a "GPU" must fit) and only catch unit slips and typos.
+func constSpecs() []constSpec {
+	specs := []constSpec{
+		{key: "peak_bf16_flops", get: func(p *Profile) *Const { return &p.PeakBF16FLOPs }, lo: 1e9, hi: 1e17, unit: "FLOP/s"},
+		{key: "hbm_bytes", get: func(p *Profile) *Const { return &p.HBMBytes }, lo: 1e8, hi: 1e14, unit: "bytes"},
+		{key: "hbm_bytes_per_second", get: func(p *Profile) *Const { return &p.HBMBytesPerSecond }, lo: 1e9, hi: 1e14, unit: "bytes/s"},
+		{key: "gpus_per_node", get: func(p *Profile) *Const { return &p.GPUsPerNode }, lo: 1, hi: 1024, integer: true, unit: "GPUs"},
+		{key: "nvlink_bytes_per_second", get: func(p *Profile) *Const { return &p.NVLinkBytesPerSecond }, lo: 1e8, hi: 1e14, unit: "bytes/s"},
+		{key: "nic_bytes_per_second", get: func(p *Profile) *Const { return &p.NICBytesPerSecond }, lo: 1e7, hi: 1e13, unit: "bytes/s"},
+		{key: "intra_base_latency_seconds", get: func(p *Profile) *Const { return &p.IntraBaseLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
+		{key: "intra_hop_latency_seconds", get: func(p *Profile) *Const { return &p.IntraHopLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
+		{key: "inter_base_latency_seconds", get: func(p *Profile) *Const { return &p.InterBaseLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
+		{key: "inter_hop_latency_seconds", get: func(p *Profile) *Const { return &p.InterHopLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
+		{key: "kernel_launch_seconds", get: func(p *Profile) *Const { return &p.KernelLaunchSeconds }, lo: 0, hi: 0.001, unit: "s"},
+	}
+	for _, key := range curveKeys {
+		specs = append(specs,
+			constSpec{key: key + ".max", get: func(p *Profile) *Const { c, _ := p.curve(key); return &c.Max },
+				lo: 0, hi: MaxFitEfficiency, openLo: true, unit: "fraction of peak"},
+			constSpec{key: key + ".half", get: func(p *Profile) *Const { c, _ := p.curve(key); return &c.Half },
+				lo: 0, hi: 1e12, unit: "tokens or bytes"})
+	}
+	return specs
+}
+
+var profileNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Validate checks the profile: a name of [A-Za-z0-9._-] (at most 64 characters),
+// and every Const with a non-empty source and a finite value in its sane range
+// (curve Max in (0, MaxFitEfficiency], Half >= 0, gpus_per_node an integer, ...).
+// It returns every problem, joined, each naming the TOML key.
+func (p *Profile) Validate() error {
+	var errs []error
+	if !profileNameRE.MatchString(p.Name) {
+		errs = append(errs, fmt.Errorf("name = %q: must match %s", p.Name, profileNameRE))
+	}
+	for _, s := range constSpecs() {
+		c := s.get(p)
+		if strings.TrimSpace(c.Source) == "" {
+			errs = append(errs, fmt.Errorf("%s.source: empty: every constant needs its provenance (URL, paper table, fit:<file> or assumption: <why>)", s.key))
+		}
+		v := c.Value
+		bad := math.IsNaN(v) || v < s.lo || v > s.hi || (s.openLo && v == s.lo) || (s.integer && v != math.Trunc(v))
+		if bad {
+			lo := "["
+			if s.openLo {
+				lo = "("
+			}
+			what := ""
+			if s.integer {
+				what = "an integer "
+			}
+			errs = append(errs, fmt.Errorf("%s.value = %v: must be %sin %s%g, %g] %s", s.key, v, what, lo, s.lo, s.hi, s.unit))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// MarshalTOML encodes the profile as WriteTOML does.
+func (p *Profile) MarshalTOML() ([]byte, error) {
+	var b bytes.Buffer
+	if err := p.WriteTOML(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// WriteTOML writes the profile as TOML that ParseProfile reads back to an equal
+// Profile: name and description, then one table per constant ([peak_bf16_flops],
+// ..., [gemm.max], [gemm.half], ...) with value and source, in field order, values
+// in the shortest form that round-trips. The output is deterministic. It refuses
+// an invalid profile.
+func (p *Profile) WriteTOML(w io.Writer) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("calib: profile %q: %w", p.Name, err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# dcpsim calibration profile: SI units (FLOP/s, bytes, bytes/s, seconds, tokens);\n")
+	fmt.Fprintf(&b, "# every constant's source is its provenance. Curves: eta(x) = max*x/(x + half).\n")
+	fmt.Fprintf(&b, "name = %s\n", tomlQuote(p.Name))
+	fmt.Fprintf(&b, "description = %s\n", tomlQuote(p.Description))
+	for _, s := range constSpecs() {
+		c := s.get(p)
+		fmt.Fprintf(&b, "\n[%s]\nvalue = %s\nsource = %s\n", s.key, tomlFloat(c.Value), tomlQuote(c.Source))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// tomlFloat formats v as a TOML float that parses back to v exactly.
+func tomlFloat(v float64) string {
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eEn") { // "n": NaN and Inf, which Validate refuses anyway
+		s += ".0"
+	}
+	return s
+}
+
+// tomlQuote writes s as a TOML basic string.
+func tomlQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// tomlKeyLines maps the dotted keys of a simple TOML document (bare keys, [table]
+// headers, key = value lines) to the line where each is first written; it is only
+// for error messages, and unknown shapes of TOML just get no line.
+func tomlKeyLines(src string) map[string]int {
+	lines := map[string]int{}
+	table := ""
+	for i, line := range strings.Split(src, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || t[0] == '#' {
+			continue
+		}
+		var key string
+		if strings.HasPrefix(t, "[") {
+			end := strings.Index(t, "]")
+			if end < 0 {
+				continue
+			}
+			table = normKey(strings.Trim(t[:end], "[] "))
+			key = table
+		} else {
+			eq := strings.Index(t, "=")
+			if eq < 0 {
+				continue
+			}
+			key = normKey(t[:eq])
+			if table != "" {
+				key = table + "." + key
+			}
+		}
+		if _, ok := lines[key]; !ok {
+			lines[key] = i + 1
+		}
+	}
+	return lines
+}
+
+// normKey removes the blanks around the dots of a dotted key.
+func normKey(k string) string {
+	parts := strings.Split(k, ".")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return strings.Join(parts, ".")
+}
+
+// lineOfKey returns the line of key or of its longest written prefix, or 0.
+func lineOfKey(lines map[string]int, key string) int {
+	for k := key; k != ""; {
+		if n, ok := lines[k]; ok {
+			return n
+		}
+		dot := strings.LastIndex(k, ".")
+		if dot < 0 {
+			return 0
+		}
+		k = k[:dot]
+	}
+	return 0
+}

@@ -1,0 +1,175 @@
+package network
+
+import "github.com/dcpsim/dcpsim/calib"
+
+// transferSeconds is the time to push bytes through one link of peak bytes/s whose
+// efficiency is curve.At(sizeBytes), sizeBytes the collective's bytes per rank
+// (calib.BusBytes's convention, so a fitted curve applies as measured). Zero bytes
+// take no time.
+func transferSeconds(bytes, sizeBytes, peak float64, curve calib.Curve) float64 {
+	if bytes <= 0 {
+		return 0
+	}
+	return bytes / (peak * curve.At(sizeBytes))
+}
+
+func (t Topology) nvlinkSeconds(bytes, sizeBytes float64) float64 {
+	return transferSeconds(bytes, sizeBytes, t.NVLinkBytesPerSecond, t.CollectiveIntra)
+}
+
+func (t Topology) nicSeconds(bytes, sizeBytes float64) float64 {
+	return transferSeconds(bytes, sizeBytes, t.NICBytesPerSecond, t.CollectiveInter)
+}
+
+// oneHopSeconds is the latency of an operation whose messages each cross one hop
+// (all-to-all, send/recv): base + hop, inside a node or across nodes.
+func (t Topology) oneHopSeconds(crossesNodes bool) float64 {
+	if crossesNodes {
+		return t.InterBaseSeconds + t.InterHopSeconds
+	}
+	return t.IntraBaseSeconds + t.IntraHopSeconds
+}
+
+// AllToAllSeconds is the time of one all-to-all among the contiguous HDP ranks
+// [firstRank, firstRank+ranks) in which every rank holds bytesPerRank bytes and
+// sends a 1/ranks share to every rank (its own share stays local). A rank with m
+// group members on its node sends (m−1)/ranks of its buffer over NVLink and
+// (ranks−m)/ranks over its one NIC, concurrently; the slowest rank sets the time
+// (costmodel §4.1, §5.4):
+//
+//	T = max(intraBytes / (B_nvl·η_intra(S)), interBytes / (B_nic·η_inter(S))) + α
+//
+// with S = bytesPerRank, intraBytes taken on the node
+// holding the most members, interBytes on the node holding the fewest, and
+// α = base + hop (intra constants when the group sits in one node, inter
+// otherwise). A group of one rank, or no bytes, costs 0. It panics if the ranks
+// leave the pool.
+func AllToAllSeconds(t Topology, firstRank, ranks int, bytesPerRank float64) float64 {
+	if ranks <= 1 || bytesPerRank <= 0 {
+		return 0
+	}
+	s := t.Spans(Contiguous(firstRank, ranks))
+	k := float64(ranks)
+	peer := bytesPerRank / k
+	intra := t.nvlinkSeconds(float64(s.MaxLocal-1)*peer, bytesPerRank)
+	inter := t.nicSeconds(float64(ranks-s.MinLocal)*peer, bytesPerRank)
+	return max(intra, inter) + t.oneHopSeconds(s.Nodes > 1)
+}
+
+// SendRecvSeconds is the time of one ring step over the ring g (ranks in order,
+// the last sending to the first): every rank sends bytes to its successor while
+// receiving the same from its predecessor. A ring that touches more than one node
+// has at least two hops across nodes, and the step waits for the slowest, so it
+// runs at NIC speed (costmodel §4.2):
+//
+//	T = bytes / (B·η(bytes)) + base + hop,  B = B_nic if the ring crosses nodes else B_nvl
+//
+// A ring of one rank, or no bytes, costs 0. It panics if the ranks leave the pool.
+func SendRecvSeconds(t Topology, g Ranks, bytes float64) float64 {
+	if g.Count <= 1 || bytes <= 0 {
+		return 0
+	}
+	t.checkRank(g.First)
+	t.checkRank(g.Last())
+	if t.Node(g.First) != t.Node(g.Last()) {
+		return t.nicSeconds(bytes, bytes) + t.oneHopSeconds(true)
+	}
+	return t.nvlinkSeconds(bytes, bytes) + t.oneHopSeconds(false)
+}
+
+// ReduceScatterSeconds is the time of a reduce-scatter over g in which every rank
+// contributes bytes and keeps the reduced 1/Count of them. Inside one node it is
+// NCCL's ring (costmodel §5.3); across k nodes with m members each it is
+// hierarchical: a ring reduce-scatter inside each node, then a ring
+// reduce-scatter of each rank's S/m shard among the k nodes, the m NICs of a node
+// in parallel:
+//
+//	intra = (m−1)/m·S / (B_nvl·η_intra(S))   + IntraBase + (m−1)·IntraHop
+//	inter = (k−1)/k·S/m / (B_nic·η_inter(S)) + InterBase + (k−1)·InterHop
+//
+// with the intra term on the node with the most members and the inter term on the
+// one with the fewest; each term is dropped when its ring has one member. The
+// latency is NCCL's ring model, base + steps·hop (costmodel §5.2). A set of one
+// rank, or no bytes, costs 0. It panics if the ranks leave the pool.
+func ReduceScatterSeconds(t Topology, g Ranks, bytes float64) float64 {
+	return t.hierarchicalRingSeconds(g, bytes)
+}
+
+// AllGatherSeconds is the time of an all-gather over g in which every rank ends
+// with bytes, gathered from the 1/Count each holds. It mirrors
+// ReduceScatterSeconds (inter-node ring on the S/m shard, then the intra-node
+// ring) and costs the same.
+func AllGatherSeconds(t Topology, g Ranks, bytes float64) float64 {
+	return t.hierarchicalRingSeconds(g, bytes)
+}
+
+func (t Topology) hierarchicalRingSeconds(g Ranks, bytes float64) float64 {
+	if g.Count <= 1 || bytes <= 0 {
+		return 0
+	}
+	s := t.Spans(g)
+	if s.Nodes == 1 {
+		return t.intraRingSeconds(g.Count, bytes)
+	}
+	var sec float64
+	if s.MaxLocal > 1 {
+		sec += t.intraRingSeconds(s.MaxLocal, bytes)
+	}
+	k := float64(s.Nodes)
+	shard := bytes / float64(s.MinLocal)
+	sec += t.nicSeconds((k-1)/k*shard, bytes) + t.InterBaseSeconds + (k-1)*t.InterHopSeconds
+	return sec
+}
+
+// intraRingSeconds is a ring reduce-scatter or all-gather of bytes per rank among
+// n ranks of one node.
+func (t Topology) intraRingSeconds(n int, bytes float64) float64 {
+	if n <= 1 || bytes <= 0 {
+		return 0
+	}
+	fn := float64(n)
+	return t.nvlinkSeconds((fn-1)/fn*bytes, bytes) + t.IntraBaseSeconds + (fn-1)*t.IntraHopSeconds
+}
+
+// P2PSeconds is the time to send bytes from HDP rank r of pipeline stage `stage`
+// to the same HDP rank (and TP rank) of stage stage+1, the pipeline activation
+// (or, backwards, gradient) transfer of costmodel §4.6:
+//
+//	T = bytes / (B·η(bytes)) + base + hop
+//
+// on NVLink when the two GPUs share a node under the Megatron mapping (they are
+// G·tp GPUs apart, so only when a stage's G·tp GPUs are fewer than a node's),
+// otherwise over the NIC; at production sizes stages are always on different
+// nodes. It panics if stage+1 is not a stage or r is not a rank.
+func P2PSeconds(t Topology, stage, r int, bytes float64) float64 {
+	t.ForStage(stage + 1) // range check
+	t.checkRank(r)
+	if bytes <= 0 {
+		return 0
+	}
+	from := (stage*t.PoolRanks + r) * t.TP / t.GPUsPerNode
+	to := ((stage+1)*t.PoolRanks + r) * t.TP / t.GPUsPerNode
+	if from == to {
+		return t.nvlinkSeconds(bytes, bytes) + t.oneHopSeconds(false)
+	}
+	return t.nicSeconds(bytes, bytes) + t.oneHopSeconds(true)
+}
+
+// P2PActivationBytes is the bytes one GPU sends across a stage boundary for one
+// micro-batch of tokens tokens (per HDP rank): tokens·h·2 (BF16), split over the
+// tp ranks by sequence parallelism (costmodel §4.6). The backward gradient is the
+// same size.
+func P2PActivationBytes(t Topology, hidden, tokens int) float64 {
+	return float64(tokens) * float64(hidden) * 2 / float64(t.TP)
+}
+
+// TPSPLayerSeconds is the tensor-parallel communication of one transformer layer
+// with sequence parallelism for a rank holding tokens tokens: two all-gathers and
+// two reduce-scatters of tokens·h·2 bytes (the gathered activation) per pass,
+// forward and backward alike, on NVLink rings of tp GPUs (costmodel §4.7). It is
+// returned per pass (forward = backward) and is 0 for tp = 1. Megatron overlaps
+// part of it with the GEMMs; this is the un-overlapped cost.
+func TPSPLayerSeconds(t Topology, hidden, tokens int) float64 {
+	s := float64(tokens) * float64(hidden) * 2
+	return 4 * t.intraRingSeconds(t.TP, s)
+}

@@ -1,0 +1,346 @@
+package network
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dcpsim/dcpsim/job"
+)
+
+// CPExec is how a CP group executes attention across its ranks.
+type CPExec int
+
+const (
+	// Ulysses is DeepSpeed-Ulysses: all-to-alls of Q, K, V (sequence-sharded to
+	// head-sharded) before attention and of the output after it (costmodel §4.1).
+	Ulysses CPExec = iota + 1
+	// Ring is ring attention with zigzag load balance (Megatron CP, p2p): P−1
+	// send/recv steps of K/V blocks, each overlapped with one attention block
+	// (costmodel §4.2).
+	Ring
+	// UlyssesRing is HyDra's inner Ulysses × outer ring (USP 2D): Ulysses inside
+	// blocks of u contiguous ranks, a ring of r = P/u ranks strided by u across them
+	// (costmodel §4.3, HyDra §5.2.1).
+	UlyssesRing
+)
+
+var cpExecNames = [...]string{Ulysses: "ulysses", Ring: "ring", UlyssesRing: "ulysses-ring"}
+
+// CPExecNames returns the names ParseCPExec accepts, in CPExec order.
+func CPExecNames() []string {
+	return []string{cpExecNames[Ulysses], cpExecNames[Ring], cpExecNames[UlyssesRing]}
+}
+
+// String returns the exec's name ("ulysses", "ring", "ulysses-ring"), or
+// "CPExec(n)" for an invalid value.
+func (e CPExec) String() string {
+	if e >= Ulysses && e <= UlyssesRing {
+		return cpExecNames[e]
+	}
+	return fmt.Sprintf("CPExec(%d)", int(e))
+}
+
+// ParseCPExec returns the CPExec named s ("ulysses", "ring", "ulysses-ring"), or
+// an error listing the known names.
+func ParseCPExec(s string) (CPExec, error) {
+	for e := Ulysses; e <= UlyssesRing; e++ {
+		if cpExecNames[e] == s {
+			return e, nil
+		}
+	}
+	return 0, fmt.Errorf("network: unknown CP exec %q (known: %s)", s, strings.Join(CPExecNames(), ", "))
+}
+
+// MarshalText returns the exec's name; an invalid value is an error.
+func (e CPExec) MarshalText() ([]byte, error) {
+	if e < Ulysses || e > UlyssesRing {
+		return nil, fmt.Errorf("network: invalid CP exec %d", int(e))
+	}
+	return []byte(e.String()), nil
+}
+
+// UnmarshalText parses a name as ParseCPExec does, so a TOML or JSON string
+// decodes into a CPExec.
+func (e *CPExec) UnmarshalText(b []byte) error {
+	v, err := ParseCPExec(string(b))
+	if err != nil {
+		return err
+	}
+	*e = v
+	return nil
+}
+
+// headsPerTP is n_h/tp, the query heads one TP rank holds.
+func headsPerTP(t Topology, m job.Model) int { return m.QueryHeads / t.TP }
+
+// MaxCPDegree is the largest CP degree exec can run (the engine limit a policy's
+// MaxDegree comes from): Ulysses at most n_h/tp (one query head per rank at
+// least) and at most G; Ring and UlyssesRing are not bounded by heads, only by the
+// pool G. It returns 0 for an invalid exec.
+func MaxCPDegree(e CPExec, t Topology, m job.Model) int {
+	switch e {
+	case Ulysses:
+		return min(headsPerTP(t, m), t.PoolRanks)
+	case Ring, UlyssesRing:
+		return t.PoolRanks
+	}
+	return 0
+}
+
+// UlyssesDegreeFor picks the inner Ulysses degree u of a UlyssesRing group of
+// degree P: the largest power of two that divides P and is at most
+// min(P, RanksPerNode, n_h/tp), so the all-to-all stays inside NVLink and every
+// rank keeps a query head; the ring degree is P/u. It returns 1 when P < 1 or no
+// larger power of two qualifies (a plain ring).
+func UlyssesDegreeFor(t Topology, m job.Model, degree int) int {
+	limit := min(degree, t.RanksPerNode, headsPerTP(t, m))
+	u := 1
+	for 2*u <= limit && degree%(2*u) == 0 {
+		u *= 2
+	}
+	return u
+}
+
+// CPGroup is one CP group executing a sequence piece: its exec, its contiguous HDP
+// ranks [FirstRank, FirstRank+Degree) and the execution choices.
+type CPGroup struct {
+	// Exec is the CP execution.
+	Exec CPExec
+	// FirstRank is the lowest HDP rank of the group.
+	FirstRank int
+	// Degree is P, the number of ranks.
+	Degree int
+	// UlyssesDegree is u for UlyssesRing (it must divide Degree); 0 picks
+	// UlyssesDegreeFor. Ignored by Ulysses (u = P) and Ring (u = 1).
+	UlyssesDegree int
+	// OverlapAllToAll hides the Q, K, V all-to-alls (and their backward
+	// counterparts dQ, dK, dV) behind compute that does not depend on them, as
+	// HyDra §5.2.2 does; false leaves every all-to-all exposed, as Megatron-Core
+	// DCP does (HyDra §3.1, Fig. 9).
+	OverlapAllToAll bool
+}
+
+// CPOverlap is the compute, per rank and per layer, that the caller offers to hide
+// CP communication behind.
+type CPOverlap struct {
+	// AttentionFwdSeconds and AttentionBwdSeconds are the rank's core-attention
+	// time for the piece. Ring steps overlap with it: with zigzag each of the r
+	// ring steps computes an equal 1/r of it (costmodel §4.2).
+	AttentionFwdSeconds, AttentionBwdSeconds float64
+	// IndependentFwdSeconds and IndependentBwdSeconds are the compute that does
+	// not wait for the Q, K, V all-to-alls (the projections, RoPE, gate of HyDra
+	// §5.2.2, and their adjoints); used only when OverlapAllToAll is set.
+	IndependentFwdSeconds, IndependentBwdSeconds float64
+}
+
+// CPCost is the CP communication of one pass (forward or backward) of one layer
+// on the slowest rank of a group.
+type CPCost struct {
+	// PayloadBytes is what the rank's collectives carry: the all-to-all buffers of
+	// its own tokens (its local 1/u share included, as costmodel §4.8 counts) plus
+	// the ring blocks it sends.
+	PayloadBytes float64
+	// SentBytes is what leaves the rank: (u−1)/u of the all-to-all buffers plus the
+	// ring blocks (costmodel §4.1–§4.3).
+	SentBytes float64
+	// CommSeconds is the time the communication itself takes.
+	CommSeconds float64
+	// ExposedSeconds is the part of CommSeconds on the critical path, given the
+	// overlappable compute (at most CommSeconds).
+	ExposedSeconds float64
+}
+
+// CPLayerCost is the CP communication of one layer, forward and backward.
+type CPLayerCost struct {
+	// Fwd and Bwd are the two passes.
+	Fwd, Bwd CPCost
+}
+
+// perTokenBytes is the bytes one token contributes per layer on one GPU, after
+// the TP split: query, key, value and attention output (Ulysses), and key+value
+// (ring). K/V heads are split over tp as n_kv/tp when n_kv >= tp and replicated
+// (one per TP rank) otherwise.
+type perTokenBytes struct{ q, k, v, o float64 }
+
+func tokenBytes(t Topology, m job.Model) perTokenBytes {
+	tp := float64(t.TP)
+	nh, nkv := float64(m.QueryHeads), float64(m.KVHeads)
+	kvShare := 1 / nkv // per K/V head when replicated over TP
+	if m.KVHeads >= t.TP {
+		kvShare = 1 / tp
+	}
+	dqk, dv := float64(m.HeadDimQK), float64(m.HeadDimV)
+	return perTokenBytes{
+		q: 2 * nh * dqk / tp,
+		k: 2 * nkv * dqk * kvShare,
+		v: 2 * nkv * dv * kvShare,
+		o: 2 * nh * dv / tp,
+	}
+}
+
+// kvReplication is ρ = max(1, u / (n_kv per TP rank)): when the Ulysses degree
+// exceeds the K/V heads a TP rank holds, K/V heads are replicated so every rank
+// owns one, and K/V bytes grow by ρ (costmodel §4.1).
+func kvReplication(t Topology, m job.Model, u int) float64 {
+	kvLocal := max(m.KVHeads/t.TP, 1)
+	return max(1, float64(u)/float64(kvLocal))
+}
+
+// CPLayer prices the CP communication of one layer for a sequence piece of tokens
+// tokens (one sequence, or the packed sequences of the group, which then share one
+// ring pass) run by group g, forward and backward, on the group's slowest rank.
+// With x = tokens/P tokens per rank and per-GPU per-token bytes Q, K, V, O (and
+// K_ring = K+V), ρ the K/V replication factor:
+//
+//   - Ulysses (u = P): forward all-to-alls of x·Q, x·ρK, x·ρV before attention and
+//     x·O after; backward the same four (dO, dQ, dK, dV). Exposed: all of it, or
+//     with OverlapAllToAll, the O (dO) all-to-all plus max(0, t_Q+t_K+t_V −
+//     Independent{Fwd,Bwd}Seconds).
+//   - Ring (u = 1, r = P): r−1 steps of SendRecvSeconds(x·K_ring) forward and
+//     r−1 of SendRecvSeconds(2·x·K_ring) backward (K/V and dK/dV travel
+//     together). Exposed = (r−1)·max(0, step − Attention{Fwd,Bwd}Seconds/r).
+//   - UlyssesRing (P = u·r): the Ulysses part on the worst of the r inner blocks
+//     of u contiguous ranks, plus the ring part on the worst of the u rings of r
+//     ranks strided by u, moving ρ·x·K_ring per step; the costs add.
+//
+// It returns an error when the exec is invalid, the group leaves the pool, the
+// degree exceeds MaxCPDegree, the Ulysses degree is not a divisor of P within
+// n_h/tp, or tokens or overlap times are negative. A degree of 1 or no tokens
+// costs nothing.
+func CPLayer(t Topology, m job.Model, g CPGroup, tokens int, ov CPOverlap) (CPLayerCost, error) {
+	if err := checkCP(t, m, g, tokens, ov); err != nil {
+		return CPLayerCost{}, err
+	}
+	if g.Degree == 1 || tokens == 0 {
+		return CPLayerCost{}, nil
+	}
+	u := 1
+	switch g.Exec {
+	case Ulysses:
+		u = g.Degree
+	case UlyssesRing:
+		u = g.UlyssesDegree
+		if u == 0 {
+			u = UlyssesDegreeFor(t, m, g.Degree)
+		}
+	}
+	r := g.Degree / u
+	x := float64(tokens) / float64(g.Degree)
+	var c CPLayerCost
+	if u > 1 {
+		a := worstUlyssesBlock(t, m, g.FirstRank, u, r, x)
+		addA2A(&c, a, g.OverlapAllToAll, ov)
+	}
+	if r > 1 {
+		stepBytes := x * kvReplication(t, m, u) * (tokenBytes(t, m).k + tokenBytes(t, m).v)
+		addRing(&c, t, worstRing(t, g.FirstRank, u, r), r, stepBytes, ov)
+	}
+	return c, nil
+}
+
+func checkCP(t Topology, m job.Model, g CPGroup, tokens int, ov CPOverlap) error {
+	var errs []error
+	if g.Exec < Ulysses || g.Exec > UlyssesRing {
+		errs = append(errs, fmt.Errorf("network: invalid CP exec %d", int(g.Exec)))
+	}
+	if g.Degree < 1 || g.FirstRank < 0 || g.FirstRank+g.Degree > t.PoolRanks {
+		errs = append(errs, fmt.Errorf("network: CP group [%d, %d) outside the pool [0, %d)", g.FirstRank, g.FirstRank+g.Degree, t.PoolRanks))
+	} else if limit := MaxCPDegree(g.Exec, t, m); g.Exec >= Ulysses && g.Exec <= UlyssesRing && g.Degree > limit {
+		errs = append(errs, fmt.Errorf("network: CP degree %d exceeds %s's limit %d (query heads %d / tp %d, pool %d)",
+			g.Degree, g.Exec, limit, m.QueryHeads, t.TP, t.PoolRanks))
+	}
+	if g.Exec == UlyssesRing && g.UlyssesDegree != 0 {
+		u := g.UlyssesDegree
+		if u < 1 || g.Degree < 1 || g.Degree%u != 0 || u > headsPerTP(t, m) {
+			errs = append(errs, fmt.Errorf("network: Ulysses degree %d must divide the CP degree %d and be at most query heads/tp = %d",
+				u, g.Degree, headsPerTP(t, m)))
+		}
+	}
+	if tokens < 0 {
+		errs = append(errs, fmt.Errorf("network: tokens = %d must be >= 0", tokens))
+	}
+	if !(ov.AttentionFwdSeconds >= 0 && ov.AttentionBwdSeconds >= 0 && ov.IndependentFwdSeconds >= 0 && ov.IndependentBwdSeconds >= 0) {
+		errs = append(errs, fmt.Errorf("network: overlap times %+v must be >= 0", ov))
+	}
+	return errors.Join(errs...)
+}
+
+// a2aPass is the four all-to-alls of one Ulysses pass on one block.
+type a2aPass struct {
+	payloadBytes, sentBytes float64
+	qkvSeconds, oSeconds    float64
+}
+
+// ulyssesBlock prices one pass (forward and backward are alike) of the Ulysses
+// all-to-alls on the u ranks starting at first, x tokens per rank.
+func ulyssesBlock(t Topology, m job.Model, first, u int, x float64) a2aPass {
+	b := tokenBytes(t, m)
+	rho := kvReplication(t, m, u)
+	q, k, v, o := x*b.q, x*rho*b.k, x*rho*b.v, x*b.o
+	payload := q + k + v + o
+	return a2aPass{
+		payloadBytes: payload,
+		sentBytes:    float64(u-1) / float64(u) * payload,
+		qkvSeconds:   AllToAllSeconds(t, first, u, q) + AllToAllSeconds(t, first, u, k) + AllToAllSeconds(t, first, u, v),
+		oSeconds:     AllToAllSeconds(t, first, u, o),
+	}
+}
+
+// worstUlyssesBlock is the slowest of the r inner blocks [first+j·u, first+(j+1)·u).
+// A block's cost depends only on its start modulo RanksPerNode, so at most
+// RanksPerNode blocks are priced.
+func worstUlyssesBlock(t Topology, m job.Model, first, u, r int, x float64) a2aPass {
+	worst := ulyssesBlock(t, m, first, u, x)
+	for j := 1; j < min(r, t.RanksPerNode); j++ {
+		a := ulyssesBlock(t, m, first+j*u, u, x)
+		if a.qkvSeconds+a.oSeconds > worst.qkvSeconds+worst.oSeconds {
+			worst = a
+		}
+	}
+	return worst
+}
+
+// worstRing returns one of the u outer rings {first+i, first+i+u, …} that crosses
+// nodes if any does (all rings carry the same bytes), else the first.
+func worstRing(t Topology, first, u, r int) Ranks {
+	for i := range u {
+		ring := Ranks{First: first + i, Count: r, Stride: u}
+		if !t.SameNode(ring.First, ring.Last()) {
+			return ring
+		}
+	}
+	return Ranks{First: first, Count: r, Stride: u}
+}
+
+func addA2A(c *CPLayerCost, a a2aPass, overlap bool, ov CPOverlap) {
+	for _, p := range []struct {
+		cost   *CPCost
+		hiding float64
+	}{{&c.Fwd, ov.IndependentFwdSeconds}, {&c.Bwd, ov.IndependentBwdSeconds}} {
+		comm := a.qkvSeconds + a.oSeconds
+		exposed := comm
+		if overlap {
+			exposed = a.oSeconds + max(0, a.qkvSeconds-p.hiding)
+		}
+		p.cost.PayloadBytes += a.payloadBytes
+		p.cost.SentBytes += a.sentBytes
+		p.cost.CommSeconds += comm
+		p.cost.ExposedSeconds += exposed
+	}
+}
+
+func addRing(c *CPLayerCost, t Topology, ring Ranks, r int, stepBytes float64, ov CPOverlap) {
+	steps := float64(r - 1)
+	for _, p := range []struct {
+		cost      *CPCost
+		bytes     float64
+		attention float64
+	}{{&c.Fwd, stepBytes, ov.AttentionFwdSeconds}, {&c.Bwd, 2 * stepBytes, ov.AttentionBwdSeconds}} {
+		step := SendRecvSeconds(t, ring, p.bytes)
+		p.cost.PayloadBytes += steps * p.bytes
+		p.cost.SentBytes += steps * p.bytes
+		p.cost.CommSeconds += steps * step
+		p.cost.ExposedSeconds += steps * max(0, step-p.attention/float64(r))
+	}
+}

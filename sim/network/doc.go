@@ -1,0 +1,128 @@
+// Package network is dcpsim's cost model for communication: where the HDP ranks
+// of a pipeline stage sit on NVLink nodes, what each collective costs on that
+// layout, and what context parallelism (CP), expert parallelism (EP), data
+// parallelism (DP) and the pipeline send per layer, micro-batch or iteration. It
+// is pure and deterministic: plain functions of a Topology (built from a
+// calib.Profile and a job.Cluster), byte counts from job.Model, and the compute
+// time the caller offers for overlap. Section numbers (§) refer to
+// research/costmodel.md.
+//
+// # Topology and rank mapping
+//
+// Megatron's order: tp fastest, then the G = gpus/(tp·pp) HDP (DP×CP) ranks, pp
+// outermost. HDP rank r of stage s is GPUs (s·G + r)·tp … (s·G + r)·tp + tp−1, so
+// with g = gpus_per_node/tp HDP ranks per node, ranks r and r' of a node-aligned
+// stage share a node iff r/g == r'/g (Topology.Node, SameNode). A contiguous group
+// of k ranks starting at f spans one node iff it does not cross a multiple of g,
+// and ⌈(f mod g + k)/g⌉ nodes in general (Topology.Spans; stages that start part
+// way through a node shift f by their offset, see ForStage). CP, EP and DP
+// collectives run among the GPUs of one TP index, each GPU on its own NVLink
+// port and its own NIC; NVSwitch and the scale-out fabric are non-blocking, so
+// concurrent groups do not slow each other (assumption).
+//
+// # Links
+//
+// A transfer of b bytes over NVLink takes b/(B_nvl·η_intra(S)), over the NIC
+// b/(B_nic·η_inter(S)), with B the profile's achieved per-GPU bandwidths and η
+// its CollectiveIntra/CollectiveInter curves taken at S, the collective's bytes
+// per rank (the size calib.BusBytes and the calibration fits use). Latencies are
+// NCCL-style α = base + hops·hop (§5.2) with the profile's intra or inter
+// constants: one hop for an all-to-all, a send/recv and a pipeline p2p (their
+// messages travel concurrently), n−1 hops for an n-rank ring reduce-scatter or
+// all-gather. KernelLaunchSeconds is not added: NCCL's base
+// latency already contains the launch.
+//
+// # Collectives
+//
+//	AllToAllSeconds       max((m_max−1)/n·S / (B_nvl·η), (n−m_min)/n·S / (B_nic·η)) + α    §4.1, §5.4
+//	SendRecvSeconds       S / (B·η) + α, B = B_nic if the ring touches two nodes else B_nvl  §4.2
+//	Reduce-scatter, all-gather (n ranks, m per node, k nodes; hierarchical across nodes)      §5.3
+//	  inside one node     (n−1)/n·S / (B_nvl·η) + IntraBase + (n−1)·IntraHop
+//	  across nodes        (m−1)/m·S / (B_nvl·η) + IntraBase + (m−1)·IntraHop
+//	                    + (k−1)/k·(S/m) / (B_nic·η) + InterBase + (k−1)·InterHop
+//	P2PSeconds            S / (B·η) + α between stage s and s+1 of one HDP rank             §4.6
+//	TPSPLayerSeconds      2 all-gathers + 2 reduce-scatters of tokens·h·2 on NVLink, per pass §4.7
+//
+// In an all-to-all among n ranks every rank holds S bytes and sends S/n to each
+// rank (its own share stays home); a rank with m group members on its node sends
+// (m−1)/n·S over NVLink and (n−m)/n·S over its one NIC (NCCL does not spread an
+// all-to-all over the node's NICs, §0, §5.4), concurrently, and the slowest rank
+// sets the time: for an aligned group spanning whole nodes the off-node fraction
+// is (n−g)/n. A ring that crosses a node boundary has at least two NIC hops and
+// runs at NIC speed. Stages of one HDP rank are G·tp GPUs apart, so pipeline
+// neighbours share a node only when a stage has fewer GPUs than a node (the
+// whole job in one node, or tiny test jobs); at production sizes every stage
+// boundary crosses the NIC.
+//
+// # Context parallelism per layer (CPLayer)
+//
+// Per GPU and token, with TP splitting heads: Q = 2·n_h·d_qk/tp, O = 2·n_h·d_v/tp,
+// K = 2·n_kv·d_qk/tp, V = 2·n_kv·d_v/tp (K/V replicated per TP rank when
+// n_kv < tp), so Q+K+V+O = U (job.Model.UlyssesBytesPerTokenLayer) and K+V =
+// K_ring (RingKVBytesPerTokenLayer) at tp = 1. A piece of S tokens on P ranks
+// gives x = S/P tokens per rank. When the Ulysses degree u exceeds the K/V heads
+// per TP rank, K/V heads are replicated so every rank owns one, and K/V bytes
+// grow by ρ = u/(n_kv/tp) (§4.1).
+//
+//   - Ulysses (u = P ≤ n_h/tp, §4.1): per pass four all-to-alls over the group, of
+//     x·Q, x·ρK, x·ρV and x·O bytes (backward: dO, dQ, dK, dV). Bytes leaving a
+//     rank: (P−1)/P·x·U per pass. Exposed: all of it (Megatron-Core DCP, HyDra
+//     §3.1 Fig. 9), or with OverlapAllToAll the O (dO) all-to-all plus
+//     max(0, t_Q + t_K + t_V − independent compute) (HyDra §5.2.2: Q, K, V issued
+//     as soon as each is final and hidden behind the projections; the adjoints
+//     hide dQ, dK, dV).
+//   - Ring (§4.2, zigzag): P−1 forward steps of SendRecvSeconds(x·K_ring) and P−1
+//     backward steps of SendRecvSeconds(2·x·K_ring) (K/V and dK/dV travel
+//     together), so 3·(P−1)·x·K_ring bytes per layer. Each step overlaps one of the
+//     P equal zigzag attention blocks: exposed = (P−1)·max(0, step − attention/P)
+//     per pass, i.e. hidden when c·x ≥ K_ring·FLOP/s/B (§4.2: x ≥ 3.3K tokens for
+//     an inter-node hop at c = 16384, K = 4096 B, 600 TFLOPS, 45 GB/s).
+//   - UlyssesRing (P = u·r, §4.3, HyDra §5.2.1): Ulysses over blocks of u
+//     contiguous ranks (inside NVLink when u ≤ g and aligned), then a ring of r
+//     ranks strided by u moving ρ·x·K_ring per step; the two costs add, each with
+//     its own exposure rule. Sent per rank and pass: (u−1)/u·x·U + (r−1)·x·K_ring
+//     forward (ρ = 1), the ring part doubled backward. u = P gives Ulysses and
+//     u = 1 the ring, exactly. UlyssesDegreeFor picks u as the largest power of
+//     two dividing P and at most min(P, g, n_h/tp).
+//
+// MaxCPDegree is the engine limit: Ulysses at most n_h/tp ranks, Ring and
+// UlyssesRing up to the pool. The slowest of a group's inner blocks and rings
+// sets the group's cost.
+//
+// # MoE dispatch and combine (MoELayer, §4.4)
+//
+// Each of the EP group's ranks routes its tokens to k experts: per GPU (tokens
+// split over tp by sequence parallelism) a dispatch all-to-all of tokens·k·h·b_d
+// bytes (b_d = 1 for FP8, 2 for BF16) and a combine all-to-all of tokens·k·h·2,
+// priced with AllToAllSeconds over the EP group's contiguous ranks (uniform
+// routing, so (E−1)/E of each buffer leaves the GPU); the backward repeats both.
+// The caller passes the most tokens any rank of the group routes: the
+// all-to-all is a barrier. No DualPipe-style overlap: the cost is exposed.
+//
+// # DP gradient synchronisation (GradSync, §4.5)
+//
+// ZeRO-1 with the distributed optimizer, once per iteration per stage: the
+// non-expert gradients are reduce-scattered in BF16 (GradBytesPerParam = 2, i.e.
+// Megatron's --grad-reduce-in-bf16) over all G HDP ranks and the updated BF16
+// parameters all-gathered back; routed-expert gradients and parameters go the same
+// way over the expert-DP group, the G/ep ranks e, e+ep, … holding the same
+// expert shard. Dense, then expert, on one stream. Overlap with the last backward
+// is the engine's business.
+//
+// # Assumptions, named
+//
+//   - Megatron rank order (tp, then HDP, then pp); tp divides gpus_per_node.
+//   - One NIC per GPU, all-to-all never aggregates a node's NICs; non-blocking
+//     fabric, no contention between concurrent groups.
+//   - Efficiency curves are evaluated at the collective's bytes per rank. A curve
+//     fitted from measured times (calib.Fit) already contains the fixed latency
+//     as its Half term, so a fitted profile and non-zero α count latency twice;
+//     the profile decides.
+//   - Ulysses moves Q, K, V and O in four all-to-alls per pass, each paying α.
+//     Uneven head splits are priced as even.
+//   - Ring attention is zigzag-balanced: P equal attention blocks per pass; the
+//     backward ring carries K/V and dK/dV, 2× the forward bytes, one α per step.
+//   - MoE routing is uniform over the EP group; the backward repeats the forward
+//     all-to-alls.
+//   - Gradients reduce in BF16; expert-DP groups priced at shard 0.
+package network

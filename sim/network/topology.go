@@ -1,0 +1,234 @@
+package network
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/job"
+)
+
+// Topology is the network one pipeline stage's HDP pool sees: which of its ranks
+// share an NVLink node, and the link bandwidths, latencies and efficiency curves
+// of the calibration profile. Build it with NewTopology; the zero value is not
+// usable. A Topology is a small value: copy it freely.
+//
+// Rank-to-GPU mapping (Megatron's order): tp fastest, then the HDP (DP×CP) ranks,
+// pp outermost, so HDP rank r of stage s, TP rank t, is GPU
+// s·G·tp + r·tp + t, and GPU n lives on node n / GPUsPerNode. One HDP rank's tp
+// GPUs therefore share a node (tp divides GPUsPerNode), and a node holds
+// RanksPerNode = GPUsPerNode/tp consecutive HDP ranks of a stage. CP, EP and DP
+// collectives run among the GPUs of one TP rank t, each on its own NVLink port
+// and its own NIC.
+type Topology struct {
+	// GPUsPerNode is the NVLink domain size (the cluster's, else the profile's).
+	GPUsPerNode int
+	// TP is the tensor-parallel degree; PP the number of pipeline stages.
+	TP, PP int
+	// PoolRanks is G = gpus/(tp·pp), the HDP ranks of one stage.
+	PoolRanks int
+	// RanksPerNode is g = GPUsPerNode/TP, the HDP ranks of a stage per node.
+	RanksPerNode int
+	// Stage is the pipeline stage whose pool this topology describes (see ForStage).
+	Stage int
+
+	// NVLinkBytesPerSecond and NICBytesPerSecond are the achieved unidirectional
+	// bandwidths per GPU, before the efficiency curves.
+	NVLinkBytesPerSecond, NICBytesPerSecond float64
+	// IntraBaseSeconds, IntraHopSeconds, InterBaseSeconds and InterHopSeconds are
+	// the NCCL-style latencies α = base + hops·hop inside a node and across nodes.
+	IntraBaseSeconds, IntraHopSeconds float64
+	InterBaseSeconds, InterHopSeconds float64
+	// CollectiveIntra and CollectiveInter scale the link bandwidth by the size of
+	// one message (see the package doc for which size each collective uses).
+	CollectiveIntra, CollectiveInter calib.Curve
+}
+
+// NewTopology builds the topology of stage 0 from a profile and a cluster under
+// tp and pp. The node size is cluster.GPUsPerNode, or the profile's when the
+// cluster leaves it 0. It returns an error when tp does not divide the node size,
+// tp·pp does not divide the GPU count, or the profile's links are unusable
+// (bandwidth ≤ 0, latency < 0, efficiency Max outside (0, 1] or Half < 0).
+func NewTopology(p calib.Profile, c job.Cluster, tp, pp int) (Topology, error) {
+	gpn := c.GPUsPerNode
+	if gpn <= 0 {
+		gpn = int(p.GPUsPerNode.Value)
+	}
+	var errs []error
+	switch {
+	case gpn < 1:
+		errs = append(errs, fmt.Errorf("network: gpus per node %d (cluster) / %g (profile %q) must be >= 1", c.GPUsPerNode, p.GPUsPerNode.Value, p.Name))
+	case tp < 1 || gpn%tp != 0:
+		errs = append(errs, fmt.Errorf("network: tp = %d must be >= 1 and divide gpus per node (%d)", tp, gpn))
+	}
+	if pp < 1 {
+		errs = append(errs, fmt.Errorf("network: pp = %d must be >= 1", pp))
+	} else if tp >= 1 && (c.GPUs < tp*pp || c.GPUs%(tp*pp) != 0) {
+		errs = append(errs, fmt.Errorf("network: gpus = %d must be a positive multiple of tp·pp = %d", c.GPUs, tp*pp))
+	}
+	for _, b := range []struct {
+		name string
+		v    float64
+	}{{"nvlink_bytes_per_second", p.NVLinkBytesPerSecond.Value}, {"nic_bytes_per_second", p.NICBytesPerSecond.Value}} {
+		if !(b.v > 0) {
+			errs = append(errs, fmt.Errorf("network: profile %q: %s = %g must be > 0", p.Name, b.name, b.v))
+		}
+	}
+	for _, l := range []struct {
+		name string
+		v    float64
+	}{
+		{"intra_base_latency_seconds", p.IntraBaseLatencySeconds.Value},
+		{"intra_hop_latency_seconds", p.IntraHopLatencySeconds.Value},
+		{"inter_base_latency_seconds", p.InterBaseLatencySeconds.Value},
+		{"inter_hop_latency_seconds", p.InterHopLatencySeconds.Value},
+	} {
+		if !(l.v >= 0) {
+			errs = append(errs, fmt.Errorf("network: profile %q: %s = %g must be >= 0", p.Name, l.name, l.v))
+		}
+	}
+	for _, cv := range []struct {
+		name string
+		c    calib.Curve
+	}{{"collective_intra", p.CollectiveIntra}, {"collective_inter", p.CollectiveInter}} {
+		if !(cv.c.Max.Value > 0 && cv.c.Max.Value <= 1) || !(cv.c.Half.Value >= 0) {
+			errs = append(errs, fmt.Errorf("network: profile %q: %s max = %g, half = %g: need max in (0, 1] and half >= 0",
+				p.Name, cv.name, cv.c.Max.Value, cv.c.Half.Value))
+		}
+	}
+	if len(errs) > 0 {
+		return Topology{}, errors.Join(errs...)
+	}
+	return Topology{
+		GPUsPerNode:          gpn,
+		TP:                   tp,
+		PP:                   pp,
+		PoolRanks:            c.GPUs / (tp * pp),
+		RanksPerNode:         gpn / tp,
+		NVLinkBytesPerSecond: p.NVLinkBytesPerSecond.Value,
+		NICBytesPerSecond:    p.NICBytesPerSecond.Value,
+		IntraBaseSeconds:     p.IntraBaseLatencySeconds.Value,
+		IntraHopSeconds:      p.IntraHopLatencySeconds.Value,
+		InterBaseSeconds:     p.InterBaseLatencySeconds.Value,
+		InterHopSeconds:      p.InterHopLatencySeconds.Value,
+		CollectiveIntra:      p.CollectiveIntra,
+		CollectiveInter:      p.CollectiveInter,
+	}, nil
+}
+
+// ForStage returns the topology of pipeline stage s (0-based). Every stage has the
+// same layout when G·tp is a multiple of GPUsPerNode (the usual case) or G·tp
+// divides it (the whole pool inside one node); otherwise a stage may start part
+// way through a node and its node boundaries shift. It panics if s is outside
+// [0, PP).
+func (t Topology) ForStage(s int) Topology {
+	if s < 0 || s >= t.PP {
+		panic(fmt.Sprintf("network: stage %d out of range [0, %d)", s, t.PP))
+	}
+	t.Stage = s
+	return t
+}
+
+// rankOffset is the position of HDP rank 0 of this stage inside its node, in
+// HDP-rank slots: node(r) = (r + rankOffset) / RanksPerNode.
+func (t Topology) rankOffset() int {
+	return (t.Stage * t.PoolRanks) % t.RanksPerNode
+}
+
+// Node returns the node (0-based, counted from this stage's first node) that HDP
+// rank r of the stage lives on. Nodes are monotone in r. It panics if r is
+// outside [0, PoolRanks).
+func (t Topology) Node(r int) int {
+	t.checkRank(r)
+	return (r + t.rankOffset()) / t.RanksPerNode
+}
+
+// SameNode reports whether HDP ranks a and b of the stage share an NVLink node.
+func (t Topology) SameNode(a, b int) bool { return t.Node(a) == t.Node(b) }
+
+func (t Topology) checkRank(r int) {
+	if r < 0 || r >= t.PoolRanks {
+		panic(fmt.Sprintf("network: rank %d out of range [0, %d)", r, t.PoolRanks))
+	}
+}
+
+// Ranks is a set of HDP ranks of one stage: Count ranks First, First+Stride, …,
+// First+(Count−1)·Stride. CP groups, EP groups and inner Ulysses groups are
+// contiguous (Stride 1); the outer rings of inner-Ulysses×outer-ring are strided
+// by the Ulysses degree, expert-DP groups by the EP degree.
+type Ranks struct {
+	// First is the lowest rank.
+	First int
+	// Count is the number of ranks.
+	Count int
+	// Stride is the distance between consecutive ranks (>= 1).
+	Stride int
+}
+
+// Contiguous returns the ranks [first, first+count).
+func Contiguous(first, count int) Ranks { return Ranks{First: first, Count: count, Stride: 1} }
+
+// Last is the highest rank, First+(Count−1)·Stride.
+func (g Ranks) Last() int { return g.First + (g.Count-1)*g.Stride }
+
+// Span describes how a rank set lies on nodes.
+type Span struct {
+	// Nodes is the number of nodes the set touches.
+	Nodes int
+	// MinLocal and MaxLocal are the fewest and the most members on one of those
+	// nodes.
+	MinLocal, MaxLocal int
+}
+
+// Spans returns the Span of g. A contiguous set of k ranks starting at rank f
+// spans ⌈((f+o) mod RanksPerNode + k) / RanksPerNode⌉ nodes (o the stage's
+// offset, 0 when stages are node-aligned): one node iff it does not cross a
+// multiple of RanksPerNode. It panics if g is empty, has Stride < 1 or leaves the
+// pool.
+func (t Topology) Spans(g Ranks) Span {
+	if g.Count < 1 || g.Stride < 1 {
+		panic(fmt.Sprintf("network: rank set %+v: need count >= 1 and stride >= 1", g))
+	}
+	t.checkRank(g.First)
+	t.checkRank(g.Last())
+	first, last := t.Node(g.First), t.Node(g.Last())
+	if first == last {
+		return Span{Nodes: 1, MinLocal: g.Count, MaxLocal: g.Count}
+	}
+	gpn, o := t.RanksPerNode, t.rankOffset()
+	// count of members in [lo, hi] (ranks), members ≡ First mod Stride.
+	members := func(lo, hi int) int {
+		lo = max(lo, g.First)
+		hi = min(hi, g.Last())
+		if lo > hi {
+			return 0
+		}
+		a := (lo - g.First + g.Stride - 1) / g.Stride
+		b := (hi - g.First) / g.Stride
+		return max(0, b-a+1)
+	}
+	s := Span{MinLocal: g.Count, MaxLocal: 0}
+	if g.Stride == 1 {
+		// First node, last node, and full nodes in between.
+		firstCount := (first+1)*gpn - o - g.First
+		lastCount := g.Last() - (last*gpn - o) + 1
+		s.Nodes = last - first + 1
+		s.MinLocal = min(firstCount, lastCount)
+		s.MaxLocal = max(firstCount, lastCount)
+		if s.Nodes > 2 {
+			s.MinLocal = min(s.MinLocal, gpn)
+			s.MaxLocal = max(s.MaxLocal, gpn)
+		}
+		return s
+	}
+	for n := first; n <= last; n++ {
+		m := members(n*gpn-o, (n+1)*gpn-o-1)
+		if m == 0 {
+			continue
+		}
+		s.Nodes++
+		s.MinLocal = min(s.MinLocal, m)
+		s.MaxLocal = max(s.MaxLocal, m)
+	}
+	return s
+}
