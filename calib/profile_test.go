@@ -12,8 +12,8 @@ import (
 	"testing"
 )
 
-// gpuNames are the GPU kinds scenarios accept (scenarios.GPUNames; not imported,
-// so that scenarios may one day import calib).
+// gpuNames are the embedded profiles: the GPU kinds scenarios accept in
+// cluster.gpu (scenarios checks against ProfileNames).
 var gpuNames = []string{"A100-80G", "B200", "H100-SXM", "H20", "H20-3e", "H200", "H800"}
 
 func TestProfileNames(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/workload"
 )
@@ -43,8 +44,6 @@ const (
 // again, with each policy's options, when a scenario runs.
 var PolicyNames = []string{"bytescale", "flexsp", "hexiseq", "hydra", "hydra-scan", "mcore", "static", "wlb"}
 
-// GPUNames are the GPU kinds with calibration profiles (costmodel.md §0).
-var GPUNames = []string{"A100-80G", "B200", "H100-SXM", "H20", "H20-3e", "H200", "H800"}
 
 // Scenario is one parsed and validated simulation setup.
 type Scenario struct {
@@ -306,8 +305,8 @@ func Parse(data []byte, file string) (*Scenario, error) {
 			p.addf(k, "%s: required", k)
 		}
 	}
-	if raw.Cluster.GPU != "" && !slices.Contains(GPUNames, raw.Cluster.GPU) {
-		p.addf("cluster.gpu", "cluster.gpu = %q: unknown GPU; known: %s", raw.Cluster.GPU, strings.Join(GPUNames, ", "))
+	if raw.Cluster.GPU != "" && !slices.Contains(calib.ProfileNames(), raw.Cluster.GPU) {
+		p.addf("cluster.gpu", "cluster.gpu = %q: no calibration profile; known: %s", raw.Cluster.GPU, strings.Join(calib.ProfileNames(), ", "))
 	}
 	sc.Job.Cluster = raw.Cluster
 	sc.Job.Parallel = raw.Parallel
