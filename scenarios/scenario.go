@@ -44,7 +44,6 @@ const (
 // again, with each policy's options, when a scenario runs.
 var PolicyNames = []string{"bytescale", "flexsp", "hexiseq", "hydra", "hydra-scan", "mcore", "static", "wlb"}
 
-
 // Scenario is one parsed and validated simulation setup.
 type Scenario struct {
 	// Name is the scenario's name ([a-z0-9._-], at most 64 characters).
