@@ -2,7 +2,7 @@
 GO ?= go
 SCENARIO ?= testbed-256k
 
-.PHONY: run test build bench fuzz fmt clean
+.PHONY: run test build bench fuzz fmt clean calibrate
 
 ## run: the main job on the embedded default scenario (the paper's 512-GPU testbed at 256K).
 run:
@@ -12,13 +12,23 @@ run:
 	@echo
 	$(GO) run ./cmd/dcpsim plan --policy hydra --scenario $(SCENARIO)
 
-## test: gofmt check, go vet, staticcheck, and every test.
+## test: gofmt check, go vet, staticcheck, and every test; then vet and test again
+## with the cuda tag (the CUDA backend builds through cgo without CUDA installed
+## and its tests skip when no GPU is found).
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	$(GO) test ./...
+	$(GO) vet -tags cuda ./...
+	$(GO) test -tags cuda ./...
+
+## calibrate: measure this machine's CPU for BUDGET and fit a profile (a check of the
+## calibration loop; on a GPU machine run hwbackend/cuda/calibrate.sh instead).
+BUDGET ?= 30s
+calibrate:
+	$(GO) run ./cmd/dcpsim calibrate --backend cpu --budget $(BUDGET) --out calibration/cpu.toml
 
 ## build: the dcpsim binary in bin/.
 build:

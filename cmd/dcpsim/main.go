@@ -9,6 +9,7 @@
 //
 //	models           model presets and their derived quantities
 //	plan             plan one batch with a DCP policy
+//	calibrate        measure operator costs (cpu, cuda) or read a CSV, fit, write a profile
 //	scenarios        list, show or check scenario files
 //	workload stats   length statistics of a scenario's batches or of a length file
 //	help [command]   help for a command
@@ -63,6 +64,7 @@ func commands() map[string]command {
 		scenariosCommand(),
 		modelsCommand(),
 		planCommand(),
+		calibrateCommand(),
 		workloadCommand(),
 		{
 			name:    "version",

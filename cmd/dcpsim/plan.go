@@ -15,17 +15,17 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"
 )
 
-// DefaultOverheadRatio is the θ/c (tokens²) HyDra uses when neither the scenario
-// nor the input says otherwise: a fixed per-microbatch cost equal to the
-// attention work of one 4,096-token sequence on one rank (4096² = 2^24). It is a
-// stated assumption, printed with every plan, until the cost model derives θ/c
-// from the calibration profile; pass --overhead-ratio to change it.
+// DefaultOverheadRatio is the θ/c (tokens²) HyDra uses for a --batches line that
+// gives none (such a line names no model or GPU, so the cost model cannot derive
+// it): a fixed per-microbatch cost equal to the attention work of one 4,096-token
+// sequence on one rank (4096² = 2^24). Scenarios derive θ/c from their profile.
 const DefaultOverheadRatio = 1 << 24
 
 const planUsage = `  dcpsim plan --policy P [--scenario S] [--iteration K] [--overhead-ratio R]
@@ -57,7 +57,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	policy := fs.String("policy", "", "policy name (required): "+strings.Join(policies.Registry().Names(), ", "))
 	scenario := fs.String("scenario", "", "embedded scenario name or .toml file (default "+scenarios.DefaultPreset+")")
 	iteration := fs.Int("iteration", 0, "which batch of the scenario to plan (>= 0)")
-	ratio := fs.Float64("overhead-ratio", -1, "HyDra's θ/c in tokens² (default 2^24; see DefaultOverheadRatio)")
+	ratio := fs.Float64("overhead-ratio", -1, "HyDra's θ/c in tokens² (default: from the scenario's GPU profile; 2^24 for --batches lines without one)")
 	batches := fs.String("batches", "", "JSONL file of batches (conformance format); '-' for stdin")
 	out := fs.String("out", "", "with --batches: write the JSON lines to this file instead of stdout")
 	if err := parseFlags(fs, args); err != nil {
@@ -111,10 +111,19 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		PP:            sc.Job.Parallel.PP,
 		VPP:           sc.Job.Parallel.VPP,
 		ContextTokens: sc.Job.ContextTokens,
-		OverheadRatio: DefaultOverheadRatio,
 	}
+	ratioNote := "given with --overhead-ratio"
 	if *ratio >= 0 {
 		in.OverheadRatio = *ratio
+	} else {
+		o, err := scenarioOverhead(sc)
+		if err != nil {
+			return err
+		}
+		in.OverheadRatio = o.RatioSquareTokens
+		ratioNote = fmt.Sprintf("from the %s profile: θ = %.2f ms per MB (launches %.2f, p2p %.2f, MoE %.2f, CP %.2f), c = %.3g s/token² at block %d, CP %d",
+			sc.Job.Cluster.GPU, o.ThetaSeconds*1e3, o.LaunchSeconds*1e3, o.PipelineP2PSeconds*1e3, o.MoECollectiveSeconds*1e3,
+			o.CPCollectiveSeconds*1e3, o.CSecondsPerSquareToken, o.BlockTokens, o.CPDegree)
 	}
 	start := time.Now()
 	plan, err := p.Plan(lengths, in)
@@ -130,7 +139,23 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("policy %s broke its promises on %s iteration %d: %w", p.Name(), sc.Name, *iteration, err)
 		}
 	}
-	return printPlan(stdout, sc, *iteration, lengths, in, *ratio < 0, plan, wall)
+	return printPlan(stdout, sc, *iteration, lengths, in, ratioNote, plan, wall)
+}
+
+// scenarioOverhead derives HyDra's θ/c for a scenario from its GPU profile and
+// job (calib.Compute.Overhead), at the memory-minimum CP degree of the context
+// and a block of B tokens (a rank at the load target holds up to B tokens).
+func scenarioOverhead(sc *scenarios.Scenario) (calib.Overhead, error) {
+	prof, err := calib.LookupProfile(sc.Job.Cluster.GPU)
+	if err != nil {
+		return calib.Overhead{}, err
+	}
+	comp, err := calib.NewCompute(prof, sc.Job)
+	if err != nil {
+		return calib.Overhead{}, err
+	}
+	b := sc.Job.Parallel.BudgetTokens
+	return comp.Overhead(sched.MemoryDegree(sc.Job.ContextTokens, b), b), nil
 }
 
 // batchLine is one input line of --batches.
@@ -248,7 +273,7 @@ func planOneLine(p sched.Policy, line []byte, ratio float64) ([]byte, error) {
 	return json.Marshal(res)
 }
 
-func printPlan(w io.Writer, sc *scenarios.Scenario, iteration int, lengths []int, in sched.Inputs, defaultRatio bool,
+func printPlan(w io.Writer, sc *scenarios.Scenario, iteration int, lengths []int, in sched.Inputs, ratioNote string,
 	plan *sched.Plan, wall time.Duration) error {
 	var tokens int64
 	for _, s := range lengths {
@@ -264,8 +289,8 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, iteration int, lengths []int
 		}
 	}
 	target, hasTarget := plan.Diagnostics.(sched.LoadTargeter)
-	if hasTarget && defaultRatio {
-		fmt.Fprintf(hw, "note\tθ/c = 2^24 tokens² is the default until the cost model supplies it (--overhead-ratio)\n")
+	if hasTarget {
+		fmt.Fprintf(hw, "θ/c source\t%s\n", ratioNote)
 	}
 	fmt.Fprintf(hw, "planner\t%s microbatches, %s work units, %.2f ms Go wall time (this machine)\n",
 		thousands(int64(len(plan.Microbatches))), thousands(plan.WorkUnits), wall.Seconds()*1e3)

@@ -1,0 +1,426 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/hwbackend"
+	"github.com/dcpsim/dcpsim/hwbackend/cuda"
+	"github.com/dcpsim/dcpsim/report"
+)
+
+// defaultCPUBase is the profile a CPU calibration keeps the unmeasured
+// constants of when --base is not given: the GPU of the default scenario
+// (testbed-256k). Fit measures efficiency against the base's peak FLOP/s and
+// NVLink bandwidth, so a CPU profile has tiny efficiencies of an H20's peaks:
+// the simulator then runs that cluster with CPU-speed kernels and copies. A CPU
+// run is for checking the measure → fit → profile loop, not for predictions.
+const defaultCPUBase = "H20"
+
+// defaultCPUName is the profile name a CPU calibration writes unless --name says
+// otherwise, so that it is not mistaken for the base GPU's profile.
+const defaultCPUName = "cpu"
+
+const calibrateUsage = `  dcpsim calibrate [--backend cpu|cuda] [--budget 2m] [--base NAME|FILE.toml] --out PROFILE.toml
+                   [--measurements FILE.csv] [--name NAME] [--workers N] [--device D] [--ranks R]
+  dcpsim calibrate --from FILE.csv --base NAME|FILE.toml --out PROFILE.toml [--name NAME]
+
+  Time causal attention (forward, backward), GEMM, all-to-all and ring send/recv on
+  a backend over a sweep of sizes that fits --budget, fit the efficiency curves
+  gemm, attention_fwd, attention_bwd and collective_intra (η = Max·x/(x+Half)
+  against the base's peak FLOP/s and NVLink bandwidth), and write a profile: each
+  fitted constant has source "fit:<measurements file>", every other constant is
+  the --base profile's, with its source. The raw measurements go to --measurements
+  (default: PROFILE with .csv for its extension) before the fit. Both files are
+  written atomically. A curve whose data cannot determine it (calib refuses the
+  fit) keeps the base's values; the table says so and why.
+
+  --backend cpu runs real float32 kernels in Go (BF16 is not available on the
+  CPU): tiled FlashAttention-2-style attention, gonum's Sgemm, and collectives
+  among goroutine ranks; base ` + defaultCPUBase + ` and name "` + defaultCPUName + `" unless given.
+  --backend cuda needs a binary built with CGO_ENABLED=1 go build -tags cuda, a
+  GPU, and --base (the GPU's profile); collectives run over --ranks GPUs of the
+  node (default: all the backend reports, none if it reports none).
+
+  --from fits measurements taken elsewhere (CSV header operation,shape,seconds,repeats).
+  The fit table (curve, operations, points, R², max relative error of the times,
+  Max, Half, and Max × peak) goes to stdout, progress to stderr.`
+
+func calibrateCommand() command {
+	return command{
+		name:    "calibrate",
+		summary: "measure operator costs (cpu or cuda) or read a CSV, fit the curves, write a profile",
+		usage:   calibrateUsage,
+		run:     runCalibrate,
+	}
+}
+
+// calibrateFlags are the parsed flags of one calibrate invocation.
+type calibrateFlags struct {
+	backend, base, out, measurements, from, name string
+	budget                                       time.Duration
+	workers, device, ranks                       int
+	set                                          map[string]bool // flags given on the command line
+}
+
+func runCalibrate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("calibrate", calibrateUsage, stderr)
+	var f calibrateFlags
+	fs.StringVar(&f.backend, "backend", "cpu", "where to measure: cpu or cuda")
+	fs.DurationVar(&f.budget, "budget", 2*time.Minute, "wall-clock budget of the measurement sweep")
+	fs.StringVar(&f.base, "base", "", "profile (embedded name or .toml file) whose unmeasured constants are kept; cpu default "+defaultCPUBase)
+	fs.StringVar(&f.out, "out", "", "write the fitted profile here (required)")
+	fs.StringVar(&f.measurements, "measurements", "", "write the raw measurements here (default: --out with .csv)")
+	fs.StringVar(&f.from, "from", "", "fit this measurements CSV instead of measuring")
+	fs.StringVar(&f.name, "name", "", `name of the written profile (default: the base's; "`+defaultCPUName+`" for --backend cpu)`)
+	fs.IntVar(&f.workers, "workers", 0, "cpu: goroutines for the attention kernels (default GOMAXPROCS)")
+	fs.IntVar(&f.device, "device", 0, "cuda: ordinal of the GPU that times attention and GEMM")
+	fs.IntVar(&f.ranks, "ranks", 0, "cuda: GPUs the collectives span (default: what the backend reports; 0 or 1: no collectives)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badInput("unexpected arguments %q", fs.Args())
+	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if f.out == "" {
+		return badInput("--out is required: the profile file to write")
+	}
+	if err := checkOutputDir("--out", f.out); err != nil {
+		return err
+	}
+	if f.from != "" {
+		return calibrateFrom(f, stdout)
+	}
+	return calibrateMeasure(f, stdout, stderr)
+}
+
+// calibrateFrom fits a measurements file taken elsewhere.
+func calibrateFrom(f calibrateFlags, stdout io.Writer) error {
+	for _, name := range []string{"backend", "budget", "measurements", "workers", "device", "ranks"} {
+		if f.set[name] {
+			return badInput("--%s goes with measuring; --from fits a file measured elsewhere", name)
+		}
+	}
+	if f.base == "" {
+		return badInput("--from needs --base: the profile whose unmeasured constants are kept (known: %s)", strings.Join(calib.ProfileNames(), ", "))
+	}
+	base, err := loadBase(f.base)
+	if err != nil {
+		return err
+	}
+	name, err := profileName(f.name, base.Name)
+	if err != nil {
+		return err
+	}
+	file, err := os.Open(f.from)
+	if err != nil {
+		return badInput("--from: %v", err)
+	}
+	defer file.Close()
+	ms, err := calib.ReadMeasurements(file, f.from)
+	if err != nil {
+		return badInput("--from: %v", err)
+	}
+	if len(ms) == 0 {
+		return badInput("--from %s: no measurements", f.from)
+	}
+	prof, err := fitProfile(ms, base, f.from, stdout)
+	if err != nil {
+		return badInput("--from %s: %v", f.from, err) // the file is the input: whatever fails to fit is in it
+	}
+	prof.Name = name
+	prof.Description = fmt.Sprintf("curves fitted by dcpsim calibrate from %s; other constants from %s (%s)", f.from, base.Name, base.Description)
+	return writeProfile(prof, f.out, stdout)
+}
+
+// calibrateMeasure runs a sweep on a backend, writes the measurements, fits them
+// and writes the profile.
+func calibrateMeasure(f calibrateFlags, stdout, stderr io.Writer) error {
+	switch f.backend {
+	case "cpu":
+		for _, name := range []string{"device", "ranks"} {
+			if f.set[name] {
+				return badInput("--%s goes with --backend cuda", name)
+			}
+		}
+		if f.base == "" {
+			f.base = defaultCPUBase
+		}
+		if f.name == "" {
+			f.name = defaultCPUName
+		}
+	case "cuda":
+		if f.set["workers"] {
+			return badInput("--workers goes with --backend cpu")
+		}
+		if f.base == "" {
+			return badInput("--backend cuda needs --base: the profile of the GPU measured (known: %s)", strings.Join(calib.ProfileNames(), ", "))
+		}
+	default:
+		return badInput("--backend %q: want cpu or cuda", f.backend)
+	}
+	if f.budget <= 0 {
+		return badInput("--budget = %v: must be > 0", f.budget)
+	}
+	if f.workers < 0 || f.device < 0 || f.ranks < 0 {
+		return badInput("--workers, --device and --ranks must be >= 0")
+	}
+	if f.measurements == "" {
+		f.measurements = strings.TrimSuffix(f.out, filepath.Ext(f.out)) + ".csv"
+	}
+	if filepath.Clean(f.measurements) == filepath.Clean(f.out) {
+		return badInput("--measurements and --out are the same file %s", f.out)
+	}
+	if err := checkOutputDir("--measurements", f.measurements); err != nil {
+		return err
+	}
+	base, err := loadBase(f.base)
+	if err != nil {
+		return err
+	}
+	name, err := profileName(f.name, base.Name)
+	if err != nil {
+		return err
+	}
+
+	var (
+		b  hwbackend.Backend
+		sw hwbackend.Sweep
+	)
+	if f.backend == "cpu" {
+		b = hwbackend.NewCPU(f.workers)
+		sw = hwbackend.DefaultSweep(f.budget)
+	} else {
+		b, err = cuda.New(cuda.Options{Device: f.device, Ranks: f.ranks})
+		if err != nil {
+			return fmt.Errorf("--backend cuda: %w", err)
+		}
+		ranks := f.ranks
+		if r, ok := b.(hwbackend.Ranker); ok && ranks == 0 {
+			ranks = r.Ranks()
+		}
+		if ranks < 2 {
+			fmt.Fprintf(stderr, "calibrate: no collectives (%d rank): collective_intra stays the base's; pass --ranks to measure them\n", ranks)
+		}
+		sw = hwbackend.GPUSweep(f.budget, ranks)
+	}
+	defer b.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	fmt.Fprintf(stderr, "calibrate: %s: %d ops (%d warmup + %d timed runs each), budget %v\n", b.Name(), len(sw.Ops), sw.Warmups, sw.Repeats, f.budget)
+	start := time.Now()
+	ms, err := hwbackend.Measure(ctx, b, sw, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "calibrate: %d measurements in %.1f s\n", len(ms), time.Since(start).Seconds())
+	if err := report.WriteFileAtomic(f.measurements, func(w io.Writer) error {
+		fmt.Fprintf(w, "# dcpsim calibrate --backend %s on %s, %s\n", f.backend, b.Name(), start.UTC().Format(time.RFC3339))
+		return calib.WriteMeasurements(w, ms)
+	}); err != nil {
+		return err
+	}
+	prof, err := fitProfile(ms, base, f.measurements, stdout)
+	if err != nil {
+		return err
+	}
+	prof.Name = name
+	prof.Description = fmt.Sprintf("%s, curves fitted by dcpsim calibrate from %s; other constants from %s (%s)", b.Name(), f.measurements, base.Name, base.Description)
+	return writeProfile(prof, f.out, stdout)
+}
+
+// checkOutputDir fails early, before a sweep, when path's folder does not exist.
+func checkOutputDir(flagName, path string) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return badInput("%s %s: folder %s does not exist", flagName, path, dir)
+	}
+	return nil
+}
+
+// loadBase resolves --base: a .toml file, or the name of an embedded profile.
+func loadBase(arg string) (*calib.Profile, error) {
+	if strings.HasSuffix(arg, ".toml") {
+		data, err := os.ReadFile(arg)
+		if err != nil {
+			return nil, badInput("--base: %v", err)
+		}
+		p, err := calib.ParseProfile(data, arg)
+		if err != nil {
+			return nil, badInput("--base: %v", err)
+		}
+		return p, nil
+	}
+	p, err := calib.LookupProfile(arg)
+	if err != nil {
+		return nil, badInput("--base: %v (or a .toml file)", err)
+	}
+	return p, nil
+}
+
+// profileName returns --name, or the base's name when it is empty, checked
+// against the profile name syntax.
+func profileName(name, baseName string) (string, error) {
+	if name == "" {
+		return baseName, nil
+	}
+	probe := calib.Profile{Name: name}
+	if err := probe.Validate(); err != nil {
+		for _, e := range unjoin(err) {
+			if strings.HasPrefix(e.Error(), "name ") {
+				return "", badInput("--name: %v", e)
+			}
+		}
+	}
+	return name, nil
+}
+
+// unjoin returns the errors an errors.Join holds, or err itself.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// curveOf returns the profile curve a measurement operation calibrates, or ""
+// for an operation calib does not know (Fit then says so).
+func curveOf(op string) string {
+	switch op {
+	case calib.OpGEMM:
+		return calib.CurveGEMM
+	case calib.OpAttentionFwd:
+		return calib.CurveAttentionFwd
+	case calib.OpAttentionBwd:
+		return calib.CurveAttentionBwd
+	}
+	if strings.HasSuffix(op, "_intra") {
+		return calib.CurveCollectiveIntra
+	}
+	if strings.HasSuffix(op, "_inter") {
+		return calib.CurveCollectiveInter
+	}
+	return ""
+}
+
+// peakOf returns the peak a curve's efficiency is relative to, and its unit.
+func peakOf(p *calib.Profile, curve string) (float64, string) {
+	switch curve {
+	case calib.CurveCollectiveIntra:
+		return p.NVLinkBytesPerSecond.Value, "B/s"
+	case calib.CurveCollectiveInter:
+		return p.NICBytesPerSecond.Value, "B/s"
+	}
+	return p.PeakBF16FLOPs.Value, "FLOP/s"
+}
+
+// fitProfile fits ms over base with source "fit:<file>" and prints the table.
+// When calib refuses some curves as ill-conditioned it fits the others alone,
+// keeps the base's values for the refused ones, and lists them with the reason;
+// it fails when no curve fits or a measurement is unusable.
+func fitProfile(ms []calib.Measurement, base *calib.Profile, file string, stdout io.Writer) (*calib.Profile, error) {
+	source := "fit:" + file
+	prof, reports, err := calib.Fit(ms, base, source)
+	refused := map[string]error{}
+	if err != nil {
+		if !errors.Is(err, calib.ErrIllConditioned) {
+			return nil, err
+		}
+		byCurve := map[string][]calib.Measurement{}
+		for _, m := range ms {
+			byCurve[curveOf(m.Operation)] = append(byCurve[curveOf(m.Operation)], m)
+		}
+		var keep []calib.Measurement
+		for curve, group := range byCurve {
+			if _, _, err := calib.Fit(group, base, source); err != nil {
+				refused[curve] = err
+				continue
+			}
+			keep = append(keep, group...)
+		}
+		if len(keep) == 0 {
+			printFits(stdout, base, nil, refused)
+			return nil, fmt.Errorf("no curve could be fitted from %s (see the table)", file)
+		}
+		prof, reports, err = calib.Fit(keep, base, source)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := printFits(stdout, prof, reports, refused); err != nil {
+		return nil, err
+	}
+	return prof, nil
+}
+
+// printFits writes the fit table: one row per fitted curve, then the refused
+// ones with why.
+func printFits(w io.Writer, p *calib.Profile, reports []calib.FitReport, refused map[string]error) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "curve\toperations\tpoints\tsizes\tR²\tmax rel err\tMax\tHalf\tMax × peak\t")
+	for _, r := range reports {
+		peak, unit := peakOf(p, r.Curve)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4f\t%.1f%%\t%.4g\t%.4g\t%s\t\n", r.Curve, strings.Join(r.Operations, ","),
+			r.Points, r.Sizes, r.RSquared, 100*r.MaxRelErr, r.Max, r.Half, siRate(r.Max*peak, unit))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	curves := make([]string, 0, len(refused))
+	for c := range refused {
+		curves = append(curves, c)
+	}
+	slices.Sort(curves)
+	for _, c := range curves {
+		fmt.Fprintf(w, "%s: not fitted, the base's values kept: %v\n", c, refused[c])
+	}
+	return nil
+}
+
+// siRate formats a rate with an SI prefix, e.g. "9.3 GFLOP/s".
+func siRate(v float64, unit string) string {
+	for _, p := range []struct {
+		scale  float64
+		prefix string
+	}{{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if v >= p.scale {
+			return fmt.Sprintf("%.3g %s%s", v/p.scale, p.prefix, unit)
+		}
+	}
+	return fmt.Sprintf("%.3g %s", v, unit)
+}
+
+// writeProfile checks that prof round-trips through calib.ParseProfile (which
+// validates) and writes it to out atomically.
+func writeProfile(prof *calib.Profile, out string, stdout io.Writer) error {
+	var buf bytes.Buffer
+	if err := prof.WriteTOML(&buf); err != nil {
+		return err
+	}
+	if _, err := calib.ParseProfile(buf.Bytes(), out); err != nil {
+		return fmt.Errorf("the fitted profile does not read back: %w", err)
+	}
+	if err := report.WriteFileAtomic(out, func(w io.Writer) error {
+		_, err := w.Write(buf.Bytes())
+		return err
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote profile %q to %s\n", prof.Name, out)
+	return nil
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/scenarios"
+)
+
+// readProfile parses and validates a written profile.
+func readProfile(t *testing.T, path string) *calib.Profile {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := calib.ParseProfile(data, path)
+	if err != nil {
+		t.Fatalf("the written profile does not parse: %v", err)
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatalf("the written profile does not validate: %v", err)
+	}
+	return p
+}
+
+// TestCalibrateCPUEndToEnd is the CI loop: measure on the CPU for a few
+// seconds, fit, write a profile the simulator accepts and the raw measurements.
+func TestCalibrateCPUEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "cpu.toml")
+	code, stdout, stderr := dcpsim(t, "calibrate", "--backend", "cpu", "--budget", "3s", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, want := range []string{"curve", "R²", "Max × peak", "attention_fwd", "wrote profile"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "GFLOP/s") {
+		t.Errorf("no progress on stderr:\n%s", stderr)
+	}
+	p := readProfile(t, out)
+	// The simulator-facing cost model accepts it and prices operators with it.
+	sc, err := scenarios.Preset("testbed-32k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := calib.NewCompute(p, sc.Job)
+	if err != nil {
+		t.Fatalf("calib.NewCompute rejects the calibrated profile: %v", err)
+	}
+	for name, v := range map[string]float64{
+		"attention fwd": comp.AttentionFwdSeconds(4096, 1, 4096),
+		"GEMM fwd":      comp.GEMMFwdSeconds(1, 4096),
+		"θ/c":           comp.OverheadRatio(8, 4096),
+	} {
+		if !(v > 0) || math.IsInf(v, 0) {
+			t.Errorf("%s with the calibrated profile = %v, want a positive finite number", name, v)
+		}
+	}
+	csvPath := filepath.Join(dir, "cpu.csv")
+	if p.Name != defaultCPUName {
+		t.Errorf("profile name %q, want %q", p.Name, defaultCPUName)
+	}
+	base, err := calib.LookupProfile(defaultCPUBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.PeakBF16FLOPs != base.PeakBF16FLOPs || p.NICBytesPerSecond != base.NICBytesPerSecond || p.CollectiveInter != base.CollectiveInter {
+		t.Error("unmeasured constants differ from the base profile")
+	}
+	fitted := 0
+	for _, c := range []calib.Curve{p.GEMM, p.AttentionFwd, p.AttentionBwd, p.CollectiveIntra} {
+		if c.Max.Source == "fit:"+csvPath && c.Half.Source == "fit:"+csvPath {
+			fitted++
+		}
+	}
+	if fitted < 2 {
+		t.Errorf("only %d curves have source fit:%s\n%s", fitted, csvPath, stdout)
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ms, err := calib.ReadMeasurements(f, csvPath)
+	if err != nil || len(ms) < 20 {
+		t.Fatalf("measurements: %d rows, %v", len(ms), err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("the output folder holds %d files, want the profile and the CSV (no temporaries)", len(entries))
+	}
+}
+
+// writeSyntheticCSV writes gemm and attention rows that lie exactly on known
+// curves of the H20 profile's peak, and collective rows with too few sizes.
+func writeSyntheticCSV(t *testing.T, path string, collectiveSizes int) {
+	t.Helper()
+	const peak = 1.48e14
+	eta := func(max, half, x float64) float64 { return max * x / (x + half) }
+	var b strings.Builder
+	b.WriteString("# synthetic: gemm max 0.8 half 500, attention_fwd max 0.6 half 2000\noperation,shape,seconds,repeats\n")
+	for _, m := range []float64{256, 1024, 4096, 16384} {
+		work := 2 * m * 4096 * 4096
+		fmt.Fprintf(&b, "gemm,m=%g;n=4096;k=4096,%g,5\n", m, work/(peak*eta(0.8, 500, m)))
+	}
+	for _, s := range []float64{1024, 4096, 16384} {
+		work := calib.AttentionFwdFLOPs(1, s, 32, 128, 128, true)
+		fmt.Fprintf(&b, "attention_fwd,batch=1;seq=%g;heads=32;kv_heads=8;head_dim_qk=128;head_dim_v=128,%g,5\n", s, work/(peak*eta(0.6, 2000, s)))
+	}
+	for i := range collectiveSizes {
+		fmt.Fprintf(&b, "all_to_all_intra,ranks=8;bytes=%d,%g,5\n", 1<<(20+i), 1e-4*float64(i+1))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCalibrateFrom(t *testing.T) {
+	dir := t.TempDir()
+	csvPath, out := filepath.Join(dir, "h20.csv"), filepath.Join(dir, "h20-fit.toml")
+	writeSyntheticCSV(t, csvPath, 2) // two collective sizes: collective_intra is refused
+	code, stdout, stderr := dcpsim(t, "calibrate", "--from", csvPath, "--base", "H20", "--name", "H20-lab", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "collective_intra: not fitted, the base's values kept") {
+		t.Errorf("the refused curve is not reported:\n%s", stdout)
+	}
+	p := readProfile(t, out)
+	base, _ := calib.LookupProfile("H20")
+	if p.Name != "H20-lab" {
+		t.Errorf("name %q", p.Name)
+	}
+	if math.Abs(p.GEMM.Max.Value-0.8) > 1e-6 || math.Abs(p.GEMM.Half.Value-500) > 1e-3 || p.GEMM.Max.Source != "fit:"+csvPath {
+		t.Errorf("gemm %+v, want max 0.8 half 500 from fit:%s", p.GEMM, csvPath)
+	}
+	if math.Abs(p.AttentionFwd.Max.Value-0.6) > 1e-6 || math.Abs(p.AttentionFwd.Half.Value-2000) > 1e-2 {
+		t.Errorf("attention_fwd %+v, want max 0.6 half 2000", p.AttentionFwd)
+	}
+	if p.AttentionBwd != base.AttentionBwd || p.CollectiveIntra != base.CollectiveIntra || p.HBMBytes != base.HBMBytes {
+		t.Error("constants without measurements differ from the base")
+	}
+
+	// Nothing fits: the file is bad input, and no profile is written.
+	only := filepath.Join(dir, "collectives.csv")
+	if err := os.WriteFile(only, []byte("operation,shape,seconds,repeats\nsend_recv_intra,ranks=2;bytes=1024,1e-5,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	none := filepath.Join(dir, "none.toml")
+	if code, stdout, stderr := dcpsim(t, "calibrate", "--from", only, "--base", "H20", "--out", none); code != exitInput || !strings.Contains(stderr, "no curve could be fitted") {
+		t.Errorf("nothing fittable: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Errorf("a profile was written although nothing fitted: %v", err)
+	}
+}
+
+func TestCalibrateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "p.toml")
+	good := filepath.Join(dir, "good.csv")
+	writeSyntheticCSV(t, good, 3)
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(bad, []byte("operation,shape,seconds,repeats\ngemm,m=1;n=2,-1,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unknownOp := filepath.Join(dir, "unknown.csv")
+	if err := os.WriteFile(unknownOp, []byte("operation,shape,seconds,repeats\nfft,n=1024,1e-3,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--budget", "1s"}, "--out is required"},
+		{[]string{"--backend", "tpu", "--out", out}, `--backend "tpu"`},
+		{[]string{"--budget", "0s", "--out", out}, "--budget = 0s"},
+		{[]string{"--budget", "soon", "--out", out}, "invalid value"},
+		{[]string{"--bogus", "--out", out}, "flag provided but not defined"},
+		{[]string{"--out", out, "extra"}, "unexpected arguments"},
+		{[]string{"--out", filepath.Join(dir, "no", "such", "p.toml")}, "does not exist"},
+		{[]string{"--out", out, "--measurements", out}, "same file"},
+		{[]string{"--out", out, "--base", "Z80"}, `unknown GPU profile "Z80"`},
+		{[]string{"--out", out, "--base", filepath.Join(dir, "missing.toml")}, "missing.toml"},
+		{[]string{"--out", out, "--name", "no spaces"}, "--name"},
+		{[]string{"--out", out, "--device", "1"}, "--device goes with --backend cuda"},
+		{[]string{"--backend", "cuda", "--out", out}, "needs --base"},
+		{[]string{"--backend", "cuda", "--base", "H200", "--workers", "2", "--out", out}, "--workers goes with --backend cpu"},
+		{[]string{"--from", good, "--out", out}, "--from needs --base"},
+		{[]string{"--from", good, "--base", "H20", "--budget", "1s", "--out", out}, "--budget goes with measuring"},
+		{[]string{"--from", filepath.Join(dir, "nope.csv"), "--base", "H20", "--out", out}, "nope.csv"},
+		{[]string{"--from", bad, "--base", "H20", "--out", out}, "bad.csv:2"},
+		{[]string{"--from", unknownOp, "--base", "H20", "--out", out}, `unknown operation "fft"`},
+	} {
+		args := append([]string{"calibrate"}, c.args...)
+		code, stdout, stderr := dcpsim(t, args...)
+		if code != exitInput || !strings.Contains(stdout+stderr, c.want) {
+			t.Errorf("dcpsim %q: exit %d, want 2 with %q\nstdout: %s\nstderr: %s", args, code, c.want, stdout, stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("bad input wrote %s", out)
+	}
+}
+
+// TestCalibrateCUDAWithoutDevice: in a build without the cuda tag (or on a
+// machine without a GPU) --backend cuda is a failure that says why.
+func TestCalibrateCUDAWithoutDevice(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "h200.toml")
+	code, _, stderr := dcpsim(t, "calibrate", "--backend", "cuda", "--base", "H200", "--budget", "1s", "--out", out)
+	if code == exitOK {
+		t.Skip("a CUDA device answered; this test is for builds without one")
+	}
+	if code != exitFailure || !strings.Contains(stderr, "no device") {
+		t.Errorf("exit %d, want 1 naming the missing device; stderr: %s", code, stderr)
+	}
+	if code, stdout, _ := dcpsim(t, "help", "calibrate"); code != exitOK || !strings.Contains(stdout, "--from FILE.csv") {
+		t.Errorf("help calibrate: exit %d\n%s", code, stdout)
+	}
+}
