@@ -60,6 +60,10 @@ type Scenario struct {
 	Run Run
 	// Sweep, when non-nil, lists axes to expand with Points.
 	Sweep *Sweep
+	// ProfileFile is [costs] profile: a calibration profile file (relative paths
+	// resolved against the scenario's folder) replacing the embedded profile of
+	// cluster.gpu; empty means the embedded one.
+	ProfileFile string
 
 	md      *toml.MetaData
 	lines   map[string]int
@@ -168,6 +172,12 @@ type rawFile struct {
 	Workload    rawWorkload    `toml:"workload"`
 	Run         rawRun         `toml:"run"`
 	Sweep       *rawSweep      `toml:"sweep"`
+	Costs       rawCosts       `toml:"costs"`
+}
+
+// rawCosts is [costs]: where operator costs come from.
+type rawCosts struct {
+	Profile string `toml:"profile"`
 }
 
 type rawWorkload struct {
@@ -316,6 +326,14 @@ func Parse(data []byte, file string) (*Scenario, error) {
 
 	// [run]
 	sc.Run = p.run(&md, raw.Run)
+
+	// [costs]
+	if md.IsDefined("costs", "profile") {
+		if raw.Costs.Profile == "" {
+			p.addf("costs.profile", "costs.profile: must name a calibration profile file (e.g. \"calibration/h200.toml\")")
+		}
+		sc.ProfileFile = raw.Costs.Profile
+	}
 
 	// Unknown keys (one problem per unknown table, not one per key inside it).
 	var reported []string
@@ -845,7 +863,8 @@ func meanTokens(d workload.Distribution, context int) float64 {
 
 // allowedKeys lists the keys of each table, for suggestions on unknown keys.
 var allowedKeys = map[string][]string{
-	"":                       {"name", "description", "cluster", "model", "parallel", "workload", "run", "sweep"},
+	"":                       {"name", "description", "cluster", "model", "parallel", "workload", "run", "sweep", "costs"},
+	"costs":                  {"profile"},
 	"cluster":                {"gpu", "gpus", "gpus_per_node"},
 	"parallel":               {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers"},
 	"workload":               {"preset", "component", "file", "format", "field", "order", "context_tokens", "batch_tokens", "batch_tokens_per_gpu", "overlong"},

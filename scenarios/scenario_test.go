@@ -148,7 +148,7 @@ func TestBadScenarios(t *testing.T) {
 		want []string // substrings, in any order; the first is the location
 	}{
 		{"unknown-top-key", []string{":29:", "run.colour: unknown key", "allowed in [run]"}},
-		{"unknown-table", []string{":31:", "costs: unknown key", "allowed at the top level"}},
+		{"unknown-table", []string{":31:", "cost: unknown key", "allowed at the top level", "costs"}},
 		{"unknown-cluster-key", []string{":9:", "cluster.nic_gbps: unknown key", "gpus_per_node"}},
 		{"unknown-model-key", []string{":12:", "model.layer: unknown key", "layers"}},
 		{"unknown-parallel-key", []string{":17:", "parallel.cp: unknown key", "budget_tokens"}},
@@ -428,4 +428,37 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted a sweep that does not expand: %v", err)
 		}
 	})
+}
+
+// TestCostsProfile: [costs] profile names a calibration file read relative to
+// the scenario; without it the embedded profile of cluster.gpu is used.
+func TestCostsProfile(t *testing.T) {
+	sc, err := Load("testdata/good.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sc.Profile()
+	if err != nil || p.Name != "H20" {
+		t.Fatalf("embedded profile: %v, %v", p, err)
+	}
+	dir := t.TempDir()
+	var buf strings.Builder
+	if err := p.WriteTOML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mine.toml"), []byte(strings.Replace(buf.String(), `name = "H20"`, `name = "mine"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := readGood(t) + "\n[costs]\nprofile = \"mine.toml\"\n"
+	sc, err = Parse([]byte(src), filepath.Join(dir, "s.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err = sc.Profile(); err != nil || p.Name != "mine" {
+		t.Errorf("file profile: %v, %v", p, err)
+	}
+	sc.ProfileFile = "missing.toml"
+	if _, err := sc.Profile(); err == nil || !strings.Contains(err.Error(), "s.toml:31: costs.profile = \"missing.toml\"") {
+		t.Errorf("missing profile file: error %v", err)
+	}
 }

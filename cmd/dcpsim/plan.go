@@ -122,7 +122,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		}
 		in.OverheadRatio = o.RatioSquareTokens
 		ratioNote = fmt.Sprintf("from the %s profile: θ = %.2f ms per MB (launches %.2f, p2p %.2f, MoE %.2f, CP %.2f), c = %.3g s/token² at block %d, CP %d",
-			sc.Job.Cluster.GPU, o.ThetaSeconds*1e3, o.LaunchSeconds*1e3, o.PipelineP2PSeconds*1e3, o.MoECollectiveSeconds*1e3,
+			profileLabel(sc), o.ThetaSeconds*1e3, o.LaunchSeconds*1e3, o.PipelineP2PSeconds*1e3, o.MoECollectiveSeconds*1e3,
 			o.CPCollectiveSeconds*1e3, o.CSecondsPerSquareToken, o.BlockTokens, o.CPDegree)
 	}
 	start := time.Now()
@@ -142,11 +142,19 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	return printPlan(stdout, sc, *iteration, lengths, in, ratioNote, plan, wall)
 }
 
+// profileLabel names the scenario's profile: the GPU kind, or the file.
+func profileLabel(sc *scenarios.Scenario) string {
+	if sc.ProfileFile != "" {
+		return sc.ProfilePath()
+	}
+	return sc.Job.Cluster.GPU
+}
+
 // scenarioOverhead derives HyDra's θ/c for a scenario from its GPU profile and
 // job (calib.Compute.Overhead), at the memory-minimum CP degree of the context
 // and a block of B tokens (a rank at the load target holds up to B tokens).
 func scenarioOverhead(sc *scenarios.Scenario) (calib.Overhead, error) {
-	prof, err := calib.LookupProfile(sc.Job.Cluster.GPU)
+	prof, err := sc.Profile()
 	if err != nil {
 		return calib.Overhead{}, err
 	}

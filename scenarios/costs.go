@@ -1,0 +1,43 @@
+package scenarios
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/dcpsim/dcpsim/calib"
+)
+
+// ProfilePath is [costs] profile resolved against the scenario file's folder, or
+// "" when the scenario uses the embedded profile of cluster.gpu.
+func (s *Scenario) ProfilePath() string {
+	f := s.ProfileFile
+	if f == "" || filepath.IsAbs(f) {
+		return f
+	}
+	return filepath.Join(filepath.Dir(s.File), f)
+}
+
+// Profile returns the calibration profile the scenario's costs come from: the
+// file named by [costs] profile (for example one written by dcpsim calibrate),
+// read and validated now, or else the embedded profile of cluster.gpu.
+func (s *Scenario) Profile() (*calib.Profile, error) {
+	if s.ProfileFile == "" {
+		return calib.LookupProfile(s.Job.Cluster.GPU)
+	}
+	path := s.ProfilePath()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "costs.profile"), Key: "costs.profile",
+			Message: fmt.Sprintf("costs.profile = %q: %v", s.ProfileFile, err)}}}
+	}
+	p, err := calib.ParseProfile(data, path)
+	if err == nil {
+		err = p.Validate()
+	}
+	if err != nil {
+		return nil, &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "costs.profile"), Key: "costs.profile",
+			Message: fmt.Sprintf("costs.profile = %q: %v", s.ProfileFile, err)}}}
+	}
+	return p, nil
+}
