@@ -10,11 +10,11 @@
 //	            context_tokens, batch_tokens | batch_tokens_per_gpu, overlong
 //	[run]       iterations, warmup_iterations, seed, policies, [run.options.<policy>]
 //	[sweep]     gpus, context_tokens, budget_tokens, [[sweep.variant]] (name, model, parallel)
+//	[costs]     profile (a calibration profile file; default: the embedded one of cluster.gpu)
 //
 // Decoding is strict: an unknown key is an error with its line number, and
 // validation reports every problem at once (an *Error), each naming the file,
-// line, key, value and the allowed range. A [costs] table will join when the cost
-// model does.
+// line, key, value and the allowed range.
 //
 // The embedded presets (PresetNames) reproduce the HyDra paper's settings; each
 // file's header comment states its source and its assumptions.
