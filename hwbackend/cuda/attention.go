@@ -130,10 +130,7 @@ func (b *backend) AttentionForward(s hwbackend.AttentionShape, warmups, repeats 
 	if err != nil {
 		return hwbackend.Timing{}, err
 	}
-	if err := checkRuns(warmups, repeats); err != nil {
-		return hwbackend.Timing{}, err
-	}
-	if err := b.lock(); err != nil {
+	if err := b.enter(warmups, repeats); err != nil {
 		return hwbackend.Timing{}, err
 	}
 	defer b.mu.Unlock()
@@ -243,10 +240,7 @@ func (b *backend) AttentionBackward(s hwbackend.AttentionShape, warmups, repeats
 	if err != nil {
 		return hwbackend.Timing{}, err
 	}
-	if err := checkRuns(warmups, repeats); err != nil {
-		return hwbackend.Timing{}, err
-	}
-	if err := b.lock(); err != nil {
+	if err := b.enter(warmups, repeats); err != nil {
 		return hwbackend.Timing{}, err
 	}
 	defer b.mu.Unlock()

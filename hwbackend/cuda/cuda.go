@@ -432,6 +432,15 @@ func (b *backend) Close() error {
 }
 
 // lock takes the backend's mutex and fails on a closed backend.
+// enter checks a call's run counts and takes the backend's lock (lock); on nil
+// the caller must defer b.mu.Unlock().
+func (b *backend) enter(warmups, repeats int) error {
+	if err := checkRuns(warmups, repeats); err != nil {
+		return err
+	}
+	return b.lock()
+}
+
 func (b *backend) lock() error {
 	b.mu.Lock()
 	if b.closed {

@@ -21,10 +21,7 @@ func (b *backend) GEMM(s hwbackend.GEMMShape, warmups, repeats int) (hwbackend.T
 	if err := checkGEMM(s); err != nil {
 		return hwbackend.Timing{}, err
 	}
-	if err := checkRuns(warmups, repeats); err != nil {
-		return hwbackend.Timing{}, err
-	}
-	if err := b.lock(); err != nil {
+	if err := b.enter(warmups, repeats); err != nil {
 		return hwbackend.Timing{}, err
 	}
 	defer b.mu.Unlock()
