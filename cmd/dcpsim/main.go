@@ -9,6 +9,7 @@
 //
 //	models           model presets and their derived quantities
 //	plan             plan one batch with a DCP policy
+//	run              simulate one iteration of a policy's plans (--batches, --costs load)
 //	calibrate        measure operator costs (cpu, cuda) or read a CSV, fit, write a profile
 //	scenarios        list, show or check scenario files
 //	workload stats   length statistics of a scenario's batches or of a length file
@@ -64,6 +65,7 @@ func commands() map[string]command {
 		scenariosCommand(),
 		modelsCommand(),
 		planCommand(),
+		runCommand(),
 		calibrateCommand(),
 		workloadCommand(),
 		{

@@ -191,6 +191,13 @@ type planLine struct {
 
 // planBatches plans every line of file and writes one JSON line per input line.
 func planBatches(p sched.Policy, file, out string, ratio float64, stdout io.Writer) error {
+	return eachBatchLine(file, out, stdout, func(line []byte) ([]byte, error) { return planOneLine(p, line, ratio) })
+}
+
+// eachBatchLine reads the JSONL file ('-': stdin), calls do on every non-blank
+// line and writes its result as one line to out (atomically) or stdout. An
+// error of do is reported as FILE:LINE, as bad input when it is one.
+func eachBatchLine(file, out string, stdout io.Writer, do func(line []byte) ([]byte, error)) error {
 	var r io.Reader
 	if file == "-" {
 		r = os.Stdin
@@ -208,7 +215,7 @@ func planBatches(p sched.Policy, file, out string, ratio float64, stdout io.Writ
 		for n := 1; ; n++ {
 			raw, readErr := br.ReadBytes('\n')
 			if line := bytes.TrimSpace(raw); len(line) > 0 {
-				res, err := planOneLine(p, line, ratio)
+				res, err := do(line)
 				if err != nil {
 					if errors.Is(err, sched.ErrInvalidInput) || errors.As(err, new(badInputError)) {
 						return badInput("%s:%d: %v", file, n, err)
@@ -237,12 +244,14 @@ func planBatches(p sched.Policy, file, out string, ratio float64, stdout io.Writ
 	return report.WriteFileAtomic(out, write)
 }
 
-func planOneLine(p sched.Policy, line []byte, ratio float64) ([]byte, error) {
+// planBatchLine decodes one --batches line strictly, plans it with p (ratio >=
+// 0 overrides the line's overhead_ratio) and checks the policy's promises.
+func planBatchLine(p sched.Policy, line []byte, ratio float64) (batchLine, sched.Inputs, *sched.Plan, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	var b batchLine
 	if err := dec.Decode(&b); err != nil {
-		return nil, badInputError{fmt.Errorf("not a batch object: %w", err)}
+		return b, sched.Inputs{}, nil, badInputError{fmt.Errorf("not a batch object: %w", err)}
 	}
 	in := sched.Inputs{PoolRanks: b.Ranks, BudgetTokens: b.BudgetTokens, PP: max(b.PP, 1), VPP: max(b.VPP, 1),
 		ContextTokens: b.ContextTokens, OverheadRatio: DefaultOverheadRatio}
@@ -254,12 +263,20 @@ func planOneLine(p sched.Policy, line []byte, ratio float64) ([]byte, error) {
 	}
 	plan, err := p.Plan(b.Lengths, in)
 	if err != nil {
-		return nil, err
+		return b, in, nil, err
 	}
 	if pr, ok := p.(sched.Promiser); ok {
 		if err := sched.Validate(plan, b.Lengths, in, pr.Promises()); err != nil {
-			return nil, fmt.Errorf("policy %s broke its promises: %w", p.Name(), err)
+			return b, in, nil, fmt.Errorf("policy %s broke its promises: %w", p.Name(), err)
 		}
+	}
+	return b, in, plan, nil
+}
+
+func planOneLine(p sched.Policy, line []byte, ratio float64) ([]byte, error) {
+	_, _, plan, err := planBatchLine(p, line, ratio)
+	if err != nil {
+		return nil, err
 	}
 	res := planLine{Microbatches: plan.PerRank(), Groups: make([][]sched.Group, len(plan.Microbatches))}
 	for i, mb := range plan.Microbatches {
