@@ -2,15 +2,27 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"io"
 	"strings"
 
+	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"
 	"github.com/dcpsim/dcpsim/sim/step"
 )
 
-const runUsage = `  dcpsim run --batches FILE.jsonl --policy P --costs load [--out FILE]
+const runUsage = `  dcpsim run [--scenario S] [--policy P]
+  dcpsim run --batches FILE.jsonl --policy P --costs load [--out FILE]
+
+  With --scenario (default ` + scenarios.DefaultPreset + `; also the mode without --batches): run
+  every policy of the scenario (or only --policy P) on the same batches for the
+  scenario's iterations, plan each batch (HyDra's θ/c from the scenario's GPU
+  profile), simulate the iteration with the cost model (sim/step.ModelCosts: calib
+  compute, sim/network CP, MoE, P2P and gradient-sync communication, each policy's
+  CP execution) and print one row per policy, means over the iterations after the
+  warm-up: step time, tokens/day, the first policy's speedup, PP and DP bubbles,
+  compute-busy share and the spread of microbatch times.
 
   Plan every batch of FILE with policy P and simulate one training iteration of
   the plan across the pipeline (sim/step): sync domains of CP groups and EP blocks,
@@ -30,7 +42,7 @@ const runUsage = `  dcpsim run --batches FILE.jsonl --policy P --costs load [--o
 func runCommand() command {
 	return command{
 		name:    "run",
-		summary: "simulate one iteration of a policy's plans (--batches, --costs load)",
+		summary: "simulate a scenario's policies with the cost model, or --batches in load mode",
 		usage:   runUsage,
 		run:     runRun,
 	}
@@ -52,14 +64,21 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	batches := fs.String("batches", "", "JSONL file of batches (as for plan --batches); '-' for stdin")
 	costs := fs.String("costs", "load", "cost mode: load (the cost-model mode arrives with the engine)")
 	out := fs.String("out", "", "write the JSON lines to this file instead of stdout")
+	scenario := fs.String("scenario", "", "embedded scenario name or .toml file (default "+scenarios.DefaultPreset+"); exclusive with --batches")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
 	case fs.NArg() > 0:
 		return badInput("unexpected arguments %q", fs.Args())
+	case *batches == "" && (set["costs"] || set["out"]):
+		return badInput("--costs and --out go with --batches (the scenario mode always uses the cost model)")
 	case *batches == "":
-		return badInput("--batches is required: the scenario mode of dcpsim run is not built yet")
+		return runScenario(*scenario, *policy, stdout, stderr)
+	case *scenario != "":
+		return badInput("--batches and --scenario are exclusive")
 	case *costs != "load":
 		return badInput("--costs %q: only --costs load is implemented; the cost-model mode arrives with the engine", *costs)
 	case *policy == "":

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +67,103 @@ func TestRunBatchesLoad(t *testing.T) {
 			t.Errorf("%v %s: exit %d, want 2 with %q; stderr: %s", c.args, c.line, code, c.want, errOut)
 		}
 	}
-	if code, _, errOut := dcpsim(t, "run", "--policy", "hydra"); code != exitInput || !strings.Contains(errOut, "scenario mode") {
-		t.Errorf("run without --batches: exit %d: %s", code, errOut)
+	if code, _, errOut := dcpsim(t, "run", "--costs", "load"); code != exitInput || !strings.Contains(errOut, "go with --batches") {
+		t.Errorf("run --costs without --batches: exit %d: %s", code, errOut)
+	}
+}
+
+const tinyScenario = `name = "tiny"
+description = "run --scenario test"
+
+[cluster]
+gpu = "H20"
+gpus = 48
+gpus_per_node = 8
+
+[model]
+preset = "deepseek-v2-lite"
+
+[parallel]
+tp = 1
+pp = 3
+vpp = VPP
+ep = 8
+budget_tokens = 8192
+
+[workload]
+preset = "long-256k"
+context_tokens = 32768
+batch_tokens = 131072
+overlong = "split"
+
+[run]
+iterations = 3
+warmup_iterations = 1
+seed = 1
+policies = POLICIES
+`
+
+// TestRunScenario runs dcpsim run --scenario end to end on a tiny scenario:
+// one row per implemented policy with a unit on every column, a note for the
+// unknown one, an error row for a plan the interleaved schedule cannot run,
+// and exit 1 when no policy ran.
+func TestRunScenario(t *testing.T) {
+	dir := t.TempDir()
+	write := func(vpp, policies string) string {
+		f := filepath.Join(dir, "tiny-"+vpp+".toml")
+		s := strings.NewReplacer("VPP", vpp, "POLICIES", policies).Replace(tinyScenario)
+		if err := os.WriteFile(f, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	code, out, errOut := dcpsim(t, "run", "--scenario", write("1", `["hydra", "mcore", "static", "wlb"]`))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "skipping wlb: not implemented yet") {
+		t.Errorf("stderr %q: want a note on wlb", errOut)
+	}
+	lines := strings.Split(out, "\n")
+	var header string
+	rows := map[string][]string{}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) > 0 && f[0] == "policy" {
+			header = l
+		}
+		if len(f) == 9 && (f[0] == "hydra" || f[0] == "mcore" || f[0] == "static") {
+			rows[f[0]] = f
+		}
+	}
+	for _, col := range []string{"step time (s)", "tokens/day (B)", "speedup of hydra (×)", "PP bubble (%)", "DP bubble (%)",
+		"compute-busy (%)", "MB-time CV (%)", "MBs (count)"} {
+		if !strings.Contains(header, col) {
+			t.Errorf("header %q lacks %q", header, col)
+		}
+	}
+	if len(rows) != 3 || rows["hydra"][3] != "1.00" {
+		t.Fatalf("rows %v; output:\n%s", rows, out)
+	}
+	for name, f := range rows {
+		var step, pp, dp, busy float64
+		for i, v := range []*float64{&step, &pp, &dp, &busy} {
+			if _, err := fmt.Sscan(f[[]int{1, 4, 5, 6}[i]], v); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		if step <= 0 || pp < 0 || dp < 0 || busy <= 0 || pp+dp+busy > 100.2 {
+			t.Errorf("%s: step %g s, PP %g%%, DP %g%%, busy %g%%", name, step, pp, dp, busy)
+		}
+	}
+
+	// vpp 3 over pp 3: HyDra's 2-microbatch plan of iteration 1 cannot interleave.
+	code, out, _ = dcpsim(t, "run", "--scenario", write("3", `["hydra", "mcore"]`))
+	if code != exitOK || !strings.Contains(out, "hydra: error: iteration 1: step: rank 0 runs 2 microbatches") {
+		t.Errorf("exit %d, want 0 with hydra's error:\n%s", code, out)
+	}
+	code, _, errOut = dcpsim(t, "run", "--scenario", write("3", `["hydra"]`))
+	if code != exitFailure || !strings.Contains(errOut, "no policy ran") {
+		t.Errorf("exit %d, want 1: %s", code, errOut)
 	}
 }

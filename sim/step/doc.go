@@ -78,6 +78,11 @@
 // communication, GEMM, gradient sync and optimizer are free. CP groups and
 // EP blocks still couple ranks through the domains. A microbatch's
 // MBSeconds is then 3·L·1e-12/pp with L its largest per-rank load in a
-// domain. The cost-model mode (calib and sim/network) will implement Costs
-// later.
+// domain.
+//
+// # Cost-model mode
+//
+// ModelCosts prices the same events with calib (GEMM, attention, LM head,
+// optimizer) and sim/network (CP, MoE dispatch/combine, P2P, gradient sync)
+// under the CP execution a policy assumes (ExecFor); see its doc.
 package step

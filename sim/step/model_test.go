@@ -1,0 +1,196 @@
+package step
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sim/network"
+)
+
+func TestExecFor(t *testing.T) {
+	for _, c := range []struct {
+		policy  string
+		exec    network.CPExec
+		overlap bool
+	}{
+		{"hydra", network.UlyssesRing, true},
+		{"hydra-scan", network.UlyssesRing, true},
+		{"mcore", network.Ulysses, false},
+		{"static", network.Ulysses, false},
+		{"wlb", 0, false},
+	} {
+		e, o := ExecFor(c.policy)
+		if e != c.exec || o != c.overlap {
+			t.Errorf("ExecFor(%q) = %v, %v; want %v, %v", c.policy, e, o, c.exec, c.overlap)
+		}
+	}
+}
+
+// modelSetup is 16 H20 GPUs (2 nodes), tp1 pp1 ep8, DeepSeek-V2-Lite (27
+// layers: 1 dense, 26 MoE). constant makes GEMM and attention efficiencies
+// constant (Half = 0).
+func modelSetup(t *testing.T, constant bool) (*calib.Compute, network.Topology) {
+	t.Helper()
+	p, err := calib.LookupProfile("H20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := *p
+	if constant {
+		for _, c := range []*calib.Curve{&prof.GEMM, &prof.AttentionFwd, &prof.AttentionBwd} {
+			c.Half.Value = 0
+		}
+	}
+	m, err := job.LookupModel(job.ModelDeepSeekV2Lite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := job.Job{Model: m, Cluster: job.Cluster{GPU: "H20", GPUs: 16, GPUsPerNode: 8},
+		Parallel: job.Parallel{TP: 1, PP: 1, VPP: 1, EP: 8, BudgetTokens: 8192}, ContextTokens: 8192}
+	comp, err := calib.NewCompute(&prof, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := network.NewTopology(prof, j.Cluster, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return comp, topo
+}
+
+// modelPlan is one MB: sequence 0 (long tokens) on ranks {0, 1}, sequences
+// 1..14 (1,024 tokens) on ranks 2..15, one each.
+func modelPlan(long int) (*sched.Plan, []int) {
+	lengths := []int{long}
+	groups := []sched.Group{{FirstRank: 0, Size: 2, Seqs: []int{0}}}
+	for r := 2; r < 16; r++ {
+		groups = append(groups, sched.Group{FirstRank: r, Size: 1, Seqs: []int{len(lengths)}})
+		lengths = append(lengths, 1024)
+	}
+	return &sched.Plan{PoolRanks: 16, Microbatches: []sched.Microbatch{{Groups: groups}}}, lengths
+}
+
+// TestModelCostsHand: with constant efficiencies, ranks {0, 1} run 4,096 tokens
+// each and half the causal attention of an 8K sequence, which dominates; the
+// domain of EP block 0 (ranks 0..7) takes their time per layer plus the CP and
+// MoE communication, and ranks 2..7 are held for all of it (the EP barrier),
+// while block 1 (ranks 8..15, 1,024 tokens each) is much faster.
+func TestModelCostsHand(t *testing.T) {
+	comp, topo := modelSetup(t, true)
+	plan, lengths := modelPlan(8192)
+	mc, err := NewModelCosts(comp, topo, lengths, network.UlyssesRing, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Simulate(plan, 1, 1, 8, mc)
+	if err != nil {
+		t.Fatal(err, mc.Err())
+	}
+	if len(res.Domains) != 2 {
+		t.Fatalf("%d domains, want 2", len(res.Domains))
+	}
+	m := comp.Job.Model
+	// Hand formula for domain 0, forward: u = 2 (two ranks inside a node), ring 1,
+	// so the kernel sees the whole 8K sequence.
+	af := comp.AttentionFwdSeconds(8192, 2, 8192)
+	dense := comp.GEMMFwdSeconds(0, 4096) + af
+	moe := comp.GEMMFwdSeconds(1, 4096) + af
+	cp, err := network.CPLayer(topo, m, network.CPGroup{Exec: network.UlyssesRing, Degree: 2, OverlapAllToAll: true},
+		8192, network.CPOverlap{AttentionFwdSeconds: af, AttentionBwdSeconds: comp.AttentionBwdSeconds(8192, 2, 8192),
+			IndependentFwdSeconds: comp.GEMMFwdSeconds(1, 4096), IndependentBwdSeconds: 2 * comp.GEMMFwdSeconds(1, 4096)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := network.MoELayer(topo, m, 0, 8, 4096, false).FwdSeconds
+	// Rank 0's layer (attention load 8192²/2 tokens², 32× the others') dominates.
+	light := comp.GEMMFwdSeconds(1, 1024) + comp.AttentionFwdSeconds(1024, 1, 1024)
+	if moe < 3*light || cp.Fwd.ExposedSeconds <= 0 || ep <= 0 {
+		t.Fatalf("case not as designed: heavy layer %g, light %g, CP %g, EP %g", moe, light, cp.Fwd.ExposedSeconds, ep)
+	}
+	// CP exposed time is the same for the dense and MoE layers here only if the
+	// GEMMs both hide the Q/K/V all-to-alls; recompute for the dense layer.
+	cpDense, _ := network.CPLayer(topo, m, network.CPGroup{Exec: network.UlyssesRing, Degree: 2, OverlapAllToAll: true},
+		8192, network.CPOverlap{AttentionFwdSeconds: af, IndependentFwdSeconds: comp.GEMMFwdSeconds(0, 4096)})
+	want := dense + cpDense.Fwd.ExposedSeconds + 26*(moe+cp.Fwd.ExposedSeconds+ep) + comp.LMHeadFwdSeconds(4096)
+	op := res.Ops[res.OpIndex(0, 0, 0, false)]
+	if got := (op.End - op.Start).Seconds(); math.Abs(got-want) > 1e-8 {
+		t.Errorf("domain 0 forward %.9f s, want %.9f", got, want)
+	}
+	st := res.Stages[0]
+	for r := 1; r < 8; r++ {
+		if st.Ranks[r].Busy != st.Ranks[0].Busy {
+			t.Errorf("rank %d busy %v, rank 0 %v: the EP barrier should hold it", r, st.Ranks[r].Busy, st.Ranks[0].Busy)
+		}
+	}
+	if st.Ranks[8].Busy*3 > st.Ranks[0].Busy {
+		t.Errorf("block 1 busy %v, block 0 %v: want block 1 much faster", st.Ranks[8].Busy, st.Ranks[0].Busy)
+	}
+	if r := st.Ranks[8]; r.DPBubble == 0 {
+		t.Errorf("rank 8 has no DP bubble: %+v", r)
+	}
+	if mc.GradSyncSeconds(0) <= 0 || mc.OptimizerSeconds(0) <= 0 {
+		t.Errorf("sync %g, optimizer %g: want > 0", mc.GradSyncSeconds(0), mc.OptimizerSeconds(0))
+	}
+}
+
+// TestModelCostsNoCommIsCompute: with communication off, a domain's chunk
+// time on the only (so last) stage is calib's RankStageSeconds of its slowest
+// rank, LM head included.
+func TestModelCostsNoCommIsCompute(t *testing.T) {
+	for _, constant := range []bool{true, false} {
+		comp, topo := modelSetup(t, constant)
+		plan, lengths := modelPlan(12288)
+		mc, err := NewModelCosts(comp, topo, lengths, network.Ulysses, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mc.NoComm = true
+		doms, err := Domains(plan, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, b := mc.ChunkSeconds(0, 0, &doms[0])
+		want := comp.RankStageSeconds(0, 6144, []calib.Piece{{SeqTokens: 12288, CPDegree: 2, BlockTokens: 12288}})
+		if math.Abs(f-want.FwdSeconds()) > 1e-12 || math.Abs(b-want.BwdSeconds()) > 1e-12 {
+			t.Errorf("constant %v: chunk %g/%g s, want %g/%g", constant, f, b, want.FwdSeconds(), want.BwdSeconds())
+		}
+		f, _ = mc.ChunkSeconds(0, 0, &doms[1])
+		want = comp.RankStageSeconds(0, 1024, []calib.Piece{{SeqTokens: 1024, CPDegree: 1, BlockTokens: 1024}})
+		if math.Abs(f-want.FwdSeconds()) > 1e-12 {
+			t.Errorf("constant %v: block 1 forward %g s, want %g", constant, f, want.FwdSeconds())
+		}
+		if mc.GradSyncSeconds(0) != 0 || mc.P2PSeconds(0, 0, 0, &doms[0], false) != 0 {
+			t.Error("NoComm: sync or p2p not free")
+		}
+	}
+}
+
+// TestModelCostsMonotone: more tokens in the long group never cost less, under
+// every exec, with communication and size-dependent efficiencies.
+func TestModelCostsMonotone(t *testing.T) {
+	comp, topo := modelSetup(t, false)
+	for _, exec := range []network.CPExec{network.Ulysses, network.Ring, network.UlyssesRing} {
+		for _, overlap := range []bool{false, true} {
+			var pf, pb float64
+			for long := 256; long <= 65536; long += 256 {
+				plan, lengths := modelPlan(long)
+				mc, err := NewModelCosts(comp, topo, lengths, exec, overlap)
+				if err != nil {
+					t.Fatal(err)
+				}
+				doms, _ := Domains(plan, 8)
+				f, b := mc.ChunkSeconds(0, 0, &doms[0])
+				if mc.Err() != nil {
+					t.Fatal(mc.Err())
+				}
+				if f < pf-1e-15 || b < pb-1e-15 {
+					t.Fatalf("%v overlap %v: %d tokens cost %g/%g s, fewer cost %g/%g", exec, overlap, long, f, b, pf, pb)
+				}
+				pf, pb = f, b
+			}
+		}
+	}
+}
