@@ -4,13 +4,10 @@ SCENARIO ?= testbed-256k
 
 .PHONY: run test build bench fuzz fmt clean calibrate
 
-## run: the main job on the embedded default scenario (the paper's 512-GPU testbed at 256K).
+## run: the main job on the embedded default scenario (the paper's 512-GPU testbed at
+## 256K): every policy on identical batches, timed with the cost model.
 run:
-	$(GO) run ./cmd/dcpsim scenarios show $(SCENARIO)
-	@echo
-	$(GO) run ./cmd/dcpsim workload stats --scenario $(SCENARIO)
-	@echo
-	$(GO) run ./cmd/dcpsim plan --policy hydra --scenario $(SCENARIO)
+	$(GO) run ./cmd/dcpsim run --scenario $(SCENARIO)
 
 ## test: gofmt check, go vet, staticcheck, and every test; then vet and test again
 ## with the cuda tag (the CUDA backend builds through cgo without CUDA installed

@@ -10,7 +10,8 @@
 //	            context_tokens, batch_tokens | batch_tokens_per_gpu, overlong
 //	[run]       iterations, warmup_iterations, seed, policies, [run.options.<policy>]
 //	[sweep]     gpus, context_tokens, budget_tokens, [[sweep.variant]] (name, model, parallel)
-//	[costs]     profile (a calibration profile file; default: the embedded one of cluster.gpu)
+//	[costs]     profile (a calibration profile file; default: the embedded one of cluster.gpu),
+//	            cp_exec.<policy>, cp_overlap.<policy> (what-if CP execution overrides)
 //
 // Decoding is strict: an unknown key is an error with its line number, and
 // validation reports every problem at once (an *Error), each naming the file,

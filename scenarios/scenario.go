@@ -14,6 +14,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/sim/network"
 	"github.com/dcpsim/dcpsim/workload"
 )
 
@@ -60,6 +61,10 @@ type Scenario struct {
 	Run Run
 	// Sweep, when non-nil, lists axes to expand with Points.
 	Sweep *Sweep
+	// CPExec and CPOverlap are [costs] cp_exec.<policy> and cp_overlap.<policy>:
+	// what-if overrides of the CP execution a policy assumes (see CPExecFor).
+	CPExec    map[string]network.CPExec
+	CPOverlap map[string]bool
 	// ProfileFile is [costs] profile: a calibration profile file (relative paths
 	// resolved against the scenario's folder) replacing the embedded profile of
 	// cluster.gpu; empty means the embedded one.
@@ -175,9 +180,12 @@ type rawFile struct {
 	Costs       rawCosts       `toml:"costs"`
 }
 
-// rawCosts is [costs]: where operator costs come from.
+// rawCosts is [costs]: where operator costs come from, and what-if overrides of
+// the CP execution each policy assumes.
 type rawCosts struct {
-	Profile string `toml:"profile"`
+	Profile   string            `toml:"profile"`
+	CPExec    map[string]string `toml:"cp_exec"`
+	CPOverlap map[string]bool   `toml:"cp_overlap"`
 }
 
 type rawWorkload struct {
@@ -333,6 +341,33 @@ func Parse(data []byte, file string) (*Scenario, error) {
 			p.addf("costs.profile", "costs.profile: must name a calibration profile file (e.g. \"calibration/h200.toml\")")
 		}
 		sc.ProfileFile = raw.Costs.Profile
+	}
+	for _, policy := range sortedKeys(raw.Costs.CPExec) {
+		key := "costs.cp_exec." + policy
+		if !slices.Contains(sc.Run.Policies, policy) {
+			p.addf(key, "%s: %q is not in run.policies %q", key, policy, sc.Run.Policies)
+			continue
+		}
+		e, err := network.ParseCPExec(raw.Costs.CPExec[policy])
+		if err != nil {
+			p.addf(key, "%s = %q: must be one of %s", key, raw.Costs.CPExec[policy], strings.Join(network.CPExecNames(), ", "))
+			continue
+		}
+		if sc.CPExec == nil {
+			sc.CPExec = map[string]network.CPExec{}
+		}
+		sc.CPExec[policy] = e
+	}
+	for _, policy := range sortedKeys(raw.Costs.CPOverlap) {
+		key := "costs.cp_overlap." + policy
+		if !slices.Contains(sc.Run.Policies, policy) {
+			p.addf(key, "%s: %q is not in run.policies %q", key, policy, sc.Run.Policies)
+			continue
+		}
+		if sc.CPOverlap == nil {
+			sc.CPOverlap = map[string]bool{}
+		}
+		sc.CPOverlap[policy] = raw.Costs.CPOverlap[policy]
 	}
 
 	// Unknown keys (one problem per unknown table, not one per key inside it).
@@ -702,6 +737,17 @@ func (p *parser) sweep(md *toml.MetaData, s *rawSweep, base job.Parallel) *Sweep
 	return out
 }
 
+// sortedKeys returns a map's keys in order, so problems are reported
+// deterministically.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 func hasDuplicates(v []int) bool {
 	s := slices.Clone(v)
 	slices.Sort(s)
@@ -864,7 +910,7 @@ func meanTokens(d workload.Distribution, context int) float64 {
 // allowedKeys lists the keys of each table, for suggestions on unknown keys.
 var allowedKeys = map[string][]string{
 	"":                       {"name", "description", "cluster", "model", "parallel", "workload", "run", "sweep", "costs"},
-	"costs":                  {"profile"},
+	"costs":                  {"profile", "cp_exec", "cp_overlap"},
 	"cluster":                {"gpu", "gpus", "gpus_per_node"},
 	"parallel":               {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers"},
 	"workload":               {"preset", "component", "file", "format", "field", "order", "context_tokens", "batch_tokens", "batch_tokens_per_gpu", "overlong"},

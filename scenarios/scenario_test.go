@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dcpsim/dcpsim/sim/network"
 	"github.com/dcpsim/dcpsim/workload"
 )
 
@@ -147,6 +148,7 @@ func TestBadScenarios(t *testing.T) {
 		file string
 		want []string // substrings, in any order; the first is the location
 	}{
+		{"bad-cp-exec", []string{":31:", `costs.cp_exec.mcore = "rng"`, "ulysses-ring", "costs.cp_overlap.wlb", "not in run.policies"}},
 		{"unknown-top-key", []string{":29:", "run.colour: unknown key", "allowed in [run]"}},
 		{"unknown-table", []string{":31:", "cost: unknown key", "allowed at the top level", "costs"}},
 		{"unknown-cluster-key", []string{":9:", "cluster.nic_gbps: unknown key", "gpus_per_node"}},
@@ -460,5 +462,21 @@ func TestCostsProfile(t *testing.T) {
 	sc.ProfileFile = "missing.toml"
 	if _, err := sc.Profile(); err == nil || !strings.Contains(err.Error(), "s.toml:31: costs.profile = \"missing.toml\"") {
 		t.Errorf("missing profile file: error %v", err)
+	}
+}
+
+// TestCPExecOverride: [costs] cp_exec / cp_overlap override a policy's CP
+// execution for what-if studies; absent, the policy's own is kept.
+func TestCPExecOverride(t *testing.T) {
+	src := readGood(t) + "\n[costs]\ncp_exec.mcore = \"ring\"\ncp_overlap.hydra = false\n"
+	sc, err := Parse([]byte(src), "what-if.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, o := sc.CPExecFor("mcore", network.Ulysses, false); e != network.Ring || o {
+		t.Errorf("mcore: %v %v, want ring, exposed", e, o)
+	}
+	if e, o := sc.CPExecFor("hydra", network.UlyssesRing, true); e != network.UlyssesRing || o {
+		t.Errorf("hydra: %v %v, want ulysses-ring, not overlapped", e, o)
 	}
 }

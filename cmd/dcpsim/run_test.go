@@ -132,12 +132,12 @@ func TestRunScenario(t *testing.T) {
 		if len(f) > 0 && f[0] == "policy" {
 			header = l
 		}
-		if len(f) == 9 && (f[0] == "hydra" || f[0] == "mcore" || f[0] == "static") {
+		if len(f) == 11 && (f[0] == "hydra" || f[0] == "mcore" || f[0] == "static") {
 			rows[f[0]] = f
 		}
 	}
 	for _, col := range []string{"step time (s)", "tokens/day (B)", "speedup of hydra (×)", "PP bubble (%)", "DP bubble (%)",
-		"compute-busy (%)", "MB-time CV (%)", "MBs (count)"} {
+		"compute-busy (%)", "MB-time CV (%)", "MBs (count)", "planner work (units)", "planner Go (ms)"} {
 		if !strings.Contains(header, col) {
 			t.Errorf("header %q lacks %q", header, col)
 		}

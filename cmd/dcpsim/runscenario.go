@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/scenarios"
@@ -27,6 +28,12 @@ type policyRun struct {
 	seconds, tokens            float64
 	ppBubble, dpBubble, busy   float64
 	mbCV, microbatches, events float64
+	// planWork and planWall sum the policy's elementary work units and the
+	// measured Go wall time of planning.
+	planWork, planWall float64
+	// exec and overlap are the CP execution the plans were priced with.
+	exec    network.CPExec
+	overlap bool
 }
 
 // runScenario simulates every policy of the scenario (or only policy) on the
@@ -110,9 +117,13 @@ func runPolicy(sc *scenarios.Scenario, name string, batch func(int) workload.Bat
 	if exec == 0 {
 		exec = network.Ulysses
 	}
+	exec, overlap = sc.CPExecFor(name, exec, overlap)
+	pr.exec, pr.overlap = exec, overlap
 	for k := range sc.Run.Iterations {
 		lengths := batch(k).Lengths
+		start := time.Now()
 		plan, err := p.Plan(lengths, in)
+		wall := time.Since(start)
 		if err != nil {
 			pr.err = fmt.Errorf("iteration %d: plan: %w", k, err)
 			return pr
@@ -144,6 +155,8 @@ func runPolicy(sc *scenarios.Scenario, name string, batch func(int) workload.Bat
 			}
 		}
 		pr.n++
+		pr.planWork += float64(plan.WorkUnits)
+		pr.planWall += wall.Seconds()
 		pr.seconds += t
 		pr.tokens += tokens
 		pr.ppBubble += res.PPBubble
@@ -186,14 +199,26 @@ func printRuns(w io.Writer, sc *scenarios.Scenario, in sched.Inputs, runs []poli
 	fmt.Fprintf(w, "%s: %d×%s, %s, tp%d pp%d vpp%d ep%d, G = %d, B = %d; %d iterations (%d warm-up excluded from the means)\n",
 		sc.Name, j.Cluster.GPUs, j.Cluster.GPU, j.Model.Name, j.Parallel.TP, in.PP, in.VPP, max(j.Parallel.EP, 1),
 		in.PoolRanks, in.BudgetTokens, sc.Run.Iterations, sc.Run.WarmupIterations)
-	fmt.Fprintf(w, "cost model: calib compute + sim/network communication; CP exec hydra: ulysses-ring, a2a overlapped; mcore, static: ulysses, exposed\n\n")
+	fmt.Fprint(w, "cost model: calib compute + sim/network communication; CP exec")
+	for i, r := range runs {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		a2a := "a2a exposed"
+		if r.overlap {
+			a2a = "a2a overlapped"
+		}
+		fmt.Fprintf(w, "%s %s: %s (%s)", sep, r.name, r.exec, a2a)
+	}
+	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tstep time (s)\ttokens/day (B)\tspeedup of "+runs[0].name+" (×)\tPP bubble (%)\tDP bubble (%)\tcompute-busy (%)\tMB-time CV (%)\tMBs (count)\t")
+	fmt.Fprintln(tw, "policy\tstep time (s)\ttokens/day (B)\tspeedup of "+runs[0].name+" (×)\tPP bubble (%)\tDP bubble (%)\tcompute-busy (%)\tMB-time CV (%)\tMBs (count)\tplanner work (units)\tplanner Go (ms)\t")
 	ok := 0
 	var failed []policyRun
 	for _, r := range runs {
 		if r.err != nil {
-			fmt.Fprintf(tw, "%s\terror (below)\t-\t-\t-\t-\t-\t-\t-\t\n", r.name)
+			fmt.Fprintf(tw, "%s\terror (below)\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", r.name)
 			failed = append(failed, r)
 			continue
 		}
@@ -204,8 +229,8 @@ func printRuns(w io.Writer, sc *scenarios.Scenario, in sched.Inputs, runs []poli
 		if ref := runs[0]; ref.err == nil {
 			speed = fmt.Sprintf("%.2f", step/(ref.seconds/float64(ref.n)))
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.name, step, r.tokens*86400/r.seconds/1e9, speed,
-			100*r.ppBubble/n, 100*r.dpBubble/n, 100*r.busy/n, 100*r.mbCV/n, r.microbatches/n)
+		fmt.Fprintf(tw, "%s\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.3g\t%.2f\t\n", r.name, step, r.tokens*86400/r.seconds/1e9, speed,
+			100*r.ppBubble/n, 100*r.dpBubble/n, 100*r.busy/n, 100*r.mbCV/n, r.microbatches/n, r.planWork/n, 1e3*r.planWall/n)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -216,7 +241,8 @@ func printRuns(w io.Writer, sc *scenarios.Scenario, in sched.Inputs, runs []poli
 	fmt.Fprintf(w, "\nmeans over %d iterations. tokens/day = batch tokens × 86400 / step time; speedup = this policy's step time / %s's; "+
 		"compute-busy = time in domain ops (compute and exposed CP/MoE communication, including time held by a slower rank of the domain) / "+
 		"iteration, mean over (stage, rank): 100 − PP − DP − gradient sync and optimizer share; MB-time CV = std/mean of the microbatches' "+
-		"per-stage times\n", measured, runs[0].name)
+		"per-stage times; planner work = the policy's elementary operations per plan and planner Go = this machine's wall time "+
+		"for them: neither is on the simulated critical path yet (how to price a Python planner's stall is open, see README)\n", measured, runs[0].name)
 	if ok == 0 {
 		return errors.New("no policy ran")
 	}
