@@ -2,23 +2,28 @@ package network
 
 import "github.com/dcpsim/dcpsim/calib"
 
-// transferSeconds is the time to push bytes through one link of peak bytes/s whose
-// efficiency is curve.At(sizeBytes), sizeBytes the collective's bytes per rank
-// (calib.BusBytes's convention, so a fitted curve applies as measured). Zero bytes
-// take no time.
-func transferSeconds(bytes, sizeBytes, peak float64, curve calib.Curve) float64 {
+// transferSeconds is the time to push bytes through one link of peak bytes/s at
+// the curve's asymptotic efficiency Max: the β term of NCCL's α–β model
+// (costmodel §5.2: time = latency + bytes / bandwidth). Every caller adds the
+// latency α explicitly (base + hops·hop from the profile), so the curve's Half,
+// which in a fit of measured times absorbs exactly that fixed latency, is not
+// applied again: applying η(S) = Max·S/(S+Half) on top of α counted the latency
+// twice and priced a 1 MB ring step across nodes at 1% of the NIC (the
+// inter-node curve is fitted to a 32-rank all-reduce whose small sizes are
+// latency-bound). Zero bytes take no time.
+func transferSeconds(bytes, peak float64, curve calib.Curve) float64 {
 	if bytes <= 0 {
 		return 0
 	}
-	return bytes / (peak * curve.At(sizeBytes))
+	return bytes / (peak * curve.Max.Value)
 }
 
-func (t Topology) nvlinkSeconds(bytes, sizeBytes float64) float64 {
-	return transferSeconds(bytes, sizeBytes, t.NVLinkBytesPerSecond, t.CollectiveIntra)
+func (t Topology) nvlinkSeconds(bytes float64) float64 {
+	return transferSeconds(bytes, t.NVLinkBytesPerSecond, t.CollectiveIntra)
 }
 
-func (t Topology) nicSeconds(bytes, sizeBytes float64) float64 {
-	return transferSeconds(bytes, sizeBytes, t.NICBytesPerSecond, t.CollectiveInter)
+func (t Topology) nicSeconds(bytes float64) float64 {
+	return transferSeconds(bytes, t.NICBytesPerSecond, t.CollectiveInter)
 }
 
 // oneHopSeconds is the latency of an operation whose messages each cross one hop
@@ -37,7 +42,7 @@ func (t Topology) oneHopSeconds(crossesNodes bool) float64 {
 // (ranks−m)/ranks over its one NIC, concurrently; the slowest rank sets the time
 // (costmodel §4.1, §5.4):
 //
-//	T = max(intraBytes / (B_nvl·η_intra(S)), interBytes / (B_nic·η_inter(S))) + α
+//	T = max(intraBytes / (B_nvl·η_intra), interBytes / (B_nic·η_inter)) + α
 //
 // with S = bytesPerRank, intraBytes taken on the node
 // holding the most members, interBytes on the node holding the fewest, and
@@ -51,8 +56,8 @@ func AllToAllSeconds(t Topology, firstRank, ranks int, bytesPerRank float64) flo
 	s := t.Spans(Contiguous(firstRank, ranks))
 	k := float64(ranks)
 	peer := bytesPerRank / k
-	intra := t.nvlinkSeconds(float64(s.MaxLocal-1)*peer, bytesPerRank)
-	inter := t.nicSeconds(float64(ranks-s.MinLocal)*peer, bytesPerRank)
+	intra := t.nvlinkSeconds(float64(s.MaxLocal-1) * peer)
+	inter := t.nicSeconds(float64(ranks-s.MinLocal) * peer)
 	return max(intra, inter) + t.oneHopSeconds(s.Nodes > 1)
 }
 
@@ -62,7 +67,7 @@ func AllToAllSeconds(t Topology, firstRank, ranks int, bytesPerRank float64) flo
 // has at least two hops across nodes, and the step waits for the slowest, so it
 // runs at NIC speed (costmodel §4.2):
 //
-//	T = bytes / (B·η(bytes)) + base + hop,  B = B_nic if the ring crosses nodes else B_nvl
+//	T = bytes / (B·η) + base + hop,  B = B_nic if the ring crosses nodes else B_nvl
 //
 // A ring of one rank, or no bytes, costs 0. It panics if the ranks leave the pool.
 func SendRecvSeconds(t Topology, g Ranks, bytes float64) float64 {
@@ -72,9 +77,9 @@ func SendRecvSeconds(t Topology, g Ranks, bytes float64) float64 {
 	t.checkRank(g.First)
 	t.checkRank(g.Last())
 	if t.Node(g.First) != t.Node(g.Last()) {
-		return t.nicSeconds(bytes, bytes) + t.oneHopSeconds(true)
+		return t.nicSeconds(bytes) + t.oneHopSeconds(true)
 	}
-	return t.nvlinkSeconds(bytes, bytes) + t.oneHopSeconds(false)
+	return t.nvlinkSeconds(bytes) + t.oneHopSeconds(false)
 }
 
 // ReduceScatterSeconds is the time of a reduce-scatter over g in which every rank
@@ -84,8 +89,8 @@ func SendRecvSeconds(t Topology, g Ranks, bytes float64) float64 {
 // reduce-scatter of each rank's S/m shard among the k nodes, the m NICs of a node
 // in parallel:
 //
-//	intra = (m−1)/m·S / (B_nvl·η_intra(S))   + IntraBase + (m−1)·IntraHop
-//	inter = (k−1)/k·S/m / (B_nic·η_inter(S)) + InterBase + (k−1)·InterHop
+//	intra = (m−1)/m·S / (B_nvl·η_intra)   + IntraBase + (m−1)·IntraHop
+//	inter = (k−1)/k·S/m / (B_nic·η_inter) + InterBase + (k−1)·InterHop
 //
 // with the intra term on the node with the most members and the inter term on the
 // one with the fewest; each term is dropped when its ring has one member. The
@@ -117,7 +122,7 @@ func (t Topology) hierarchicalRingSeconds(g Ranks, bytes float64) float64 {
 	}
 	k := float64(s.Nodes)
 	shard := bytes / float64(s.MinLocal)
-	sec += t.nicSeconds((k-1)/k*shard, bytes) + t.InterBaseSeconds + (k-1)*t.InterHopSeconds
+	sec += t.nicSeconds((k-1)/k*shard) + t.InterBaseSeconds + (k-1)*t.InterHopSeconds
 	return sec
 }
 
@@ -128,14 +133,14 @@ func (t Topology) intraRingSeconds(n int, bytes float64) float64 {
 		return 0
 	}
 	fn := float64(n)
-	return t.nvlinkSeconds((fn-1)/fn*bytes, bytes) + t.IntraBaseSeconds + (fn-1)*t.IntraHopSeconds
+	return t.nvlinkSeconds((fn-1)/fn*bytes) + t.IntraBaseSeconds + (fn-1)*t.IntraHopSeconds
 }
 
 // P2PSeconds is the time to send bytes from HDP rank r of pipeline stage `stage`
 // to the same HDP rank (and TP rank) of stage stage+1, the pipeline activation
 // (or, backwards, gradient) transfer of costmodel §4.6:
 //
-//	T = bytes / (B·η(bytes)) + base + hop
+//	T = bytes / (B·η) + base + hop
 //
 // on NVLink when the two GPUs share a node under the Megatron mapping (they are
 // G·tp GPUs apart, so only when a stage's G·tp GPUs are fewer than a node's),
@@ -150,9 +155,9 @@ func P2PSeconds(t Topology, stage, r int, bytes float64) float64 {
 	from := (stage*t.PoolRanks + r) * t.TP / t.GPUsPerNode
 	to := ((stage+1)*t.PoolRanks + r) * t.TP / t.GPUsPerNode
 	if from == to {
-		return t.nvlinkSeconds(bytes, bytes) + t.oneHopSeconds(false)
+		return t.nvlinkSeconds(bytes) + t.oneHopSeconds(false)
 	}
-	return t.nicSeconds(bytes, bytes) + t.oneHopSeconds(true)
+	return t.nicSeconds(bytes) + t.oneHopSeconds(true)
 }
 
 // P2PActivationBytes is the bytes one GPU sends across a stage boundary for one

@@ -22,10 +22,13 @@
 //
 // # Links
 //
-// A transfer of b bytes over NVLink takes b/(B_nvl·η_intra(S)), over the NIC
-// b/(B_nic·η_inter(S)), with B the profile's achieved per-GPU bandwidths and η
-// its CollectiveIntra/CollectiveInter curves taken at S, the collective's bytes
-// per rank (the size calib.BusBytes and the calibration fits use). Latencies are
+// A transfer of b bytes over NVLink takes b/(B_nvl·η_intra), over the NIC
+// b/(B_nic·η_inter), with B the profile's achieved per-GPU bandwidths and η the
+// asymptotic efficiency Max of its CollectiveIntra/CollectiveInter curves: NCCL's
+// α–β model (§5.2), latency plus bytes over a constant bandwidth. The curves'
+// Half is not applied, because in a fit of measured times it absorbs the same
+// fixed latency that α prices explicitly (applying both counted latency twice and
+// made a 1 MB ring step across nodes run at 1% of the NIC). Latencies are
 // NCCL-style α = base + hops·hop (§5.2) with the profile's intra or inter
 // constants: one hop for an all-to-all, a send/recv and a pipeline p2p (their
 // messages travel concurrently), n−1 hops for an n-rank ring reduce-scatter or
