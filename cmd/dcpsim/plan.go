@@ -105,13 +105,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	lengths := sampler.Batch(*iteration).Lengths
-	in := sched.Inputs{
-		PoolRanks:     sc.Job.PoolRanks(),
-		BudgetTokens:  sc.Job.Parallel.BudgetTokens,
-		PP:            sc.Job.Parallel.PP,
-		VPP:           sc.Job.Parallel.VPP,
-		ContextTokens: sc.Job.ContextTokens,
-	}
+	in := scenarioInputs(sc, 0)
 	ratioNote := "given with --overhead-ratio"
 	if *ratio >= 0 {
 		in.OverheadRatio = *ratio
@@ -150,20 +144,43 @@ func profileLabel(sc *scenarios.Scenario) string {
 	return sc.Job.Cluster.GPU
 }
 
+// scenarioInputs are the scheduling inputs of a scenario's job with θ/c = ratio.
+func scenarioInputs(sc *scenarios.Scenario, ratio float64) sched.Inputs {
+	par := sc.Job.Parallel
+	return sched.Inputs{
+		PoolRanks:     sc.Job.PoolRanks(),
+		BudgetTokens:  par.BudgetTokens,
+		PP:            max(par.PP, 1),
+		VPP:           max(par.VPP, 1),
+		ContextTokens: sc.Job.ContextTokens,
+		OverheadRatio: ratio,
+	}
+}
+
 // scenarioOverhead derives HyDra's θ/c for a scenario from its GPU profile and
 // job (calib.Compute.Overhead), at the memory-minimum CP degree of the context
 // and a block of B tokens (a rank at the load target holds up to B tokens).
 func scenarioOverhead(sc *scenarios.Scenario) (calib.Overhead, error) {
+	comp, err := scenarioCompute(sc)
+	if err != nil {
+		return calib.Overhead{}, err
+	}
+	return overheadFor(sc, comp), nil
+}
+
+// scenarioCompute is the compute cost model of a scenario: its profile and job.
+func scenarioCompute(sc *scenarios.Scenario) (*calib.Compute, error) {
 	prof, err := sc.Profile()
 	if err != nil {
-		return calib.Overhead{}, err
+		return nil, err
 	}
-	comp, err := calib.NewCompute(prof, sc.Job)
-	if err != nil {
-		return calib.Overhead{}, err
-	}
+	return calib.NewCompute(prof, sc.Job)
+}
+
+// overheadFor is scenarioOverhead for an already built cost model.
+func overheadFor(sc *scenarios.Scenario, comp *calib.Compute) calib.Overhead {
 	b := sc.Job.Parallel.BudgetTokens
-	return comp.Overhead(sched.MemoryDegree(sc.Job.ContextTokens, b), b), nil
+	return comp.Overhead(sched.MemoryDegree(sc.Job.ContextTokens, b), b)
 }
 
 // batchLine is one input line of --batches.

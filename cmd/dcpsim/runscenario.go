@@ -67,35 +67,21 @@ func runScenario(arg, policy string, stdout, stderr io.Writer) error {
 	if len(todo) == 0 {
 		return fmt.Errorf("no implemented policy to run in scenario %s", sc.Name)
 	}
-	prof, err := sc.Profile()
-	if err != nil {
-		return err
-	}
-	comp, err := calib.NewCompute(prof, sc.Job)
+	comp, err := scenarioCompute(sc)
 	if err != nil {
 		return err
 	}
 	par := sc.Job.Parallel
-	topo, err := network.NewTopology(*prof, sc.Job.Cluster, par.TP, par.PP)
+	topo, err := network.NewTopology(*comp.Profile, sc.Job.Cluster, par.TP, par.PP)
 	if err != nil {
 		return err
 	}
-	o, err := scenarioOverhead(sc)
-	if err != nil {
-		return err
-	}
+	o := overheadFor(sc, comp)
 	sampler, err := sc.NewSampler()
 	if err != nil {
 		return err
 	}
-	in := sched.Inputs{
-		PoolRanks:     sc.Job.PoolRanks(),
-		BudgetTokens:  par.BudgetTokens,
-		PP:            max(par.PP, 1),
-		VPP:           max(par.VPP, 1),
-		ContextTokens: sc.Job.ContextTokens,
-		OverheadRatio: o.RatioSquareTokens,
-	}
+	in := scenarioInputs(sc, o.RatioSquareTokens)
 	runs := make([]policyRun, len(todo))
 	for i, name := range todo {
 		runs[i] = runPolicy(sc, name, sampler.Batch, comp, topo, in)
