@@ -67,6 +67,50 @@
 // load above Λ*. Piggybacking tests it per group; a new group meets it by the
 // construction of cp(s). So every rank of every MB carries at most Λ*.
 //
+// # VPP alignment (not in the paper or the spec)
+//
+// Megatron's interleaved schedule (Inputs.VPP > 1) runs only MB counts M with
+// pp <= N <= M and M mod N = 0 or >= pp, N = Inputs.GroupSizeN()
+// (LegalMicrobatchCount; sim/pipeline.New rejects other counts rather than
+// padding). The packing realizes whatever M it realizes, so with VPP > 1 Plan
+// raises an illegal M to the least legal count by splitting MBs, never merging
+// (a merge could break Λ* or B), as a post-pass on the packed plan shared by
+// both policies, which therefore stay identical:
+//
+//   - Which MB: among those that can split (two or more groups, or one group
+//     with two or more sequences), the one with the most groups, then the
+//     largest max per-rank load (exactly: Σ s²/k of its most loaded group), then
+//     the latest in the plan. Most groups first because a multi-group MB splits
+//     without running any group on fewer sequences than it packed and frees the
+//     most ranks for backfill; a single-group MB splits only when no MB has two
+//     groups.
+//   - How: two or more groups go alternately, in FirstRank order, to two MBs
+//     (even positions, odd positions), each group on its ranks: adjacent groups
+//     land in different halves, so each half's groups tend to find their buddy
+//     block free, and the halves share the large and the small groups alike. One
+//     group becomes two groups on the same ranks running its sequences at even
+//     and at odd positions (each half keeps longest-first order and gets every
+//     other length, so their loads stay close).
+//   - Backfill: each half is then backfilled as in spec §5 (double a group below
+//     C* into its wholly free buddy block while one exists; load and tokens per
+//     rank halve). Any maximal sequence of doublings reaches the same plan (two
+//     possible doublings never overlap and a group that cannot double never can
+//     later), so the aligner grows groups in rank order in one pass.
+//   - Order: the first half (even positions) replaces the split MB and the
+//     second follows it, so the MBs that were not split keep their order. Each
+//     half's Closed reads "vpp split of packed MB i: even-position groups (or
+//     odd-position, or sequences); backfill: ...", i indexing the packed plan.
+//   - Promises hold: splitting and doubling only remove sequences from ranks or
+//     halve per-rank loads and tokens, groups stay aligned power-of-two blocks
+//     within C*, so every rank stays within Λ* and B.
+//   - Errors: N < pp (no count is legal), or fewer sequences than the least legal
+//     count (every MB needs one): Plan fails with ErrCannotAlign, which wraps
+//     sched.ErrInvalidInput and names M, N, pp and why.
+//
+// With VPP = 1, or a legal packed M, the plan is exactly the packed plan and no
+// work is counted. Diagnostics.VPPSplits counts the added MBs and
+// Diagnostics.AlignSteps the alignment's work.
+//
 // # Heaps (paper §5.1.3, spec §6)
 //
 // Open groups are kept per size class. Each class has a min-heap keyed by
@@ -97,7 +141,13 @@
 // WorkUnits: for "hydra", heap operations (each push, pop and fix; heap.Init of
 // the backfill heap counts one push per group) plus sequence visits (each sequence
 // the placement loop reads, and each probe of the skip search); for "hydra-scan",
-// the sequences, groups and ranks its scans visit. Diagnostics reports them apart.
+// the sequences, groups and ranks its scans visit; for both, plus VPP alignment's
+// steps when it splits (each MB its choice scans, each group and sequence it
+// reads or moves, and the ranks its backfill clears and tests). Diagnostics
+// reports them apart. StallWork, what the simulator prices as the planning
+// stall of a Python HyDra, counts the heap operations as heapq operations, the
+// sequence visits and alignment steps as Python-loop sequence visits, and
+// hydra-scan's scan steps as pool visits.
 //
 // Keys are packed with the first rank into one uint64 when they fit (all
 // realistic plans); otherwise (s_max near 2^31 or very wide pools) a pair layout
@@ -119,4 +169,11 @@
 //   - MB-balance test: the reading of spec §7 (max per-rank load <= Λ*).
 //   - Close reasons: the longest waiting sequence, its degree, how many wait,
 //     and the backfill's doublings and idle ranks.
+//   - VPP > 1 with an MB count Megatron's interleaved schedule rejects: split
+//     MBs (most groups, then largest max per-rank load, then latest; groups or
+//     sequences alternating; each half backfilled; halves in place of the split
+//     MB) up to the least legal count, or fail with ErrCannotAlign; see "VPP
+//     alignment". The spec is silent; Megatron-Core DCP pads its groups by
+//     splitting too (sched/mcore), and splitting keeps Λ* and B where merging
+//     or padding with empty MBs would not (or would hide time from the engine).
 package hydra

@@ -67,7 +67,8 @@ func (p *Policy) Promises() sched.Promises {
 	return sched.Promises{Aligned: true, WithinBudget: true}
 }
 
-// Plan solves the closed form and packs the batch.
+// Plan solves the closed form, packs the batch and, with VPP, aligns the MB
+// count to one the interleaved schedule accepts (alignVPP).
 func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	if err := in.Check(lengths); err != nil {
 		var tooLong *sched.ErrSequenceTooLong
@@ -93,13 +94,20 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	} else {
 		b, d.HeapOps, d.SequenceVisits = packHeap(lengths, in.PoolRanks, t, true)
 	}
-	d.RealizedMicrobatches = len(b.mbs)
+	mbs, splits, steps, err := alignVPP(b.mbs, lengths, in, t)
+	if err != nil {
+		return nil, err
+	}
+	d.VPPSplits, d.AlignSteps = splits, steps
+	d.RealizedMicrobatches = len(mbs)
 	return &sched.Plan{
 		Policy:       p.name,
 		PoolRanks:    in.PoolRanks,
-		Microbatches: b.mbs,
-		WorkUnits:    d.HeapOps + d.SequenceVisits + d.ScanSteps,
-		Diagnostics:  d,
+		Microbatches: mbs,
+		WorkUnits:    d.HeapOps + d.SequenceVisits + d.ScanSteps + d.AlignSteps,
+		StallWork: sched.StallWork{HeapOps: d.HeapOps, SequenceVisits: d.SequenceVisits + d.AlignSteps,
+			PoolVisits: d.ScanSteps},
+		Diagnostics: d,
 	}, nil
 }
 
@@ -107,8 +115,16 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 // count and the planner's work. Why each MB closed is in sched.Microbatch.Closed.
 type Diagnostics struct {
 	Targets
-	// RealizedMicrobatches is the MB count of the plan (every stage uses it).
+	// RealizedMicrobatches is the MB count of the plan (every stage uses it),
+	// after VPP alignment.
 	RealizedMicrobatches int `json:"realized_microbatches"`
+	// VPPSplits counts the MBs that VPP alignment added (each split makes one MB
+	// two) to reach a count legal for the interleaved schedule; the packed count is
+	// RealizedMicrobatches − VPPSplits. Their halves' Closed starts "vpp split".
+	VPPSplits int `json:"vpp_splits,omitempty"`
+	// AlignSteps counts the MBs, groups, sequences and ranks VPP alignment visited
+	// (both policies; included in the plan's WorkUnits).
+	AlignSteps int64 `json:"align_steps,omitempty"`
 	// HeapOps counts heap pushes, pops and fixes ("hydra" only).
 	HeapOps int64 `json:"heap_ops"`
 	// SequenceVisits counts sequences read by the placement loop, skip-search
@@ -141,6 +157,11 @@ func (d *Diagnostics) Summary() []sched.KV {
 	}
 	if d.ScanSteps > 0 {
 		kv = append(kv, sched.KV{Name: "scan steps", Value: strconv.FormatInt(d.ScanSteps, 10)})
+	}
+	if d.VPPSplits > 0 {
+		kv = append(kv,
+			sched.KV{Name: "vpp splits", Value: fmt.Sprintf("%d (packed M %d)", d.VPPSplits, d.RealizedMicrobatches-d.VPPSplits)},
+			sched.KV{Name: "align steps", Value: strconv.FormatInt(d.AlignSteps, 10)})
 	}
 	return kv
 }
