@@ -127,6 +127,14 @@ type Profile struct {
 	InterHopLatencySeconds  Const `toml:"inter_hop_latency_seconds"`
 	// KernelLaunchSeconds is the fixed cost of one kernel launch.
 	KernelLaunchSeconds Const `toml:"kernel_launch_seconds"`
+	// CPythonPoolVisitSeconds, CPythonHeapOpSeconds and
+	// CPythonSequenceVisitSeconds price a planner's elementary operations on the
+	// node's host CPU (sched.StallWork: a rank visited by a Python list scan, a
+	// heapq operation, a sequence read in a Python loop) for the modelled
+	// planning stall: the systems compared ship planners written in Python.
+	CPythonPoolVisitSeconds     Const `toml:"cpython_pool_visit_seconds"`
+	CPythonHeapOpSeconds        Const `toml:"cpython_heap_op_seconds"`
+	CPythonSequenceVisitSeconds Const `toml:"cpython_sequence_visit_seconds"`
 
 	// GEMM is the GEMM efficiency vs tokens per rank.
 	GEMM Curve `toml:"gemm"`

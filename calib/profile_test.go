@@ -124,6 +124,16 @@ func TestProvenance(t *testing.T) {
 				if math.Abs(c.Value/want-1) > 5e-4 {
 					t.Errorf("%s = %v, but fitting %s gives %v", key, c.Value, m[1], want)
 				}
+			case strings.HasPrefix(src, "measurement: "):
+				// A measurement committed with its script: the file must exist.
+				m := regexp.MustCompile(`^measurement: (calib/[a-z0-9_/]+\.csv|\.\./shared/conformance/[a-z0-9_.-]+\.jsonl) \(.+\)`).FindStringSubmatch(src)
+				if m == nil {
+					t.Errorf("%s: source %q: want measurement: calib/<file>.csv (<how>) or ../shared/conformance/<file>.jsonl (<how>)", key, src)
+					continue
+				}
+				if _, err := os.Stat(filepath.Join("..", m[1])); err != nil && strings.HasPrefix(m[1], "calib/") {
+					t.Errorf("%s: cites a missing file: %v", key, err)
+				}
 			case strings.HasPrefix(src, "assumption: "), strings.Contains(src, "[R"), strings.Contains(src, "arxiv.org/"):
 				// A stated assumption or a cited source.
 			default:

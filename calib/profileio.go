@@ -111,6 +111,9 @@ func constSpecs() []constSpec {
 		{key: "inter_base_latency_seconds", get: func(p *Profile) *Const { return &p.InterBaseLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
 		{key: "inter_hop_latency_seconds", get: func(p *Profile) *Const { return &p.InterHopLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
 		{key: "kernel_launch_seconds", get: func(p *Profile) *Const { return &p.KernelLaunchSeconds }, lo: 0, hi: 0.001, unit: "s"},
+		{key: "cpython_pool_visit_seconds", get: func(p *Profile) *Const { return &p.CPythonPoolVisitSeconds }, lo: 0, hi: 0.001, unit: "s"},
+		{key: "cpython_heap_op_seconds", get: func(p *Profile) *Const { return &p.CPythonHeapOpSeconds }, lo: 0, hi: 0.001, unit: "s"},
+		{key: "cpython_sequence_visit_seconds", get: func(p *Profile) *Const { return &p.CPythonSequenceVisitSeconds }, lo: 0, hi: 0.001, unit: "s"},
 	}
 	for _, key := range curveKeys {
 		specs = append(specs,

@@ -30,9 +30,12 @@
 //
 // Every plan reports WorkUnits, a count of the elementary operations its policy
 // performed (HyDra: heap operations; Megatron-Core DCP: ranks visited by its
-// whole-pool scans; static CP: items visited). The engine turns the count into a
-// deterministic planning stall; the measured Go wall time is reported beside it,
-// never mixed in.
+// whole-pool scans; static CP: items visited), and StallWork, the same kind of
+// count sorted by operation for the implementation whose planning stall the
+// simulator models (the Python planners the systems ship). The engine prices
+// StallWork with per-operation CPython costs from the GPU profile into a
+// deterministic stall at the head of the iteration; the measured Go wall time is
+// reported beside it, never mixed in.
 //
 // sched imports no engine, cost model or I/O: policies are pure functions of the
 // batch and the Inputs.
@@ -73,10 +76,31 @@ type Plan struct {
 	PoolRanks int `json:"pool_ranks"`
 	// Microbatches in execution order.
 	Microbatches []Microbatch `json:"microbatches"`
+	// PartialMicrobatches is set by policies whose MBs cover only part of the
+	// pool, so ranks run different MB counts (see the package doc). When false,
+	// every rank takes part in every MB: a rank in no group runs it empty, in
+	// pipeline step with the others.
+	PartialMicrobatches bool `json:"partial_microbatches,omitempty"`
 	// WorkUnits counts the policy's elementary operations (see the package doc).
 	WorkUnits int64 `json:"work_units"`
+	// StallWork is the work the modelled planning stall prices (see the
+	// package doc and each policy's doc).
+	StallWork StallWork `json:"stall_work"`
 	// Diagnostics explain the plan; the concrete type is the policy's own.
 	Diagnostics Diagnostics `json:"diagnostics,omitempty"`
+}
+
+// StallWork counts the elementary operations of a planner implementation by
+// kind, each priced by its own per-operation cost (calib.Profile's CPython
+// constants): a plan's modelled stall is Σ count × cost.
+type StallWork struct {
+	// PoolVisits are ranks or groups visited by Python-level scans over the
+	// pool (Megatron-Core DCP's list scans).
+	PoolVisits int64 `json:"pool_visits"`
+	// HeapOps are heapq pushes, pops and fixes on heaps of (load, rank) keys.
+	HeapOps int64 `json:"heap_ops"`
+	// SequenceVisits are reads of one sequence in a Python loop over the batch.
+	SequenceVisits int64 `json:"sequence_visits"`
 }
 
 // Diagnostics explain a plan for people (Summary) and, through encoding/json of

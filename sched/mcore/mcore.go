@@ -99,6 +99,25 @@
 // in creation order answer "least load among groups that fit", "first group that
 // fits with load at most X" and "how many groups fit" with pruning.
 //
+// # Planning stall
+//
+// Plan.StallWork prices the planner's stall (sim/step puts it at the head of the
+// iteration). Two implementations are on record, and Options.StallModel picks:
+//
+//   - "pool-scan" (default): the production scheduler the HyDra paper profiled,
+//     which per its §3.4 "for each sub-sample linearly scans the entire HDP
+//     pool": N·G pool visits for N sequences and G ranks. Priced at
+//     CPythonSecondsPerWorkUnit (fitted on Megatron's dev code below, not on
+//     the paper), it gives 0.79 s for the paper's 2,048-GPU production batch
+//     (N ≈ 22,800, G = 512; the paper measured 0.78 s, §6.3) and 50 s at 16K
+//     GPUs (G = 4096, N ≈ 181,000; the paper's Fig. 19: 47.85 s). Neither number
+//     was used to set anything.
+//   - "megatron-dev": the code whose decisions this package reproduces, at its
+//     WorkUnits (O(log R · groups · R) per item). It matches the seven CPython
+//     timings of that code within 20% (R <= 128), but extrapolated to G = 512 it
+//     predicts ~390 s per plan, 500× the paper's measurement: the dev code's
+//     scans are not what production runs.
+//
 // # Deviations and errors
 //
 // One deviation: when Inputs.MaxDegree limits the CP degree below G, no group is
@@ -144,7 +163,17 @@ type Options struct {
 	// MinCPSize is Megatron's --min-dynamic-context-parallel-size: the smallest CP
 	// degree of any sequence (a power of two, default 1).
 	MinCPSize int `toml:"min_cp_size"`
+	// StallModel picks the implementation whose planning stall the simulator
+	// models (Plan.StallWork): "pool-scan" (default, also when empty) or "megatron-dev" (see the
+	// package doc, "Planning stall").
+	StallModel string `toml:"stall_model"`
 }
+
+// The StallModel values.
+const (
+	StallPoolScan    = "pool-scan"
+	StallMegatronDev = "megatron-dev"
+)
 
 // maxMinCPSize bounds min_cp_size (the largest pool sched accepts).
 const maxMinCPSize = sched.MaxPoolRanks
@@ -162,9 +191,15 @@ var (
 
 // New builds the policy from its options (min_cp_size defaults to 1).
 func New(decode func(any) error) (sched.Policy, error) {
-	o := Options{MinCPSize: 1}
+	o := Options{MinCPSize: 1, StallModel: StallPoolScan}
 	if err := decode(&o); err != nil {
 		return nil, err
+	}
+	if o.StallModel == "" {
+		o.StallModel = StallPoolScan
+	}
+	if o.StallModel != StallPoolScan && o.StallModel != StallMegatronDev {
+		return nil, fmt.Errorf("stall_model = %q: must be %q or %q", o.StallModel, StallPoolScan, StallMegatronDev)
 	}
 	if o.MinCPSize < 1 || o.MinCPSize > maxMinCPSize || !sched.IsPow2(o.MinCPSize) {
 		return nil, fmt.Errorf("min_cp_size = %d: must be a power of two in [1, %d]", o.MinCPSize, maxMinCPSize)
@@ -256,7 +291,12 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 
 	diag.Microbatches = len(mbs)
 	diag.WorkUnits = work
-	return &sched.Plan{Policy: Name, PoolRanks: in.PoolRanks, Microbatches: mbs, WorkUnits: work, Diagnostics: diag}, nil
+	diag.PoolScanVisits = int64(len(lengths)) * int64(in.PoolRanks)
+	stall := sched.StallWork{PoolVisits: diag.PoolScanVisits}
+	if p.opts.StallModel == StallMegatronDev {
+		stall.PoolVisits = work
+	}
+	return &sched.Plan{Policy: Name, PoolRanks: in.PoolRanks, Microbatches: mbs, WorkUnits: work, StallWork: stall, Diagnostics: diag}, nil
 }
 
 // sortedByLength returns the ids in Python's stable sort by length, descending:
@@ -306,6 +346,9 @@ type Diagnostics struct {
 	IdleRankSlots int `json:"idle_rank_slots"`
 	// WorkUnits is the plan's work count (see the package doc).
 	WorkUnits int64 `json:"work_units"`
+	// PoolScanVisits is N·G: one whole-pool scan per sub-sample, the cost of
+	// the production scheduler the HyDra paper profiled (package doc).
+	PoolScanVisits int64 `json:"pool_scan_visits"`
 }
 
 // Summary lists the diagnostics in a fixed order.
@@ -319,5 +362,6 @@ func (d *Diagnostics) Summary() []sched.KV {
 		kv("vpp splits", d.VPPSplits),
 		kv("idle rank-slots", d.IdleRankSlots),
 		kv("work units", d.WorkUnits),
+		kv("pool-scan visits", d.PoolScanVisits),
 	}
 }

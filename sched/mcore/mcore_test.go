@@ -488,7 +488,7 @@ func TestDiagnostics(t *testing.T) {
 	for _, kv := range d.Summary() {
 		names = append(names, kv.Name)
 	}
-	if want := []string{"micro-batches", "fallbacks", "widenings", "enlarged items", "vpp splits", "idle rank-slots", "work units"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"micro-batches", "fallbacks", "widenings", "enlarged items", "vpp splits", "idle rank-slots", "work units", "pool-scan visits"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("summary names %v, want %v", names, want)
 	}
 	if got := d.Summary()[0].Value; got != "2" {

@@ -14,7 +14,7 @@
 // j bin i·dp + j. It balances tokens, not the quadratic attention work.
 //
 // WorkUnits counts the sequences visited while packing plus the moves made while
-// padding.
+// padding; StallWork prices them all as sequence visits of a Python loop.
 package static
 
 import (
@@ -175,6 +175,7 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	}
 
 	plan := &sched.Plan{Policy: Name, PoolRanks: g, WorkUnits: work,
+		StallWork:   sched.StallWork{SequenceVisits: work},
 		Diagnostics: Diagnostics{Degree: cp, DP: dp, Bins: packed, Padded: len(bins), Multiple: multiple}}
 	for i := 0; i < len(bins)/dp; i++ {
 		mb := sched.Microbatch{Groups: make([]sched.Group, dp)}

@@ -67,6 +67,9 @@ type ModelCosts struct {
 	NoComm bool
 	// FP8Dispatch sends MoE dispatch buffers in FP8.
 	FP8Dispatch bool
+	// PlannerSeconds is the planner's stall put at the head of the iteration
+	// (PlannerStallSeconds; see PlannerStall for how to model it).
+	PlannerSeconds float64
 
 	model   job.Model
 	vpp, ep int
@@ -84,8 +87,11 @@ type chunkLayers struct{ dense, moe int }
 // domainCost is a domain's per-layer times, forward and backward.
 type domainCost struct {
 	dense, moe [2]float64 // compute + exposed CP, max over groups
-	moeComm    [2]float64 // EP dispatch + combine, max over blocks
-	maxTokens  int        // the fullest rank's tokens
+	// denseComm and moeCPComm are the exposed CP part of dense and moe (the
+	// slowest group's).
+	denseComm, moeCPComm [2]float64
+	moeComm              [2]float64 // EP dispatch + combine, max over blocks
+	maxTokens            int        // the fullest rank's tokens
 }
 
 // NewModelCosts checks that comp and topo describe the same layout and returns
@@ -181,6 +187,12 @@ func (m *ModelCosts) domain(stage int, d *Domain) (domainCost, bool) {
 	if dc, ok := m.cache[key]; ok {
 		return dc, true
 	}
+	if len(d.Groups) == 0 {
+		// An idle block of a global MB: it runs the MB empty, in no collective
+		// with anyone (its EP block holds no token).
+		m.cache[key] = domainCost{}
+		return domainCost{}, true
+	}
 	t := m.Topo.ForStage(stage)
 	comp := m.Compute
 	denseL, moeL := m.denseLayer, m.moeLayer
@@ -226,11 +238,15 @@ func (m *ModelCosts) domain(stage int, d *Domain) (domainCost, bool) {
 				f += cp.Fwd.ExposedSeconds
 				b += cp.Bwd.ExposedSeconds
 			}
-			dst := &dc.dense
+			dst, comm := &dc.dense, &dc.denseComm
 			if kind == 1 {
-				dst = &dc.moe
+				dst, comm = &dc.moe, &dc.moeCPComm
 			}
-			dst[0], dst[1] = max(dst[0], f), max(dst[1], b)
+			for p, t := range [2]float64{f, b} {
+				if t > dst[p] {
+					dst[p], comm[p] = t, t-[2]float64{gf + af, gb + ab}[p]
+				}
+			}
 		}
 	}
 	if !m.NoComm && moeL >= 0 && m.ep > 1 {
@@ -259,11 +275,44 @@ func (m *ModelCosts) ChunkSeconds(stage, chunk int, d *Domain) (forward, backwar
 	for p := range 2 {
 		out[p] = float64(ck.dense)*dc.dense[p] + float64(ck.moe)*(dc.moe[p]+dc.moeComm[p])
 	}
-	if stage == len(m.layerKind)-1 && chunk == m.vpp-1 {
+	if stage == len(m.layerKind)-1 && chunk == m.vpp-1 && dc.maxTokens > 0 {
 		out[0] += m.Compute.LMHeadFwdSeconds(dc.maxTokens)
 		out[1] += m.Compute.LMHeadBwdSeconds(dc.maxTokens)
 	}
 	return out[0], out[1]
+}
+
+// ChunkExposedCommSeconds is the part of ChunkSeconds spent in exposed
+// communication: per layer, the slowest group's exposed CP communication plus,
+// on MoE layers, the EP dispatch and combine (step.CommSplitter).
+func (m *ModelCosts) ChunkExposedCommSeconds(stage, chunk int, d *Domain) (forward, backward float64) {
+	if stage < 0 || stage >= len(m.layerKind) || chunk < 0 || chunk >= m.vpp {
+		return math.NaN(), math.NaN()
+	}
+	dc, ok := m.domain(stage, d)
+	if !ok {
+		return math.NaN(), math.NaN()
+	}
+	ck := m.layerKind[stage][chunk]
+	var out [2]float64
+	for p := range 2 {
+		out[p] = float64(ck.dense)*dc.denseComm[p] + float64(ck.moe)*(dc.moeCPComm[p]+dc.moeComm[p])
+	}
+	return out[0], out[1]
+}
+
+// PlannerStallSeconds returns PlannerSeconds (step.PlannerStaller).
+func (m *ModelCosts) PlannerStallSeconds() float64 { return m.PlannerSeconds }
+
+// PlannerStall models a plan's planning stall on the host: its StallWork priced
+// with the profile's per-operation CPython costs (pool visits, heap operations,
+// sequence visits). The systems compared ship Python planners that run at the
+// head of every iteration on the critical path (HyDra §3.4); this is the
+// deterministic model of that time, not our Go planners' wall time.
+func PlannerStall(prof *calib.Profile, w sched.StallWork) float64 {
+	return float64(w.PoolVisits)*prof.CPythonPoolVisitSeconds.Value +
+		float64(w.HeapOps)*prof.CPythonHeapOpSeconds.Value +
+		float64(w.SequenceVisits)*prof.CPythonSequenceVisitSeconds.Value
 }
 
 // P2PSeconds is the fullest rank's activations (or gradients, the same size)

@@ -194,3 +194,50 @@ func TestModelCostsMonotone(t *testing.T) {
 		}
 	}
 }
+
+// TestModelCostsCommSplit: the exposed communication ModelCosts reports lies
+// in [0, chunk time], is 0 with NoComm, and equals the difference between
+// the priced chunk and a compute-only one for the slowest group when the
+// domain has one group.
+func TestModelCostsCommSplit(t *testing.T) {
+	comp, topo := modelSetup(t, false)
+	plan, lengths := modelPlan(65536)
+	doms, _ := Domains(plan, 8)
+	for _, exec := range []network.CPExec{network.Ulysses, network.Ring, network.UlyssesRing} {
+		mc, _ := NewModelCosts(comp, topo, lengths, exec, false)
+		quiet, _ := NewModelCosts(comp, topo, lengths, exec, false)
+		quiet.NoComm = true
+		for i := range doms {
+			f, b := mc.ChunkSeconds(0, 0, &doms[i])
+			cf, cb := mc.ChunkExposedCommSeconds(0, 0, &doms[i])
+			if !(cf >= 0 && cf <= f && cb >= 0 && cb <= b) {
+				t.Errorf("%v domain %d: comm %g/%g outside [0, %g/%g]", exec, i, cf, cb, f, b)
+			}
+			if qf, qb := quiet.ChunkExposedCommSeconds(0, 0, &doms[i]); qf != 0 || qb != 0 {
+				t.Errorf("%v NoComm: comm %g/%g", exec, qf, qb)
+			}
+			if len(doms[i].Groups) == 1 {
+				nf, _ := quiet.ChunkSeconds(0, 0, &doms[i])
+				if math.Abs(f-cf-nf) > 1e-12 {
+					t.Errorf("%v domain %d: chunk %g − comm %g ≠ compute %g", exec, i, f, cf, nf)
+				}
+			}
+		}
+	}
+}
+
+// TestPlannerStall prices each kind of work at its profile constant.
+func TestPlannerStall(t *testing.T) {
+	p, err := calib.LookupProfile("H800")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := sched.StallWork{PoolVisits: 1e7, HeapOps: 1e5, SequenceVisits: 1e6}
+	want := 1e7*p.CPythonPoolVisitSeconds.Value + 1e5*p.CPythonHeapOpSeconds.Value + 1e6*p.CPythonSequenceVisitSeconds.Value
+	if got := PlannerStall(p, w); math.Abs(got-want) > 1e-12 || got <= 0 {
+		t.Errorf("stall %g s, want %g", got, want)
+	}
+	if PlannerStall(p, sched.StallWork{}) != 0 {
+		t.Error("no work, yet a stall")
+	}
+}

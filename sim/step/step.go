@@ -3,6 +3,7 @@ package step
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/dcpsim/dcpsim/sched"
@@ -45,6 +46,22 @@ type Costs interface {
 	// OptimizerSeconds returns the optimizer step time of a stage, after its
 	// gradient sync.
 	OptimizerSeconds(stage int) float64
+}
+
+// PlannerStaller is implemented by Costs that put the planner's stall on the
+// critical path: every stage starts its first op PlannerStallSeconds after the
+// iteration begins (the plan is computed on the host at the head of every
+// iteration, and no GPU can start before it).
+type PlannerStaller interface {
+	PlannerStallSeconds() float64
+}
+
+// CommSplitter is implemented by Costs that can say how much of a chunk's time
+// is exposed communication (CP and MoE collectives not hidden behind compute),
+// so the result can split a rank's busy time into compute and communication.
+// The answer must lie in [0, ChunkSeconds].
+type CommSplitter interface {
+	ChunkExposedCommSeconds(stage, chunk int, d *Domain) (forward, backward float64)
 }
 
 // LoadSecondsPerToken2 is the load mode's price of one unit of per-rank load
@@ -106,9 +123,11 @@ func (LoadCosts) GradSyncSeconds(int) float64 { return 0 }
 // OptimizerSeconds returns 0.
 func (LoadCosts) OptimizerSeconds(int) float64 { return 0 }
 
-// OpTime is when one domain op ran.
+// OpTime is when one domain op ran and how much of it was exposed
+// communication (0 unless the Costs are a CommSplitter).
 type OpTime struct {
-	Start, End sim.Nanos
+	Start, End  sim.Nanos
+	ExposedComm sim.Nanos
 }
 
 // RankResult is what one HDP rank of one stage did during the iteration.
@@ -119,13 +138,17 @@ type RankResult struct {
 	// includes the time a light rank is held by its domain's slowest rank (CP
 	// and EP lock-step), which is imbalance, not a pipeline or DP bubble.
 	Busy sim.Nanos
+	// ExposedComm is the part of Busy its domains spent in exposed
+	// communication (CommSplitter; 0 otherwise).
+	ExposedComm sim.Nanos
 	// LastBackwardEnd is the end of the rank's last backward op (0 if it has
 	// no microbatch).
 	LastBackwardEnd sim.Nanos
 	// DPBubble is the stage's gradient-sync start minus LastBackwardEnd.
 	DPBubble sim.Nanos
 	// PPBubble is the rest of the rank's idle time in the iteration: Iteration
-	// − Busy − DPBubble − the stage's gradient sync and optimizer time.
+	// − PlannerStall − Busy − DPBubble − the stage's gradient sync and
+	// optimizer time.
 	PPBubble sim.Nanos
 }
 
@@ -146,6 +169,9 @@ type Result struct {
 	PP, VPP, EP int
 	// Iteration is the iteration time: the last stage's optimizer end.
 	Iteration sim.Nanos
+	// PlannerStall is the planner's stall at the head of the iteration
+	// (PlannerStaller; 0 otherwise): every op starts after it.
+	PlannerStall sim.Nanos
 	// Domains lists every microbatch's sync domains, by MB then FirstRank.
 	Domains []Domain
 	// Ops holds every domain op's times, indexed by OpIndex.
@@ -160,8 +186,38 @@ type Result struct {
 	// RankResult.PPBubble and DPBubble, as fractions of Iteration: the share
 	// of GPU-time spent in each bubble (see the package doc).
 	PPBubble, DPBubble float64
+	// ComputeShare, ExposedCommShare, StallShare and SyncShare complete the
+	// breakdown the same way (means over (stage, rank) of Busy − ExposedComm,
+	// ExposedComm, PlannerStall, and gradient sync + optimizer, over
+	// Iteration): ComputeShare + ExposedCommShare + PPBubble + DPBubble +
+	// StallShare + SyncShare = 1.
+	ComputeShare, ExposedCommShare, StallShare, SyncShare float64
 	// Events counts the events the engine delivered.
 	Events uint64
+}
+
+// shift moves the whole timeline later by stall, the planner's stall.
+func (r *Result) shift(stall sim.Nanos) {
+	if stall <= 0 {
+		return
+	}
+	r.PlannerStall = stall
+	r.Iteration += stall
+	for i := range r.Ops {
+		r.Ops[i].Start += stall
+		r.Ops[i].End += stall
+	}
+	for s := range r.Stages {
+		st := &r.Stages[s]
+		st.GradSyncStart += stall
+		st.GradSyncEnd += stall
+		st.OptimizerEnd += stall
+		for k := range st.Ranks {
+			if st.Ranks[k].Microbatches > 0 {
+				st.Ranks[k].LastBackwardEnd += stall
+			}
+		}
+	}
 }
 
 // IterationSeconds returns Iteration in seconds.
@@ -185,10 +241,12 @@ func opIndex(stage, domain, chunk int, backward bool, nd, v int) int {
 // FirstRank, and checks the plan's groups: inside [0, PoolRanks), at least
 // one rank, disjoint within an MB. A rank takes part in an MB if a group
 // includes it or any rank of its EP block (the aligned block of ep
-// consecutive ranks); the domains are the connected components of the
-// participating ranks under "same CP group" and "same EP block", i.e. a
-// union-find over both — which, groups and blocks being intervals, are the
-// merged overlapping intervals.
+// consecutive ranks), or, unless plan.PartialMicrobatches, always (an EP
+// block no group touches is then a domain without groups, which runs the MB
+// empty); the domains are the connected components of the participating
+// ranks under "same CP group" and "same EP block", i.e. a union-find over
+// both — which, groups and blocks being intervals, are the merged overlapping
+// intervals.
 func Domains(plan *sched.Plan, ep int) ([]Domain, error) {
 	g := plan.PoolRanks
 	switch {
@@ -202,6 +260,7 @@ func Domains(plan *sched.Plan, ep int) ([]Domain, error) {
 	}
 	var out []Domain
 	for k := range plan.Microbatches {
+		start := len(out)
 		groups := plan.Microbatches[k].Groups
 		if !sort.SliceIsSorted(groups, func(i, j int) bool { return groups[i].FirstRank < groups[j].FirstRank }) {
 			return nil, fmt.Errorf("step: microbatch %d: groups not ordered by first_rank", k)
@@ -231,8 +290,33 @@ func Domains(plan *sched.Plan, ep int) ([]Domain, error) {
 		if hi >= 0 {
 			out = append(out, Domain{MB: k, FirstRank: lo, Size: hi - lo, Groups: groups[first:]})
 		}
+		if !plan.PartialMicrobatches {
+			out = addIdleBlocks(out, start, k, g, ep)
+		}
 	}
 	return out, nil
+}
+
+// addIdleBlocks adds, for a plan whose MBs span the whole pool, one empty
+// domain per EP block that microbatch k's domains (out[start:]) leave out:
+// those ranks run the MB empty, in pipeline step with the others. The MB's
+// domains stay ordered by FirstRank.
+func addIdleBlocks(out []Domain, start, k, g, ep int) []Domain {
+	mine := slices.Clone(out[start:])
+	out = out[:start]
+	next := 0 // first rank not yet emitted
+	emitIdle := func(upTo int) {
+		for ; next < upTo; next += ep {
+			out = append(out, Domain{MB: k, FirstRank: next, Size: ep})
+		}
+	}
+	for _, d := range mine {
+		emitIdle(d.FirstRank)
+		out = append(out, d)
+		next = d.FirstRank + d.Size
+	}
+	emitIdle(g)
+	return out
 }
 
 const (
@@ -334,6 +418,7 @@ func Simulate(plan *sched.Plan, pp, vpp, ep int, costs Costs) (*Result, error) {
 	// it and, unless it is a first forward, its dependency.
 	nops := pp * nd * v * 2
 	dur := make([]sim.Nanos, nops)
+	split, _ := costs.(CommSplitter)
 	left := make([]int32, nops)
 	res := &Result{PP: pp, VPP: vpp, EP: ep, Domains: doms, Ops: make([]OpTime, nops),
 		Stages: make([]StageResult, pp), MBSeconds: make([]float64, len(plan.Microbatches))}
@@ -350,6 +435,15 @@ func Simulate(plan *sched.Plan, pp, vpp, ep int, costs Costs) (*Result, error) {
 					}
 					i := opIndex(s, di, c, k == 1, nd, v)
 					dur[i] = sim.FromSeconds(sec)
+					if split != nil {
+						cf, cb := split.ChunkExposedCommSeconds(s, c, d)
+						cs := [2]float64{cf, cb}[k]
+						if !(cs >= 0) || cs > sec*(1+1e-9) {
+							return nil, fmt.Errorf("step: stage %d chunk %d microbatch %d ranks [%d, %d]: exposed communication %v s: need a value in [0, %v]",
+								s, c, d.MB, d.FirstRank, d.LastRank(), cs, sec)
+						}
+						res.Ops[i].ExposedComm = min(sim.FromSeconds(cs), dur[i])
+					}
 					mb += dur[i]
 					left[i] = int32(d.Size)
 					if hasDep[(s*v+c)*2+k] {
@@ -415,6 +509,7 @@ func Simulate(plan *sched.Plan, pp, vpp, ep int, costs Costs) (*Result, error) {
 		for r := d.FirstRank; r <= d.LastRank(); r++ {
 			rr := &res.Stages[s].Ranks[r]
 			rr.Busy += dur[i]
+			rr.ExposedComm += res.Ops[i].ExposedComm
 			if b == 1 {
 				rr.LastBackwardEnd = now
 			}
@@ -463,21 +558,40 @@ func Simulate(plan *sched.Plan, pp, vpp, ep int, costs Costs) (*Result, error) {
 		st.OptimizerEnd = st.GradSyncEnd + sim.FromSeconds(costs.OptimizerSeconds(s))
 		res.Iteration = max(res.Iteration, st.OptimizerEnd)
 	}
-	var ppSum, dpSum float64
+	// The planner's stall delays every op equally, so the run above (from 0)
+	// shifts by it.
+	if st, ok := costs.(PlannerStaller); ok {
+		sec := st.PlannerStallSeconds()
+		if !(sec >= 0) || math.IsInf(sec, 0) {
+			return nil, fmt.Errorf("step: planner stall %v s: need a finite value >= 0", sec)
+		}
+		res.shift(sim.FromSeconds(sec))
+	}
+	var ppSum, dpSum, commSum, busySum, syncSum float64
 	for s := range pp {
 		st := &res.Stages[s]
 		tail := st.OptimizerEnd - st.GradSyncStart
 		for r := range st.Ranks {
 			rr := &st.Ranks[r]
 			rr.DPBubble = st.GradSyncStart - rr.LastBackwardEnd
-			rr.PPBubble = res.Iteration - rr.Busy - rr.DPBubble - tail
+			if rr.Microbatches == 0 {
+				rr.DPBubble = st.GradSyncStart - res.PlannerStall
+			}
+			rr.PPBubble = res.Iteration - res.PlannerStall - rr.Busy - rr.DPBubble - tail
 			ppSum += float64(rr.PPBubble)
 			dpSum += float64(rr.DPBubble)
+			commSum += float64(rr.ExposedComm)
+			busySum += float64(rr.Busy)
+			syncSum += float64(tail)
 		}
 	}
 	if res.Iteration > 0 {
 		n := float64(pp*g) * float64(res.Iteration)
 		res.PPBubble, res.DPBubble = ppSum/n, dpSum/n
+		res.ExposedCommShare = commSum / n
+		res.ComputeShare = (busySum - commSum) / n
+		res.SyncShare = syncSum / n
+		res.StallShare = float64(res.PlannerStall) / float64(res.Iteration)
 	}
 	return res, nil
 }

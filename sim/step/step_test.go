@@ -137,9 +137,10 @@ func TestEPBarrier(t *testing.T) {
 }
 
 // TestIdleRankJoinsEPBlock: a microbatch whose only group is rank 0 still
-// involves rank 1 (same EP block of 2), not ranks 2,3.
+// involves rank 1 (same EP block of 2); ranks 2,3 take no part when the plan's
+// MBs are partial, and run it empty (an idle domain, zero time) otherwise.
 func TestIdleRankJoinsEPBlock(t *testing.T) {
-	plan := &sched.Plan{PoolRanks: 4, Microbatches: []sched.Microbatch{
+	plan := &sched.Plan{PoolRanks: 4, PartialMicrobatches: true, Microbatches: []sched.Microbatch{
 		{Groups: []sched.Group{{FirstRank: 0, Size: 1, Seqs: []int{0}}}},
 		{Groups: []sched.Group{{FirstRank: 0, Size: 4, Seqs: []int{0}}}},
 	}}
@@ -161,6 +162,26 @@ func TestIdleRankJoinsEPBlock(t *testing.T) {
 	// MB 0: 12 µs on ranks 0,1; MB 1: load 4e6/4 = 1e6, 3 µs on all.
 	if !reflect.DeepEqual(counts, []int{2, 2, 1, 1}) || res.Iteration != 15000 {
 		t.Errorf("counts %v iteration %d, want [2 2 1 1] and 15000", counts, res.Iteration)
+	}
+
+	plan.PartialMicrobatches = false
+	doms, err = step.Domains(plan, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doms) != 3 || doms[1].FirstRank != 2 || doms[1].Size != 2 || len(doms[1].Groups) != 0 || doms[2].Size != 4 {
+		t.Fatalf("global plan: domains %+v, want [0,2) with the group, [2,4) idle, then the MB-1 domain", doms)
+	}
+	res, err = step.Simulate(plan, 1, 1, 2, step.LoadCosts{Lengths: []int{2000}, PP: 1, VPP: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts = counts[:0]
+	for _, r := range res.Stages[0].Ranks {
+		counts = append(counts, r.Microbatches)
+	}
+	if !reflect.DeepEqual(counts, []int{2, 2, 2, 2}) || res.Iteration != 15000 || res.Stages[0].Ranks[2].Busy != 3000 {
+		t.Errorf("global plan: counts %v iteration %d rank 2 %+v, want [2 2 2 2], 15000, busy 3000", counts, res.Iteration, res.Stages[0].Ranks[2])
 	}
 }
 
@@ -208,7 +229,7 @@ func TestDifferentMBCounts(t *testing.T) {
 	half := func(first int) sched.Microbatch {
 		return sched.Microbatch{Groups: []sched.Group{{FirstRank: first, Size: 2, Seqs: []int{0}}}}
 	}
-	plan := &sched.Plan{PoolRanks: 4, Microbatches: []sched.Microbatch{half(0), half(2), half(0), half(2), half(0)}}
+	plan := &sched.Plan{PoolRanks: 4, PartialMicrobatches: true, Microbatches: []sched.Microbatch{half(0), half(2), half(0), half(2), half(0)}}
 	res, err := step.Simulate(plan, 2, 1, 2, uniform{1e-6, 2e-6})
 	if err != nil {
 		t.Fatal(err)
@@ -335,5 +356,60 @@ func TestCostErrorsAreErrors(t *testing.T) {
 	_, err := step.Simulate(onePerRank(1, 1, func(int, int) int { return 0 }), 1, 1, 1, uniform{math.NaN(), 0})
 	if err == nil || !strings.Contains(err.Error(), "NaN") {
 		t.Fatalf("NaN cost: %v", err)
+	}
+}
+
+// stalled is uniform with a planner stall and a fixed exposed-communication
+// share of every op.
+type stalled struct {
+	uniform
+	stall, comm float64
+}
+
+func (s stalled) PlannerStallSeconds() float64 { return s.stall }
+func (s stalled) ChunkExposedCommSeconds(_, _ int, _ *step.Domain) (float64, float64) {
+	return s.comm * s.f, s.comm * s.b
+}
+
+// TestPlannerStallAndCommSplit: the planner's stall delays the whole
+// iteration by exactly its length and is its own share; the exposed
+// communication splits busy time; the six shares sum to 1.
+func TestPlannerStallAndCommSplit(t *testing.T) {
+	plan := onePerRank(4, 4, func(int, int) int { return 0 })
+	base, err := step.Simulate(plan, 2, 1, 1, uniform{1e-6, 2e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := step.Simulate(plan, 2, 1, 1, stalled{uniform{1e-6, 2e-6}, 5e-6, 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1F1B, p = 2, m = 4: (m + p − 1)·(f + b) = 15 µs, then +5 µs of stall.
+	if base.Iteration != 15000 || res.Iteration != 20000 || res.PlannerStall != 5000 {
+		t.Fatalf("iteration %d → %d, stall %d; want 15000 → 20000, 5000", base.Iteration, res.Iteration, res.PlannerStall)
+	}
+	for i := range base.Ops {
+		if res.Ops[i].Start != base.Ops[i].Start+5000 || res.Ops[i].End != base.Ops[i].End+5000 {
+			t.Fatalf("op %d: %+v, want %+v shifted by 5 µs", i, res.Ops[i], base.Ops[i])
+		}
+	}
+	if !near(res.StallShare, 0.25) || !near(res.PPBubble, base.PPBubble*15/20) || res.DPBubble != 0 {
+		t.Errorf("stall %v PP %v DP %v; want 0.25, %v, 0", res.StallShare, res.PPBubble, base.PPBubble*15/20, res.DPBubble)
+	}
+	// Busy 12 µs per rank: 3 µs of it exposed communication.
+	if r := res.Stages[0].Ranks[0]; r.Busy != 12000 || r.ExposedComm != 3000 {
+		t.Errorf("rank 0: %+v, want busy 12000 with 3000 exposed", r)
+	}
+	if !near(res.ExposedCommShare, 3.0/20) || !near(res.ComputeShare, 9.0/20) {
+		t.Errorf("comm %v compute %v, want 0.15 and 0.45", res.ExposedCommShare, res.ComputeShare)
+	}
+	if sum := res.ComputeShare + res.ExposedCommShare + res.PPBubble + res.DPBubble + res.StallShare + res.SyncShare; !near(sum, 1) {
+		t.Errorf("shares sum to %v", sum)
+	}
+	if _, err := step.Simulate(plan, 2, 1, 1, stalled{uniform{1e-6, 2e-6}, 0, 1.5}); err == nil || !strings.Contains(err.Error(), "exposed communication") {
+		t.Errorf("comm above the op: %v", err)
+	}
+	if _, err := step.Simulate(plan, 2, 1, 1, stalled{uniform{1e-6, 2e-6}, math.NaN(), 0}); err == nil || !strings.Contains(err.Error(), "planner stall") {
+		t.Errorf("NaN stall: %v", err)
 	}
 }
