@@ -1,0 +1,208 @@
+package report
+
+// The types below are what a run of one scenario produces, in plain values with
+// units in their names: the CLI fills them from the simulator's results, and
+// this package writes them as JSON, CSV, figures and Perfetto traces. They hold
+// no reference to the simulator's internals so the writers can be tested alone.
+
+// Summary is summary.json: the scenario, then one PolicySummary per policy in
+// the scenario's order (the first is the reference of Speedup).
+type Summary struct {
+	// Scenario is the scenario's name; Hash the SHA-256 of its canonical TOML.
+	Scenario string `json:"scenario"`
+	Hash     string `json:"scenario_sha256"`
+	// Seed, Iterations and WarmupIterations are the run's; the means exclude the
+	// warm-up.
+	Seed             uint64 `json:"seed"`
+	Iterations       int    `json:"iterations"`
+	WarmupIterations int    `json:"warmup_iterations"`
+	// Layout describes the job: GPUs, GPU kind, model, parallel sizes.
+	GPUs      int    `json:"gpus"`
+	GPU       string `json:"gpu"`
+	Model     string `json:"model"`
+	TP        int    `json:"tp"`
+	PP        int    `json:"pp"`
+	VPP       int    `json:"vpp"`
+	EP        int    `json:"ep"`
+	PoolRanks int    `json:"pool_ranks"`
+	// BudgetTokens is B; ContextTokens the context length.
+	BudgetTokens  int `json:"budget_tokens"`
+	ContextTokens int `json:"context_tokens"`
+	// DollarsPerGPUHour prices DollarsPer1TTokens.
+	DollarsPerGPUHour float64 `json:"dollars_per_gpu_hour"`
+	// PlannerStall says how the planner's time was put on the critical path.
+	PlannerStall string          `json:"planner_stall"`
+	Policies     []PolicySummary `json:"policies"`
+}
+
+// PolicySummary is one policy's means over the measured iterations.
+type PolicySummary struct {
+	Policy string `json:"policy"`
+	// Error is set (and the numbers are zero) when the policy failed.
+	Error string `json:"error,omitempty"`
+	// CPExec and OverlapAllToAll are the CP execution its plans were priced with.
+	CPExec          string `json:"cp_exec"`
+	OverlapAllToAll bool   `json:"overlap_all_to_all"`
+	// Iterations is the number of measured iterations.
+	Iterations int `json:"iterations"`
+	// StepSecondsMean and StepSecondsP95 are the iteration time's mean and 95th
+	// percentile (nearest rank).
+	StepSecondsMean float64 `json:"step_seconds_mean"`
+	StepSecondsP95  float64 `json:"step_seconds_p95"`
+	// TokensPerDay is Σ batch tokens × 86400 / Σ step seconds.
+	TokensPerDay float64 `json:"tokens_per_day"`
+	// SpeedupOfFirst is this policy's mean step time over the first policy's.
+	SpeedupOfFirst float64 `json:"speedup_of_first"`
+	// Shares of the iteration, means over iterations of the mean over (stage,
+	// rank): they sum to 1.
+	ComputeShare      float64 `json:"compute_share"`
+	ExposedCommShare  float64 `json:"exposed_comm_share"`
+	PPBubbleShare     float64 `json:"pp_bubble_share"`
+	DPBubbleShare     float64 `json:"dp_bubble_share"`
+	PlannerStallShare float64 `json:"planner_stall_share"`
+	SyncShare         float64 `json:"grad_sync_optimizer_share"`
+	// MBTimeCV and MBTimeMaxOverMin describe the spread of microbatch times
+	// (means over iterations).
+	MBTimeCV         float64 `json:"mb_time_cv"`
+	MBTimeMaxOverMin float64 `json:"mb_time_max_over_min"`
+	// Microbatches is the mean microbatch count.
+	Microbatches float64 `json:"microbatches"`
+	// PlannerModeledSeconds is the stall put on the critical path (modelled from
+	// the policy's work); PlannerGoSeconds the measured wall time of our Go
+	// implementation on this machine, never on the critical path.
+	PlannerModeledSeconds float64 `json:"planner_modeled_seconds"`
+	PlannerGoSeconds      float64 `json:"planner_go_seconds"`
+	PlannerWorkUnits      float64 `json:"planner_work_units"`
+	// DegreeShares is the share of GPU-slots (rank × microbatch) at each CP
+	// degree, over all measured iterations, by degree.
+	DegreeShares []DegreeShare `json:"degree_shares"`
+	// DollarsPer1TTokens is GPUs × $/GPU-hour × hours per 10^12 tokens.
+	DollarsPer1TTokens float64 `json:"dollars_per_1t_tokens"`
+	// MBSeconds are every measured iteration's microbatch times pooled (for the
+	// MB-time distribution figure); not in summary.json.
+	MBSeconds []float64 `json:"-"`
+}
+
+// DegreeShare is the share of GPU-slots at one CP degree.
+type DegreeShare struct {
+	Degree int     `json:"degree"`
+	Share  float64 `json:"share"`
+}
+
+// IterationRow is one line of iterations.csv.
+type IterationRow struct {
+	Policy       string
+	Iteration    int
+	Warmup       bool
+	StepSeconds  float64
+	Tokens       int64
+	Sequences    int
+	Microbatches int
+	// Shares of the iteration as in PolicySummary.
+	ComputeShare, ExposedCommShare, PPBubbleShare, DPBubbleShare, PlannerStallShare float64
+	MBTimeCV, MBTimeMaxOverMin                                                      float64
+	PlannerModeledSeconds, PlannerGoSeconds                                         float64
+	PlannerWorkUnits                                                                int64
+}
+
+// Timeline is one iteration of one policy as a set of slices on tracks, for
+// the pipeline figure and the Perfetto trace. Times are nanoseconds from the
+// start of the iteration (0); the planner's stall, when modelled, is the slice
+// [0, PlannerStallNanos) on every track.
+type Timeline struct {
+	Policy    string
+	Iteration int
+	// IterationNanos is the iteration's length.
+	IterationNanos int64
+	// PlannerStallNanos is the modelled planner stall at the head (0: none).
+	PlannerStallNanos int64
+	// Stages is pp; Ranks the representative HDP ranks drawn, ascending.
+	Stages int
+	Ranks  []int
+	// Slices are the ops of every (stage, rank in Ranks), any order.
+	Slices []Slice
+	// Flows are the cross-stage p2p transfers between drawn ops.
+	Flows []Flow
+}
+
+// SliceKind says what a slice is.
+type SliceKind int
+
+// The slice kinds.
+const (
+	Forward SliceKind = iota
+	Backward
+	GradSync
+	Optimizer
+	PlannerStall
+)
+
+// String is "forward", "backward", "grad-sync", "optimizer" or "planner".
+func (k SliceKind) String() string {
+	switch k {
+	case Forward:
+		return "forward"
+	case Backward:
+		return "backward"
+	case GradSync:
+		return "grad-sync"
+	case Optimizer:
+		return "optimizer"
+	case PlannerStall:
+		return "planner"
+	}
+	return "unknown"
+}
+
+// Slice is one op on one (stage, rank) track.
+type Slice struct {
+	Stage, Rank int
+	Kind        SliceKind
+	// MB and Chunk identify a forward or backward op (-1 otherwise).
+	MB, Chunk int
+	// StartNanos and EndNanos bound it; EndNanos >= StartNanos.
+	StartNanos, EndNanos int64
+	// ExposedCommNanos is the part of a forward or backward spent in exposed
+	// communication (CP and MoE collectives), <= its duration.
+	ExposedCommNanos int64
+}
+
+// Flow is a p2p transfer: the output of the op that ended at FromNanos on
+// (FromStage, Rank) reaching the op that needs it on (ToStage, Rank) at
+// ToNanos.
+type Flow struct {
+	Rank               int
+	FromStage, ToStage int
+	MB, Chunk          int
+	Backward           bool
+	FromNanos, ToNanos int64
+}
+
+// SweepPoint is one point of a sweep: the values of its swept axes and the
+// run of the scenario at that point.
+type SweepPoint struct {
+	// Index is the point's position in the sweep's deterministic order.
+	Index int `json:"index"`
+	// Name is a file-safe name of the point (e.g. "p003-gpus8192-hy3").
+	Name string `json:"name"`
+	// Axes are the swept keys and their values at this point, in the sweep's
+	// axis order.
+	Axes []Axis `json:"axes"`
+	// GPUs, Model and ContextTokens repeat the layout for the sweep figures.
+	GPUs          int    `json:"gpus"`
+	Model         string `json:"model"`
+	ContextTokens int    `json:"context_tokens"`
+	// HydraCap is the cap C forced on HyDra at this point (0: closed form), and
+	// HydraClosedFormCap the C* the closed form picks on the point's first
+	// measured batch (0 if HyDra is not run).
+	HydraCap           int `json:"hydra_cap"`
+	HydraClosedFormCap int `json:"hydra_closed_form_cap"`
+	// Summary is the run at this point.
+	Summary Summary `json:"summary"`
+}
+
+// Axis is one swept key's value at a sweep point.
+type Axis struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
