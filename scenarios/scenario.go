@@ -51,6 +51,9 @@ type Scenario struct {
 	Name string
 	// Description is a one-line summary.
 	Description string
+	// Source is the TOML text the scenario was parsed from (its SHA-256
+	// identifies a run's inputs in results manifests).
+	Source []byte
 	// File is where the scenario came from, as used in error messages.
 	File string
 	// Job is the model, cluster and parallel layout.
@@ -69,6 +72,13 @@ type Scenario struct {
 	// resolved against the scenario's folder) replacing the embedded profile of
 	// cluster.gpu; empty means the embedded one.
 	ProfileFile string
+	// PlannerStall is [costs] planner_stall: PlannerStallModeled (default) puts
+	// each plan's modelled planning time at the head of its iteration,
+	// PlannerStallNone leaves planning off the critical path.
+	PlannerStall string
+	// HydraCap, when > 0, forces HyDra's cap C (set by sweep.hydra_cap points;
+	// it overrides run.options.hydra.cap).
+	HydraCap int
 
 	md      *toml.MetaData
 	lines   map[string]int
@@ -112,12 +122,20 @@ type Run struct {
 	Seed uint64
 	// Policies are compared on identical batches, the first one is the reference.
 	Policies []string
+	// DollarsPerGPUHour prices the training cost columns (default 2, the
+	// HyDra paper's rate, §6.3).
+	DollarsPerGPUHour float64
 }
 
 // Sweep is the resolved [sweep] table: the cartesian product of its axes.
 type Sweep struct {
 	// GPUs, ContextTokens and BudgetTokens are the swept values (empty: not swept).
 	GPUs, ContextTokens, BudgetTokens []int
+	// HydraCaps are caps C forced on HyDra (sweep.hydra_cap; 0 = the closed
+	// form's C*); empty: not swept.
+	HydraCaps []int
+	// Policies, when set, makes each point run one policy (sweep.policies).
+	Policies []string
 	// Variants are model/parallel alternatives (empty: the base scenario only).
 	Variants []Variant
 }
@@ -183,9 +201,10 @@ type rawFile struct {
 // rawCosts is [costs]: where operator costs come from, and what-if overrides of
 // the CP execution each policy assumes.
 type rawCosts struct {
-	Profile   string            `toml:"profile"`
-	CPExec    map[string]string `toml:"cp_exec"`
-	CPOverlap map[string]bool   `toml:"cp_overlap"`
+	Profile      string            `toml:"profile"`
+	PlannerStall string            `toml:"planner_stall"`
+	CPExec       map[string]string `toml:"cp_exec"`
+	CPOverlap    map[string]bool   `toml:"cp_overlap"`
 }
 
 type rawWorkload struct {
@@ -219,12 +238,15 @@ type rawRun struct {
 	Seed             int64                     `toml:"seed"`
 	Policies         []string                  `toml:"policies"`
 	Options          map[string]toml.Primitive `toml:"options"`
+	DollarsPerGPU    *float64                  `toml:"dollars_per_gpu_hour"`
 }
 
 type rawSweep struct {
 	GPUs          []int        `toml:"gpus"`
 	ContextTokens []int        `toml:"context_tokens"`
 	BudgetTokens  []int        `toml:"budget_tokens"`
+	HydraCaps     []int        `toml:"hydra_cap"`
+	Policies      []string     `toml:"policies"`
 	Variants      []rawVariant `toml:"variant"`
 }
 
@@ -298,6 +320,7 @@ func Parse(data []byte, file string) (*Scenario, error) {
 		return nil, p.err()
 	}
 	sc := &Scenario{
+		Source:      slices.Clone(data),
 		Name:        raw.Name,
 		Description: raw.Description,
 		File:        file,
@@ -341,6 +364,15 @@ func Parse(data []byte, file string) (*Scenario, error) {
 			p.addf("costs.profile", "costs.profile: must name a calibration profile file (e.g. \"calibration/h200.toml\")")
 		}
 		sc.ProfileFile = raw.Costs.Profile
+	}
+	sc.PlannerStall = PlannerStallModeled
+	if md.IsDefined("costs", "planner_stall") {
+		switch raw.Costs.PlannerStall {
+		case PlannerStallModeled, PlannerStallNone:
+			sc.PlannerStall = raw.Costs.PlannerStall
+		default:
+			p.addf("costs.planner_stall", "costs.planner_stall = %q: must be %q or %q", raw.Costs.PlannerStall, PlannerStallModeled, PlannerStallNone)
+		}
 	}
 	for _, policy := range sortedKeys(raw.Costs.CPExec) {
 		key := "costs.cp_exec." + policy
@@ -671,6 +703,13 @@ func (p *parser) run(md *toml.MetaData, r rawRun) Run {
 		p.addf("run.seed", "run.seed = %d: must be >= 0", r.Seed)
 	}
 	out.Seed = uint64(r.Seed)
+	out.DollarsPerGPUHour = DefaultDollarsPerGPUHour
+	if r.DollarsPerGPU != nil {
+		out.DollarsPerGPUHour = *r.DollarsPerGPU
+		if !(*r.DollarsPerGPU > 0 && *r.DollarsPerGPU <= 1e4) {
+			p.addf("run.dollars_per_gpu_hour", "run.dollars_per_gpu_hour = %v: must be in (0, 10000]", *r.DollarsPerGPU)
+		}
+	}
 	if !md.IsDefined("run", "policies") || len(r.Policies) == 0 {
 		p.addf("run.policies", "run.policies: required, a non-empty list from %s", strings.Join(PolicyNames, ", "))
 	}
@@ -688,7 +727,25 @@ func (p *parser) run(md *toml.MetaData, r rawRun) Run {
 }
 
 func (p *parser) sweep(md *toml.MetaData, s *rawSweep, base job.Parallel) *Sweep {
-	out := &Sweep{GPUs: s.GPUs, ContextTokens: s.ContextTokens, BudgetTokens: s.BudgetTokens}
+	out := &Sweep{GPUs: s.GPUs, ContextTokens: s.ContextTokens, BudgetTokens: s.BudgetTokens, HydraCaps: s.HydraCaps, Policies: s.Policies}
+	for _, c := range s.HydraCaps {
+		if c != 0 && (c < 1 || c > job.MaxGPUs || c&(c-1) != 0) {
+			p.addf("sweep.hydra_cap", "sweep.hydra_cap: value %d must be 0 (closed form) or a power of two in [1, %d]", c, job.MaxGPUs)
+		}
+	}
+	if hasDuplicates(s.HydraCaps) {
+		p.addf("sweep.hydra_cap", "sweep.hydra_cap: values must be distinct")
+	}
+	seenPolicy := map[string]bool{}
+	for _, name := range s.Policies {
+		switch {
+		case !slices.Contains(PolicyNames, name):
+			p.addf("sweep.policies", "sweep.policies: unknown policy %q; known: %s", name, strings.Join(PolicyNames, ", "))
+		case seenPolicy[name]:
+			p.addf("sweep.policies", "sweep.policies: %q listed twice", name)
+		}
+		seenPolicy[name] = true
+	}
 	axes := []struct {
 		key    string
 		vals   []int
@@ -754,6 +811,15 @@ func hasDuplicates(v []int) bool {
 	return len(slices.Compact(s)) != len(v)
 }
 
+// The [costs] planner_stall values, and the default price of a GPU-hour.
+const (
+	PlannerStallModeled = "modeled"
+	PlannerStallNone    = "none"
+	// DefaultDollarsPerGPUHour is the HyDra paper's rate (§6.3, after
+	// DeepSeek-AI 2024).
+	DefaultDollarsPerGPUHour = 2.0
+)
+
 // Point is one concrete scenario of a sweep.
 type Point struct {
 	// Name identifies the point, e.g. "hy3/gpus=8192".
@@ -763,7 +829,8 @@ type Point struct {
 }
 
 // Points expands the sweep into its concrete scenarios in a fixed order:
-// variants, then gpus, then context_tokens, then budget_tokens. A scenario without
+// variants, then gpus, then context_tokens, then budget_tokens, then
+// hydra_cap, then policies. A scenario without
 // a sweep is one point named after it. Every point is validated; the error names
 // the failing points.
 func (s *Scenario) Points() ([]Point, error) {
@@ -784,7 +851,12 @@ func (s *Scenario) Points() ([]Point, error) {
 	gpus := orBase(sw.GPUs, s.Job.Cluster.GPUs)
 	ctxs := orBase(sw.ContextTokens, s.Job.ContextTokens)
 	budgets := orBase(sw.BudgetTokens, s.Job.Parallel.BudgetTokens)
-	if n := len(variants) * len(gpus) * len(ctxs) * len(budgets); n > MaxSweepPoints {
+	caps := orBase(sw.HydraCaps, s.HydraCap)
+	pols := sw.Policies
+	if len(pols) == 0 {
+		pols = []string{""}
+	}
+	if n := len(variants) * len(gpus) * len(ctxs) * len(budgets) * len(caps) * len(pols); n > MaxSweepPoints {
 		return nil, &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "sweep"), Key: "sweep",
 			Message: fmt.Sprintf("[sweep]: %d points; must be <= %d", n, MaxSweepPoints)}}}
 	}
@@ -794,55 +866,67 @@ func (s *Scenario) Points() ([]Point, error) {
 		for _, g := range gpus {
 			for _, c := range ctxs {
 				for _, b := range budgets {
-					pt := *s
-					pt.Sweep = nil
-					pt.Job.Parallel = v.Parallel
-					if v.Model != "" {
-						m, err := job.LookupModel(v.Model)
-						if err != nil {
-							return nil, err
+					for _, cp := range caps {
+						for _, pol := range pols {
+							pt := *s
+							pt.Sweep = nil
+							pt.Job.Parallel = v.Parallel
+							if v.Model != "" {
+								m, err := job.LookupModel(v.Model)
+								if err != nil {
+									return nil, err
+								}
+								pt.Job.Model = m
+							}
+							pt.Job.Cluster.GPUs = g
+							pt.Job.ContextTokens = c
+							pt.Workload.ContextTokens = c
+							pt.Job.Parallel.BudgetTokens = b
+							if pt.Workload.BatchTokensPerGPU > 0 {
+								pt.Workload.BatchTokens = pt.Workload.BatchTokensPerGPU * int64(g)
+							}
+							var parts []string
+							if v.Name != "" {
+								parts = append(parts, v.Name)
+							}
+							if len(sw.GPUs) > 0 {
+								parts = append(parts, fmt.Sprintf("gpus=%d", g))
+							}
+							if len(sw.ContextTokens) > 0 {
+								parts = append(parts, fmt.Sprintf("context=%d", c))
+							}
+							if len(sw.BudgetTokens) > 0 {
+								parts = append(parts, fmt.Sprintf("budget=%d", b))
+							}
+							if len(sw.HydraCaps) > 0 {
+								pt.HydraCap = cp
+								parts = append(parts, fmt.Sprintf("cap=%d", cp))
+							}
+							if len(sw.Policies) > 0 {
+								pt.Run.Policies = []string{pol}
+								parts = append(parts, "policy="+pol)
+							}
+							pt.Name = s.Name + "/" + strings.Join(parts, "/")
+							if err := pt.Job.Validate(); err != nil {
+								fields, others := job.FieldErrors(err)
+								for _, f := range fields {
+									problems = append(problems, Problem{Line: lineOf(s.lines, "sweep"), Key: jobKey(f.Key),
+										Message: fmt.Sprintf("sweep point %s: %s = %v: %s", pt.Name, jobKey(f.Key), f.Value, f.Rule)})
+								}
+								for _, o := range others {
+									problems = append(problems, Problem{Line: lineOf(s.lines, "sweep"), Message: fmt.Sprintf("sweep point %s: %v", pt.Name, o)})
+								}
+								continue
+							}
+							if pt.Workload.BatchTokens > MaxBatchTokens {
+								problems = append(problems, Problem{Line: lineOf(s.lines, "sweep"), Key: "workload.batch_tokens_per_gpu",
+									Message: fmt.Sprintf("sweep point %s: %d tokens per batch; must be <= %d", pt.Name, pt.Workload.BatchTokens, int64(MaxBatchTokens))})
+								continue
+							}
+							p := pt
+							points = append(points, Point{Name: pt.Name, Scenario: &p})
 						}
-						pt.Job.Model = m
 					}
-					pt.Job.Cluster.GPUs = g
-					pt.Job.ContextTokens = c
-					pt.Workload.ContextTokens = c
-					pt.Job.Parallel.BudgetTokens = b
-					if pt.Workload.BatchTokensPerGPU > 0 {
-						pt.Workload.BatchTokens = pt.Workload.BatchTokensPerGPU * int64(g)
-					}
-					var parts []string
-					if v.Name != "" {
-						parts = append(parts, v.Name)
-					}
-					if len(sw.GPUs) > 0 {
-						parts = append(parts, fmt.Sprintf("gpus=%d", g))
-					}
-					if len(sw.ContextTokens) > 0 {
-						parts = append(parts, fmt.Sprintf("context=%d", c))
-					}
-					if len(sw.BudgetTokens) > 0 {
-						parts = append(parts, fmt.Sprintf("budget=%d", b))
-					}
-					pt.Name = s.Name + "/" + strings.Join(parts, "/")
-					if err := pt.Job.Validate(); err != nil {
-						fields, others := job.FieldErrors(err)
-						for _, f := range fields {
-							problems = append(problems, Problem{Line: lineOf(s.lines, "sweep"), Key: jobKey(f.Key),
-								Message: fmt.Sprintf("sweep point %s: %s = %v: %s", pt.Name, jobKey(f.Key), f.Value, f.Rule)})
-						}
-						for _, o := range others {
-							problems = append(problems, Problem{Line: lineOf(s.lines, "sweep"), Message: fmt.Sprintf("sweep point %s: %v", pt.Name, o)})
-						}
-						continue
-					}
-					if pt.Workload.BatchTokens > MaxBatchTokens {
-						problems = append(problems, Problem{Line: lineOf(s.lines, "sweep"), Key: "workload.batch_tokens_per_gpu",
-							Message: fmt.Sprintf("sweep point %s: %d tokens per batch; must be <= %d", pt.Name, pt.Workload.BatchTokens, int64(MaxBatchTokens))})
-						continue
-					}
-					p := pt
-					points = append(points, Point{Name: pt.Name, Scenario: &p})
 				}
 			}
 		}
@@ -910,13 +994,13 @@ func meanTokens(d workload.Distribution, context int) float64 {
 // allowedKeys lists the keys of each table, for suggestions on unknown keys.
 var allowedKeys = map[string][]string{
 	"":                       {"name", "description", "cluster", "model", "parallel", "workload", "run", "sweep", "costs"},
-	"costs":                  {"profile", "cp_exec", "cp_overlap"},
+	"costs":                  {"profile", "cp_exec", "cp_overlap", "planner_stall"},
 	"cluster":                {"gpu", "gpus", "gpus_per_node"},
 	"parallel":               {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers"},
 	"workload":               {"preset", "component", "file", "format", "field", "order", "context_tokens", "batch_tokens", "batch_tokens_per_gpu", "overlong"},
 	"workload.component":     {"kind", "weight", "median_tokens", "sigma", "alpha", "min_tokens", "max_tokens", "tokens", "cdf"},
-	"run":                    {"iterations", "warmup_iterations", "seed", "policies", "options"},
-	"sweep":                  {"gpus", "context_tokens", "budget_tokens", "variant"},
+	"run":                    {"iterations", "warmup_iterations", "seed", "policies", "options", "dollars_per_gpu_hour"},
+	"sweep":                  {"gpus", "context_tokens", "budget_tokens", "hydra_cap", "policies", "variant"},
 	"sweep.variant":          {"name", "model", "parallel"},
 	"sweep.variant.parallel": {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers"},
 	"model":                  modelKeys(),

@@ -66,6 +66,8 @@ func commands() map[string]command {
 		modelsCommand(),
 		planCommand(),
 		runCommand(),
+		sweepCommand(),
+		mergeCommand(),
 		calibrateCommand(),
 		workloadCommand(),
 		{
@@ -173,6 +175,22 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return badInputError{err}
 	}
 	return nil
+}
+
+// parseInterspersed parses flags that may come before, between or after the
+// positional arguments, and returns the positional ones in order.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
 
 // version reports the module version and VCS revision from the build info.

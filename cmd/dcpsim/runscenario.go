@@ -4,233 +4,162 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"slices"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
-	"github.com/dcpsim/dcpsim/sched"
-	"github.com/dcpsim/dcpsim/sched/policies"
-	"github.com/dcpsim/dcpsim/sim/network"
-	"github.com/dcpsim/dcpsim/sim/step"
-	"github.com/dcpsim/dcpsim/workload"
 )
 
-// policyRun is one policy's means over the measured iterations of a scenario.
-type policyRun struct {
-	name string
-	err  error
-	// Sums over the measured iterations.
-	n                          int
-	seconds, tokens            float64
-	ppBubble, dpBubble, busy   float64
-	mbCV, microbatches, events float64
-	// planWork and planWall sum the policy's elementary work units and the
-	// measured Go wall time of planning.
-	planWork, planWall float64
-	// exec and overlap are the CP execution the plans were priced with.
-	exec    network.CPExec
-	overlap bool
+// scenarioFlags are dcpsim run's options in scenario mode.
+type scenarioFlags struct {
+	arg, policy, out string
+	noFiles          bool
+	traceRanks       []int
+	dollars          float64
 }
 
-// runScenario simulates every policy of the scenario (or only policy) on the
-// same batches with the cost model and prints the comparison table. It fails
-// (exit 1) when no policy ran.
-func runScenario(arg, policy string, stdout, stderr io.Writer) error {
-	sc, err := resolveScenario(arg)
+// parseRanks parses --trace-ranks "0,17,42".
+func parseRanks(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		r, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || r < 0 {
+			return nil, badInput("--trace-ranks %q: want comma-separated HDP ranks >= 0, e.g. 0,17,42", s)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// defaultResultsDir is results/<scenario name, file-safe>.
+func defaultResultsDir(sc *scenarios.Scenario) string {
+	return filepath.Join("results", safeName(sc.Name))
+}
+
+// runScenario simulates every policy of the scenario (or only one) on the same
+// batches with the cost model, prints the comparison table and writes the
+// results folder. It fails (exit 1) when no policy ran.
+func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
+	sc, err := resolveScenario(f.arg)
 	if err != nil {
 		return err
 	}
 	if sc.Sweep != nil {
-		return badInput("scenario %s has a [sweep]: dcpsim run simulates the base scenario only; not implemented for sweeps yet", sc.Name)
+		return badInput("scenario %s has a [sweep]: run it with dcpsim sweep (dcpsim run simulates one scenario)", sc.Name)
 	}
-	names := sc.Run.Policies
-	if policy != "" {
-		names = []string{policy}
+	run, err := simulateScenario(sc, runOptions{policy: f.policy, traceRanks: f.traceRanks, dollarsPerGPUHour: f.dollars,
+		parallel: true, timelines: !f.noFiles})
+	if len(run.skipped) > 0 {
+		fmt.Fprintf(stderr, "dcpsim run: skipping %s: not implemented yet\n", strings.Join(run.skipped, ", "))
 	}
-	known := policies.Registry().Names()
-	var todo, missing []string
-	for _, n := range names {
-		if slices.Contains(known, n) {
-			todo = append(todo, n)
-		} else {
-			missing = append(missing, n)
-		}
-	}
-	if len(missing) > 0 {
-		fmt.Fprintf(stderr, "dcpsim run: skipping %s: not implemented yet (implemented: %s)\n",
-			strings.Join(missing, ", "), strings.Join(known, ", "))
-	}
-	if len(todo) == 0 {
-		return fmt.Errorf("no implemented policy to run in scenario %s", sc.Name)
-	}
-	comp, err := scenarioCompute(sc)
 	if err != nil {
 		return err
 	}
-	par := sc.Job.Parallel
-	topo, err := network.NewTopology(*comp.Profile, sc.Job.Cluster, par.TP, par.PP)
-	if err != nil {
+	if err := printSummary(stdout, &run.summary); err != nil {
 		return err
 	}
-	o := overheadFor(sc, comp)
-	sampler, err := sc.NewSampler()
+	ok := false
+	for _, p := range run.summary.Policies {
+		ok = ok || p.Error == ""
+	}
+	if !ok {
+		return errors.New("no policy ran")
+	}
+	if f.noFiles {
+		return nil
+	}
+	dir := f.out
+	if dir == "" {
+		dir = defaultResultsDir(sc)
+	}
+	files, err := writeRunResults(dir, sc, run, true)
 	if err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", dir, err)
 	}
-	in := scenarioInputs(sc, o.RatioSquareTokens)
-	runs := make([]policyRun, len(todo))
-	for i, name := range todo {
-		runs[i] = runPolicy(sc, name, sampler.Batch, comp, topo, in)
-	}
-	return printRuns(stdout, sc, in, runs)
+	fmt.Fprintf(stdout, "\nwrote %s/: %s\n", dir, strings.Join(files, ", "))
+	return nil
 }
 
-// runPolicy plans and simulates every iteration of sc with one policy; the
-// first error stops it.
-func runPolicy(sc *scenarios.Scenario, name string, batch func(int) workload.Batch, comp *calib.Compute,
-	topo network.Topology, in sched.Inputs) policyRun {
-	pr := policyRun{name: name}
-	p, err := policies.Registry().New(name, func(v any) error { return sc.DecodeOptions(name, v) })
-	if err != nil {
-		pr.err = err
-		return pr
-	}
-	exec, overlap := step.ExecFor(name)
-	if exec == 0 {
-		exec = network.Ulysses
-	}
-	exec, overlap = sc.CPExecFor(name, exec, overlap)
-	pr.exec, pr.overlap = exec, overlap
-	for k := range sc.Run.Iterations {
-		lengths := batch(k).Lengths
-		start := time.Now()
-		plan, err := p.Plan(lengths, in)
-		wall := time.Since(start)
-		if err != nil {
-			pr.err = fmt.Errorf("iteration %d: plan: %w", k, err)
-			return pr
-		}
-		mc, err := step.NewModelCosts(comp, topo, lengths, exec, overlap)
-		if err != nil {
-			pr.err = err
-			return pr
-		}
-		res, err := step.Simulate(plan, in.PP, in.VPP, max(sc.Job.Parallel.EP, 1), mc)
-		if err != nil {
-			if mc.Err() != nil {
-				err = mc.Err()
-			}
-			pr.err = fmt.Errorf("iteration %d: %w", k, err)
-			return pr
-		}
-		if k < sc.Run.WarmupIterations {
-			continue
-		}
-		t := res.IterationSeconds()
-		var tokens, busy float64
-		for _, s := range lengths {
-			tokens += float64(s)
-		}
-		for _, st := range res.Stages {
-			for _, r := range st.Ranks {
-				busy += float64(r.Busy)
-			}
-		}
-		pr.n++
-		pr.planWork += float64(plan.WorkUnits)
-		pr.planWall += wall.Seconds()
-		pr.seconds += t
-		pr.tokens += tokens
-		pr.ppBubble += res.PPBubble
-		pr.dpBubble += res.DPBubble
-		pr.busy += busy / (float64(len(res.Stages)*in.PoolRanks) * float64(res.Iteration))
-		pr.mbCV += cv(res.MBSeconds)
-		pr.microbatches += float64(len(plan.Microbatches))
-		pr.events += float64(res.Events)
-	}
-	if pr.n == 0 {
-		pr.err = errors.New("no iteration after the warm-up")
-	}
-	return pr
-}
-
-// cv is the coefficient of variation (population standard deviation / mean)
-// of xs, 0 for fewer than two values or a zero mean.
-func cv(xs []float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	var sum float64
-	for _, x := range xs {
-		sum += x
-	}
-	mean := sum / float64(len(xs))
-	if mean == 0 {
-		return 0
-	}
-	var v float64
-	for _, x := range xs {
-		v += (x - mean) * (x - mean)
-	}
-	return math.Sqrt(v/float64(len(xs))) / mean
-}
-
-func printRuns(w io.Writer, sc *scenarios.Scenario, in sched.Inputs, runs []policyRun) error {
-	j := sc.Job
-	measured := sc.Run.Iterations - sc.Run.WarmupIterations
+// printSummary prints the comparison table, the CP-degree shares and how to
+// read the columns.
+func printSummary(w io.Writer, s *report.Summary) error {
+	measured := s.Iterations - s.WarmupIterations
 	fmt.Fprintf(w, "%s: %d×%s, %s, tp%d pp%d vpp%d ep%d, G = %d, B = %d; %d iterations (%d warm-up excluded from the means)\n",
-		sc.Name, j.Cluster.GPUs, j.Cluster.GPU, j.Model.Name, j.Parallel.TP, in.PP, in.VPP, max(j.Parallel.EP, 1),
-		in.PoolRanks, in.BudgetTokens, sc.Run.Iterations, sc.Run.WarmupIterations)
+		s.Scenario, s.GPUs, s.GPU, s.Model, s.TP, s.PP, s.VPP, s.EP, s.PoolRanks, s.BudgetTokens, s.Iterations, s.WarmupIterations)
 	fmt.Fprint(w, "cost model: calib compute + sim/network communication; CP exec")
-	for i, r := range runs {
+	for i, p := range s.Policies {
 		sep := ","
 		if i == 0 {
 			sep = ""
 		}
 		a2a := "a2a exposed"
-		if r.overlap {
+		if p.OverlapAllToAll {
 			a2a = "a2a overlapped"
 		}
-		fmt.Fprintf(w, "%s %s: %s (%s)", sep, r.name, r.exec, a2a)
+		if p.CPExec != "" {
+			fmt.Fprintf(w, "%s %s: %s (%s)", sep, p.Policy, p.CPExec, a2a)
+		}
 	}
-	fmt.Fprint(w, "\n\n")
+	stall := "modelled planner stall on the critical path"
+	if s.PlannerStall == scenarios.PlannerStallNone {
+		stall = "planner stall off the critical path ([costs] planner_stall = \"none\")"
+	}
+	fmt.Fprintf(w, "; %s\n\n", stall)
+	ref := s.Policies[0].Policy
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tstep time (s)\ttokens/day (B)\tspeedup of "+runs[0].name+" (×)\tPP bubble (%)\tDP bubble (%)\tcompute-busy (%)\tMB-time CV (%)\tMBs (count)\tplanner work (units)\tplanner Go (ms)\t")
-	ok := 0
-	var failed []policyRun
-	for _, r := range runs {
-		if r.err != nil {
-			fmt.Fprintf(tw, "%s\terror (below)\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", r.name)
-			failed = append(failed, r)
+	fmt.Fprintln(tw, "policy\tstep mean (s)\tstep p95 (s)\ttokens/day (B)\tstep / "+ref+" (×)\tPP bubble (%)\tDP bubble (%)\t"+
+		"compute-busy (%)\texposed comm (%)\tplanner stall (%)\tMB-time CV (%)\tMB max/min (×)\tMBs (count)\t"+
+		"planner modelled (ms)\tplanner Go (ms)\t$ per 1T tokens (k$)\t")
+	var failed []report.PolicySummary
+	for _, p := range s.Policies {
+		if p.Error != "" {
+			fmt.Fprintf(tw, "%s\terror (below)\t%s\n", p.Policy, strings.Repeat("-\t", 15))
+			failed = append(failed, p)
 			continue
 		}
-		ok++
-		n := float64(r.n)
-		step := r.seconds / n
 		speed := "-"
-		if ref := runs[0]; ref.err == nil {
-			speed = fmt.Sprintf("%.2f", step/(ref.seconds/float64(ref.n)))
+		if p.SpeedupOfFirst > 0 {
+			speed = fmt.Sprintf("%.2f", p.SpeedupOfFirst)
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.3g\t%.2f\t\n", r.name, step, r.tokens*86400/r.seconds/1e9, speed,
-			100*r.ppBubble/n, 100*r.dpBubble/n, 100*r.busy/n, 100*r.mbCV/n, r.microbatches/n, r.planWork/n, 1e3*r.planWall/n)
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.2f\t%.1f\t\n",
+			p.Policy, p.StepSecondsMean, p.StepSecondsP95, p.TokensPerDay/1e9, speed,
+			100*p.PPBubbleShare, 100*p.DPBubbleShare, 100*p.ComputeShare, 100*p.ExposedCommShare, 100*p.PlannerStallShare,
+			100*p.MBTimeCV, p.MBTimeMaxOverMin, p.Microbatches, 1e3*p.PlannerModeledSeconds, 1e3*p.PlannerGoSeconds,
+			p.DollarsPer1TTokens/1e3)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, r := range failed {
-		fmt.Fprintf(w, "%s: error: %v\n", r.name, r.err)
+	for _, p := range failed {
+		fmt.Fprintf(w, "%s: error: %s\n", p.Policy, p.Error)
 	}
-	fmt.Fprintf(w, "\nmeans over %d iterations. tokens/day = batch tokens × 86400 / step time; speedup = this policy's step time / %s's; "+
-		"compute-busy = time in domain ops (compute and exposed CP/MoE communication, including time held by a slower rank of the domain) / "+
-		"iteration, mean over (stage, rank): 100 − PP − DP − gradient sync and optimizer share; MB-time CV = std/mean of the microbatches' "+
-		"per-stage times; planner work = the policy's elementary operations per plan and planner Go = this machine's wall time "+
-		"for them: neither is on the simulated critical path yet (how to price a Python planner's stall is open, see README)\n", measured, runs[0].name)
-	if ok == 0 {
-		return errors.New("no policy ran")
+	fmt.Fprintln(w, "\nshare of GPU-slots (rank × microbatch) at each CP degree, % (idle = a rank holding nothing in an MB):")
+	for _, p := range s.Policies {
+		if p.Error != "" {
+			continue
+		}
+		var parts []string
+		for _, d := range p.DegreeShares {
+			name := strconv.Itoa(d.Degree)
+			if d.Degree == 0 {
+				name = "idle"
+			}
+			parts = append(parts, fmt.Sprintf("%s: %.1f", name, 100*d.Share))
+		}
+		fmt.Fprintf(w, "  %-8s %s\n", p.Policy, strings.Join(parts, "  "))
 	}
+	fmt.Fprintf(w, "\nmeans over %d iterations; p95 is the nearest-rank 95th percentile of the step times. "+
+		"tokens/day = batch tokens × 86400 / step time; step / %s = this policy's mean step time over %s's (%s's speedup over it). "+
+		"The shares of the iteration (compute-busy, exposed comm, PP and DP bubble, planner stall, and the gradient sync + optimizer rest) "+
+		"are means over (stage, rank) and sum to 100; compute-busy includes time a light rank is held by a slower one of its CP/EP domain. "+
+		"MB-time = a microbatch's forward+backward time through one stage. planner modelled = the policy's planning work priced at the "+
+		"profile's CPython per-operation costs, on the critical path; planner Go = this machine's wall time of our Go planner, reported only. "+
+		"$ per 1T tokens at $%g per GPU-hour.\n", measured, ref, ref, ref, s.DollarsPerGPUHour)
 	return nil
 }

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/sched/mcore"
+)
+
+// writeTiny writes the tiny scenario (vpp 1) with policies and an optional
+// extra TOML tail, and returns its path.
+func writeTiny(t *testing.T, dir, name, policies, tail string) string {
+	t.Helper()
+	f := filepath.Join(dir, name+".toml")
+	s := strings.NewReplacer("VPP", "1", "POLICIES", policies, `name = "tiny"`, `name = "`+name+`"`).Replace(tinyScenario) + tail
+	if err := os.WriteFile(f, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestRunWritesResults: dcpsim run writes every promised file under --out,
+// manifest.json last, with the summary matching the table; bad input exits 2;
+// an injected failure leaves no partial file (and no manifest).
+func TestRunWritesResults(t *testing.T) {
+	dir := t.TempDir()
+	sc := writeTiny(t, dir, "tiny-files", `["hydra", "mcore"]`, "")
+	out := filepath.Join(dir, "res")
+	code, stdout, errOut := dcpsim(t, "run", sc, "--out", out, "--trace-ranks", "0,3")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := []string{"iterations.csv", "manifest.json", "summary.json", "trace-hydra.json", "trace-mcore.json"}
+	for _, fig := range []string{"throughput", "breakdown", "step-time", "mb-time", "cp-degrees", "timeline-hydra", "timeline-mcore"} {
+		want = append(want, fig+".png", fig+".svg")
+	}
+	slices.Sort(want)
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+		if info, _ := e.Info(); info.Size() == 0 {
+			t.Errorf("%s is empty", e.Name())
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("files %v, want %v", got, want)
+	}
+	if !strings.Contains(stdout, "wrote "+out) {
+		t.Errorf("stdout does not name the folder:\n%s", stdout)
+	}
+	var m manifest
+	b, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err := json.Unmarshal(b, &m); err != nil || m.Scenario != "tiny-files" || len(m.Hash) != 64 || len(m.Files) != len(want)-1 {
+		t.Errorf("manifest %+v (%v)", m, err)
+	}
+	var tr struct {
+		TraceEvents []struct {
+			Tid int `json:"tid"`
+		} `json:"traceEvents"`
+	}
+	b, _ = os.ReadFile(filepath.Join(out, "trace-hydra.json"))
+	if err := json.Unmarshal(b, &tr); err != nil || len(tr.TraceEvents) == 0 {
+		t.Errorf("trace: %v, %d events", err, len(tr.TraceEvents))
+	}
+
+	// Bad input: exit 2, nothing written.
+	for _, args := range [][]string{
+		{"run", filepath.Join(dir, "missing.toml"), "--out", filepath.Join(dir, "bad1")},
+		{"run", sc, "--trace-ranks", "x", "--out", filepath.Join(dir, "bad2")},
+		{"run", sc, "--dollars-per-gpu-hour", "-1", "--out", filepath.Join(dir, "bad3")},
+		{"run", "--batches", sc, "--policy", "hydra", "--no-files"},
+	} {
+		if code, _, errOut := dcpsim(t, args...); code != exitInput {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
+		}
+	}
+	for _, d := range []string{"bad1", "bad2", "bad3"} {
+		if _, err := os.Stat(filepath.Join(dir, d)); err == nil {
+			t.Errorf("%s written after bad input", d)
+		}
+	}
+
+	// Injected failure after two files: exit 1, no temp files, no manifest.
+	for _, after := range []int{0, 2, 5} {
+		fail := filepath.Join(dir, "fail")
+		os.RemoveAll(fail)
+		writeFailHook = after
+		code, _, errOut := dcpsim(t, "run", sc, "--out", fail)
+		writeFailHook = -1
+		if code != exitFailure || !strings.Contains(errOut, "injected failure") {
+			t.Errorf("fail after %d: exit %d: %s", after, code, errOut)
+		}
+		entries, _ := os.ReadDir(fail)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") || e.Name() == "manifest.json" {
+				t.Errorf("fail after %d: %s left behind", after, e.Name())
+			}
+		}
+	}
+}
+
+// TestSafeName: folder names derived from scenario names stay inside results/.
+func TestSafeName(t *testing.T) {
+	for in, want := range map[string]string{
+		"testbed-256k": "testbed-256k", "../../etc": "etc", "A/B C": "a-b-c", "..": "unnamed", "": "unnamed",
+		"weak-scaling/hy3/gpus=8192": "weak-scaling-hy3-gpus-8192", ".hidden": "hidden",
+	} {
+		if got := safeName(in); got != want {
+			t.Errorf("safeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+const sweepTail = `
+[sweep]
+budget_tokens = [4096, 8192]
+hydra_cap = [8, 16]
+`
+
+// readSweep returns sweep.json with the measured Go planner times (the only
+// non-deterministic numbers) zeroed.
+func readSweep(t *testing.T, dir string) sweepFile {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sf sweepFile
+	if err := json.Unmarshal(b, &sf); err != nil {
+		t.Fatal(err)
+	}
+	for i := range sf.Points {
+		for j := range sf.Points[i].Summary.Policies {
+			sf.Points[i].Summary.Policies[j].PlannerGoSeconds = 0
+		}
+	}
+	return sf
+}
+
+func sameSweep(t *testing.T, what string, a, b sweepFile) {
+	t.Helper()
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	if string(x) != string(y) {
+		t.Errorf("%s: sweeps differ:\n%s\n%s", what, x, y)
+	}
+}
+
+// TestSweepResumeAndShards: an interrupted sweep resumed gives the same
+// sweep.json as an uninterrupted one (and skips the finished points); shards
+// merged equal the unsharded sweep; merge refuses incomplete shards.
+func TestSweepResumeAndShards(t *testing.T) {
+	dir := t.TempDir()
+	sc := writeTiny(t, dir, "tiny-sweep", `["hydra", "static"]`, sweepTail)
+	full := filepath.Join(dir, "full")
+	if code, out, errOut := dcpsim(t, "sweep", sc, "--out", full, "--jobs", "2"); code != exitOK || !strings.Contains(out, "4 simulated") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	ref := readSweep(t, full)
+	if len(ref.Points) != 4 || ref.Points[3].HydraCap != 16 || ref.Points[0].Axes[0].Key != "budget_tokens" {
+		t.Fatalf("points %+v", ref.Points)
+	}
+	for _, f := range []string{"sweep.csv", "sweep-cap.png", "sweep-cap.svg"} {
+		if _, err := os.Stat(filepath.Join(full, f)); err != nil {
+			t.Error(err)
+		}
+	}
+
+	// Interrupted: shard 0/2 ran, and one point of shard 1 left half-written.
+	res := filepath.Join(dir, "resumed")
+	if code, _, errOut := dcpsim(t, "sweep", sc, "--out", res, "--shard", "0/2"); code != exitOK {
+		t.Fatalf("shard: exit %d: %s", code, errOut)
+	}
+	half := filepath.Join(res, "points", "p0001-budget-4096-cap-16")
+	os.MkdirAll(half, 0o755)
+	os.WriteFile(filepath.Join(half, "summary.json"), []byte("{"), 0o644)
+	code, out, errOut := dcpsim(t, "sweep", sc, "--out", res)
+	if code != exitOK || !strings.Contains(out, "2 simulated, 2 already there") {
+		t.Fatalf("resume: exit %d: %s%s", code, out, errOut)
+	}
+	sameSweep(t, "resumed", ref, readSweep(t, res))
+
+	// Shards in separate folders, merged.
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for i, d := range []string{a, b} {
+		if code, _, errOut := dcpsim(t, "sweep", sc, "--out", d, "--shard", []string{"0/2", "1/2"}[i]); code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, code, errOut)
+		}
+	}
+	if code, _, errOut := dcpsim(t, "merge", "--out", filepath.Join(dir, "m1"), a); code != exitInput || !strings.Contains(errOut, "2 of 4 points missing") {
+		t.Errorf("merge of one shard: exit %d: %s", code, errOut)
+	}
+	merged := filepath.Join(dir, "merged")
+	if code, _, errOut := dcpsim(t, "merge", "--out", merged, a, b); code != exitOK {
+		t.Fatalf("merge: exit %d: %s", code, errOut)
+	}
+	sameSweep(t, "merged", ref, readSweep(t, merged))
+
+	// Bad input.
+	for _, args := range [][]string{{"sweep", sc, "--shard", "2/2"}, {"sweep", writeTiny(t, dir, "nosweep", `["hydra"]`, "")}, {"merge", a}} {
+		if code, _, errOut := dcpsim(t, args...); code != exitInput {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
+		}
+	}
+}
+
+// TestPoolVisitConstant: every profile prices a pool visit at the CPython
+// constant sched/mcore fits on Megatron's timings (one number, two homes).
+func TestPoolVisitConstant(t *testing.T) {
+	for _, name := range calib.ProfileNames() {
+		p, err := calib.LookupProfile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.CPythonPoolVisitSeconds.Value != mcore.CPythonSecondsPerWorkUnit {
+			t.Errorf("%s: cpython_pool_visit_seconds %g, sched/mcore fits %g", name, p.CPythonPoolVisitSeconds.Value, mcore.CPythonSecondsPerWorkUnit)
+		}
+	}
+}
