@@ -2,7 +2,7 @@
 GO ?= go
 SCENARIO ?= testbed-256k
 
-.PHONY: run test build bench fuzz fmt clean calibrate
+.PHONY: run test build bench fuzz fmt clean calibrate figures
 
 ## run: the main job on the embedded default scenario (the paper's 512-GPU testbed at
 ## 256K): every policy on identical batches, timed with the cost model.
@@ -47,3 +47,11 @@ fmt:
 
 clean:
 	rm -rf bin
+
+## figures: regenerate results/ for the paper's scenarios and results/REPORT.md.
+FIGURE_RUNS = testbed-32k testbed-256k production-256k production-256k-wide-ulysses hy3-8k
+FIGURE_SWEEPS = weak-scaling production-256k-cap
+figures: build
+	for s in $(FIGURE_RUNS); do bin/dcpsim run $$s --out results/$$s || exit 1; done
+	for s in $(FIGURE_SWEEPS); do rm -rf results/$$s; bin/dcpsim sweep $$s --out results/$$s || exit 1; done
+	bin/dcpsim report --results results

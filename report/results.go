@@ -31,8 +31,11 @@ type Summary struct {
 	// DollarsPerGPUHour prices DollarsPer1TTokens.
 	DollarsPerGPUHour float64 `json:"dollars_per_gpu_hour"`
 	// PlannerStall says how the planner's time was put on the critical path.
-	PlannerStall string          `json:"planner_stall"`
-	Policies     []PolicySummary `json:"policies"`
+	PlannerStall string `json:"planner_stall"`
+	// UlyssesAcrossNodes says whether Ulysses × ring groups could place their
+	// inner all-to-all across nodes ([costs] ulysses_across_nodes).
+	UlyssesAcrossNodes bool            `json:"ulysses_across_nodes"`
+	Policies           []PolicySummary `json:"policies"`
 }
 
 // PolicySummary is one policy's means over the measured iterations.

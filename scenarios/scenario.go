@@ -76,6 +76,10 @@ type Scenario struct {
 	// each plan's modelled planning time at the head of its iteration,
 	// PlannerStallNone leaves planning off the critical path.
 	PlannerStall string
+	// UlyssesAcrossNodes is [costs] ulysses_across_nodes: let the inner Ulysses
+	// degree of Ulysses × ring groups grow past the node, up to the query heads
+	// per TP rank (default false: inside NVLink).
+	UlyssesAcrossNodes bool
 	// HydraCap, when > 0, forces HyDra's cap C (set by sweep.hydra_cap points;
 	// it overrides run.options.hydra.cap).
 	HydraCap int
@@ -201,10 +205,11 @@ type rawFile struct {
 // rawCosts is [costs]: where operator costs come from, and what-if overrides of
 // the CP execution each policy assumes.
 type rawCosts struct {
-	Profile      string            `toml:"profile"`
-	PlannerStall string            `toml:"planner_stall"`
-	CPExec       map[string]string `toml:"cp_exec"`
-	CPOverlap    map[string]bool   `toml:"cp_overlap"`
+	Profile       string            `toml:"profile"`
+	PlannerStall  string            `toml:"planner_stall"`
+	UlyssesAcross bool              `toml:"ulysses_across_nodes"`
+	CPExec        map[string]string `toml:"cp_exec"`
+	CPOverlap     map[string]bool   `toml:"cp_overlap"`
 }
 
 type rawWorkload struct {
@@ -365,6 +370,7 @@ func Parse(data []byte, file string) (*Scenario, error) {
 		}
 		sc.ProfileFile = raw.Costs.Profile
 	}
+	sc.UlyssesAcrossNodes = raw.Costs.UlyssesAcross
 	sc.PlannerStall = PlannerStallModeled
 	if md.IsDefined("costs", "planner_stall") {
 		switch raw.Costs.PlannerStall {
@@ -994,7 +1000,7 @@ func meanTokens(d workload.Distribution, context int) float64 {
 // allowedKeys lists the keys of each table, for suggestions on unknown keys.
 var allowedKeys = map[string][]string{
 	"":                       {"name", "description", "cluster", "model", "parallel", "workload", "run", "sweep", "costs"},
-	"costs":                  {"profile", "cp_exec", "cp_overlap", "planner_stall"},
+	"costs":                  {"profile", "cp_exec", "cp_overlap", "planner_stall", "ulysses_across_nodes"},
 	"cluster":                {"gpu", "gpus", "gpus_per_node"},
 	"parallel":               {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers"},
 	"workload":               {"preset", "component", "file", "format", "field", "order", "context_tokens", "batch_tokens", "batch_tokens_per_gpu", "overlong"},

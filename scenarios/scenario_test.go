@@ -24,12 +24,15 @@ func TestPresetsParse(t *testing.T) {
 		"testbed-32k":     {512, 128, 16, 4194304, 1},
 		"testbed-256k":    {512, 128, 16, 4194304, 1},
 		"production-256k": {2048, 512, 64, 33554432, 1},
-		"hy3-8k":          {8192, 1024, 128, 134217728, 1},
-		"weak-scaling":    {8192, 1024, 128, 134217728, 8},
+		// What-ifs on the production scenario: the cap sweep and the wide Ulysses.
+		"production-256k-cap":          {2048, 512, 64, 33554432, 5},
+		"production-256k-wide-ulysses": {2048, 512, 64, 33554432, 1},
+		"hy3-8k":                       {8192, 1024, 128, 134217728, 1},
+		"weak-scaling":                 {8192, 1024, 128, 134217728, 8},
 	}
 	names := PresetNames()
 	if len(names) != len(want) {
-		t.Errorf("PresetNames() = %v, want the %d presets of the foundation issue", names, len(want))
+		t.Errorf("PresetNames() = %v, want the %d presets", names, len(want))
 	}
 	for _, n := range names {
 		sc, err := Preset(n)
@@ -190,6 +193,9 @@ func TestBadScenarios(t *testing.T) {
 		{"options-for-unlisted-policy", []string{":30:", "[run.options.static]", "not in run.policies"}},
 		{"sweep-bad-gpus", []string{":31:", "sweep.gpus: value 0", "[1, 1048576]"}},
 		{"sweep-point-invalid", []string{":30:", "sweep point small/gpus=100", "cluster.gpus = 100"}},
+		{"bad-planner-stall", []string{":31:", `costs.planner_stall = "sometimes"`, `"modeled" or "none"`}},
+		{"bad-dollars", []string{":29:", "run.dollars_per_gpu_hour = -2", "(0, 10000]"}},
+		{"sweep-bad-cap-policy", []string{":31:", "sweep.hydra_cap: value 48", "power of two", `sweep.policies: unknown policy "megatron"`}},
 		{"sweep-unknown-variant-key", []string{":35:", "sweep.variant.parallel.pipeline: unknown key", "first_stage_layers"}},
 	}
 	files, _ := filepath.Glob("testdata/bad/*.toml")
@@ -478,5 +484,30 @@ func TestCPExecOverride(t *testing.T) {
 	}
 	if e, o := sc.CPExecFor("hydra", network.UlyssesRing, true); e != network.UlyssesRing || o {
 		t.Errorf("hydra: %v %v, want ulysses-ring, not overlapped", e, o)
+	}
+}
+
+// TestWhatIfPresets: the production what-ifs differ from production-256k in
+// exactly the key they are about.
+func TestWhatIfPresets(t *testing.T) {
+	base, _ := Preset("production-256k")
+	wide, _ := Preset("production-256k-wide-ulysses")
+	capSweep, _ := Preset("production-256k-cap")
+	if base.UlyssesAcrossNodes || !wide.UlyssesAcrossNodes || wide.Job.Cluster != base.Job.Cluster || wide.Job.Parallel != base.Job.Parallel {
+		t.Errorf("wide-ulysses: across %v (base %v), same job %v", wide.UlyssesAcrossNodes, base.UlyssesAcrossNodes, wide.Job.Parallel == base.Job.Parallel)
+	}
+	pts, err := capSweep.Points()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caps []int
+	for _, p := range pts {
+		caps = append(caps, p.Scenario.HydraCap)
+		if len(p.Scenario.Run.Policies) != 1 || p.Scenario.Run.Policies[0] != "hydra" {
+			t.Errorf("%s: policies %v, want [hydra]", p.Name, p.Scenario.Run.Policies)
+		}
+	}
+	if !slices.Equal(caps, []int{32, 64, 128, 256, 512}) {
+		t.Errorf("caps %v", caps)
 	}
 }

@@ -68,6 +68,7 @@ func commands() map[string]command {
 		runCommand(),
 		sweepCommand(),
 		mergeCommand(),
+		reportCommand(),
 		calibrateCommand(),
 		workloadCommand(),
 		{

@@ -49,6 +49,16 @@ func newManifest(sc *scenarios.Scenario, hash string, files []string) manifest {
 	return m
 }
 
+// buildRevision is the VCS revision stamped into this binary, with
+// "+modified" for a build from a modified tree; empty without build info.
+func buildRevision() string {
+	m := newManifest(&scenarios.Scenario{}, "", nil)
+	if m.VCSModified {
+		return m.VCSRevision + "+modified"
+	}
+	return m.VCSRevision
+}
+
 var unsafeName = regexp.MustCompile(`[^a-z0-9._-]+`)
 
 // safeName keeps only [a-z0-9._-] of name (lower-cased, other runs become

@@ -110,7 +110,11 @@ func printSummary(w io.Writer, s *report.Summary) error {
 	if s.PlannerStall == scenarios.PlannerStallNone {
 		stall = "planner stall off the critical path ([costs] planner_stall = \"none\")"
 	}
-	fmt.Fprintf(w, "; %s\n\n", stall)
+	span := "inner Ulysses inside a node"
+	if s.UlyssesAcrossNodes {
+		span = "inner Ulysses up to the heads, across nodes"
+	}
+	fmt.Fprintf(w, "; %s; %s\n\n", span, stall)
 	ref := s.Policies[0].Policy
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\tstep mean (s)\tstep p95 (s)\ttokens/day (B)\tstep / "+ref+" (×)\tPP bubble (%)\tDP bubble (%)\t"+

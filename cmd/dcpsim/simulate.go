@@ -120,7 +120,7 @@ func simulateScenario(sc *scenarios.Scenario, opts runOptions) (*scenarioRun, er
 		GPUs: j.Cluster.GPUs, GPU: j.Cluster.GPU, Model: j.Model.Name,
 		TP: par.TP, PP: in.PP, VPP: in.VPP, EP: max(par.EP, 1), PoolRanks: in.PoolRanks,
 		BudgetTokens: in.BudgetTokens, ContextTokens: j.ContextTokens,
-		DollarsPerGPUHour: dollars, PlannerStall: sc.PlannerStall,
+		DollarsPerGPUHour: dollars, PlannerStall: sc.PlannerStall, UlyssesAcrossNodes: sc.UlyssesAcrossNodes,
 	}
 	results := make([]policyOutcome, len(todo))
 	var g errgroup.Group
@@ -211,6 +211,7 @@ func runPolicyIterations(sc *scenarios.Scenario, name string, batches []workload
 		if err != nil {
 			return fail(err)
 		}
+		mc.UlyssesAcrossNodes = sc.UlyssesAcrossNodes
 		stall := step.PlannerStall(comp.Profile, plan.StallWork)
 		if sc.PlannerStall == scenarios.PlannerStallModeled {
 			mc.PlannerSeconds = stall

@@ -29,8 +29,9 @@ const sweepUsage = `  dcpsim sweep S [--out DIR] [--shard I/N] [--jobs J] [--no-
   point.json, manifest.json last). Points run in parallel (--jobs, default the
   number of CPUs); the results do not depend on it.
 
-  Resumable: a point whose folder holds a manifest for the same scenario text and
-  point is skipped, so an interrupted sweep continues where it stopped.
+  Resumable: a point whose folder holds a manifest for the same scenario text,
+  point and dcpsim revision is skipped, so an interrupted sweep continues where it
+  stopped.
 
   --shard I/N runs only the points whose index modulo N is I (0 <= I < N), e.g.
   one Slurm array task (I = $SLURM_ARRAY_TASK_ID) or one Kubernetes Indexed Job
@@ -61,8 +62,11 @@ type pointRecord struct {
 	Sweep     string `json:"sweep"`
 	SweepHash string `json:"sweep_sha256"`
 	// TotalPoints is the number of points of the whole sweep.
-	TotalPoints int               `json:"total_points"`
-	Point       report.SweepPoint `json:"point"`
+	TotalPoints int `json:"total_points"`
+	// Revision is the VCS revision of the dcpsim that simulated the point
+	// (empty for builds without one): a resumed sweep reruns points of another.
+	Revision string            `json:"vcs_revision,omitempty"`
+	Point    report.SweepPoint `json:"point"`
 }
 
 // sweepFile is sweep.json.
@@ -175,15 +179,16 @@ func pointDir(dir string, i int, name string) string {
 func runPoint(dir string, sc *scenarios.Scenario, hash string, points []scenarios.Point, i int) (*pointRecord, bool, error) {
 	pt := points[i].Scenario
 	pdir := pointDir(dir, i, points[i].Name)
+	rev := buildRevision()
 	if rec, err := readPoint(pdir); err == nil && rec.SweepHash == hash && rec.Point.Index == i &&
-		rec.Point.Summary.Hash == scenarioHash(pt) && rec.TotalPoints == len(points) {
+		rec.Point.Summary.Hash == scenarioHash(pt) && rec.TotalPoints == len(points) && rec.Revision == rev {
 		return rec, true, nil
 	}
 	run, err := simulateScenario(pt, runOptions{})
 	if err != nil {
 		return nil, false, err
 	}
-	rec := &pointRecord{Sweep: sc.Name, SweepHash: hash, TotalPoints: len(points), Point: report.SweepPoint{
+	rec := &pointRecord{Sweep: sc.Name, SweepHash: hash, TotalPoints: len(points), Revision: rev, Point: report.SweepPoint{
 		Index: i, Name: filepath.Base(pdir), Axes: pointAxes(sc, pt), GPUs: pt.Job.Cluster.GPUs, Model: pt.Job.Model.Name,
 		ContextTokens: pt.Job.ContextTokens, HydraCap: pt.HydraCap, HydraClosedFormCap: run.closedFormCap, Summary: run.summary}}
 	if _, err := writeRunResults(pdir, pt, run, false); err != nil {

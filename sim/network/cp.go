@@ -94,7 +94,18 @@ func MaxCPDegree(e CPExec, t Topology, m job.Model) int {
 // rank keeps a query head; the ring degree is P/u. It returns 1 when P < 1 or no
 // larger power of two qualifies (a plain ring).
 func UlyssesDegreeFor(t Topology, m job.Model, degree int) int {
-	limit := min(degree, t.RanksPerNode, headsPerTP(t, m))
+	return UlyssesDegreeWithin(t, m, degree, false)
+}
+
+// UlyssesDegreeWithin is UlyssesDegreeFor, except that with acrossNodes the
+// all-to-all may leave the node: u is the largest power of two dividing P and
+// at most min(P, n_h/tp), so the outer ring shrinks as P grows (a what-if:
+// the inner all-to-all then crosses the NICs).
+func UlyssesDegreeWithin(t Topology, m job.Model, degree int, acrossNodes bool) int {
+	limit := min(degree, headsPerTP(t, m))
+	if !acrossNodes {
+		limit = min(limit, t.RanksPerNode)
+	}
 	u := 1
 	for 2*u <= limit && degree%(2*u) == 0 {
 		u *= 2

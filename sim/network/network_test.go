@@ -577,6 +577,15 @@ func TestDegreeLimits(t *testing.T) {
 	if got := UlyssesDegreeFor(tt, small, 64); got != 4 {
 		t.Errorf("4 heads: u = %d, want 4", got)
 	}
+	// Across nodes: up to the 64 heads (32 per TP rank at tp 2), never past P.
+	for _, w := range []struct {
+		t    Topology
+		p, u int
+	}{{tt, 8, 8}, {tt, 64, 64}, {tt, 512, 64}, {tt, 48, 16}, {tp2, 512, 32}} {
+		if got := UlyssesDegreeWithin(w.t, hy3, w.p, true); got != w.u {
+			t.Errorf("UlyssesDegreeWithin(tp %d, P = %d, across) = %d, want %d", w.t.TP, w.p, got, w.u)
+		}
+	}
 }
 
 func TestCPLayerErrors(t *testing.T) {

@@ -67,6 +67,10 @@ type ModelCosts struct {
 	NoComm bool
 	// FP8Dispatch sends MoE dispatch buffers in FP8.
 	FP8Dispatch bool
+	// UlyssesAcrossNodes lets the inner Ulysses degree of a Ulysses × ring
+	// group grow past the node, up to the query heads per TP rank
+	// (network.UlyssesDegreeWithin); false keeps it inside NVLink.
+	UlyssesAcrossNodes bool
 	// PlannerSeconds is the planner's stall put at the head of the iteration
 	// (PlannerStallSeconds; see PlannerStall for how to model it).
 	PlannerSeconds float64
@@ -172,7 +176,7 @@ func (m *ModelCosts) exec(k int) (network.CPExec, int) {
 	case network.Ring:
 		return e, k
 	case network.UlyssesRing:
-		return e, k / network.UlyssesDegreeFor(m.Topo, m.model, k)
+		return e, k / network.UlyssesDegreeWithin(m.Topo, m.model, k, m.UlyssesAcrossNodes)
 	}
 	return e, 1
 }
@@ -229,7 +233,7 @@ func (m *ModelCosts) domain(stage int, d *Domain) (domainCost, bool) {
 			f, b := gf+af, gb+ab
 			if !m.NoComm && g.Size > 1 {
 				cp, err := network.CPLayer(t, m.model, network.CPGroup{Exec: exec, FirstRank: g.FirstRank, Degree: g.Size,
-					OverlapAllToAll: m.Overlap}, total, network.CPOverlap{AttentionFwdSeconds: af, AttentionBwdSeconds: ab,
+					UlyssesDegree: g.Size / ring, OverlapAllToAll: m.Overlap}, total, network.CPOverlap{AttentionFwdSeconds: af, AttentionBwdSeconds: ab,
 					IndependentFwdSeconds: gf, IndependentBwdSeconds: gb})
 				if err != nil {
 					m.fail(fmt.Errorf("step: microbatch %d group at rank %d (degree %d): %w", d.MB, g.FirstRank, g.Size, err))
