@@ -29,7 +29,7 @@ calibrate:
 
 ## build: the dcpsim binary in bin/.
 build:
-	$(GO) build -o bin/dcpsim ./cmd/dcpsim
+	$(GO) build -buildvcs=auto -o bin/dcpsim ./cmd/dcpsim
 
 ## bench: every benchmark, with allocations.
 bench:
