@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 )
 
 // WriteFileAtomic writes what write produces to path through a temporary file in
@@ -39,4 +41,23 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
+}
+
+var unsafeName = regexp.MustCompile(`[^a-z0-9._-]+`)
+
+// SafeName reduces name to a file or folder name of [a-z0-9._-]: lower-cased,
+// every run of other characters a separator, parts made only of dots dropped,
+// the rest joined with "-" ("unnamed" if nothing is left). So a name derived
+// from a scenario or policy ("../x", "a/b") can never leave its parent folder.
+func SafeName(name string) string {
+	var parts []string
+	for _, p := range unsafeName.Split(strings.ToLower(name), -1) {
+		if p = strings.Trim(p, "."); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		return "unnamed"
+	}
+	return strings.Join(parts, "-")
 }

@@ -180,28 +180,6 @@ func newLegend() *plot.Legend {
 	return &l
 }
 
-// sanitizeName maps s onto [A-Za-z0-9._-] for a file name: other runes become
-// '_', a leading '.' too, and the empty name "_".
-func sanitizeName(s string) string {
-	b := []byte(s)
-	out := make([]byte, 0, len(b))
-	for _, c := range b {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
-			out = append(out, c)
-		default:
-			out = append(out, '_')
-		}
-	}
-	if len(out) == 0 {
-		return "_"
-	}
-	if out[0] == '.' {
-		out[0] = '_'
-	}
-	return string(out)
-}
-
 // policyColor is the colour of the policy at index i.
 func policyColor(i int) color.Color { return palette[i%len(palette)] }
 
@@ -858,7 +836,7 @@ func timelineFigures(s *Summary, tls []Timeline) ([]figure, error) {
 	idx, failed := policyIndex(s)
 	count := map[string]int{}
 	for _, tl := range tls {
-		count[sanitizeName(tl.Policy)]++
+		count[SafeName(tl.Policy)]++
 	}
 	used := map[string]bool{}
 	var figs []figure
@@ -894,8 +872,8 @@ func timelineFigures(s *Summary, tls []Timeline) ([]figure, error) {
 		for _, k := range kinds {
 			leg.Add(kindName[k], swatch{g.Colors[k]})
 		}
-		name := "timeline-" + sanitizeName(tl.Policy)
-		if count[sanitizeName(tl.Policy)] > 1 {
+		name := "timeline-" + SafeName(tl.Policy)
+		if count[SafeName(tl.Policy)] > 1 {
 			name += fmt.Sprintf("-it%d", tl.Iteration)
 		}
 		for base, k := name, 2; used[name]; k++ {

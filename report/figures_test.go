@@ -140,7 +140,7 @@ func TestWriteRunFigures(t *testing.T) {
 			a, b := testTimeline("a b/c"), testTimeline("a b/c")
 			b.Iteration = 3
 			*tls = []Timeline{a, b}
-		}, []string{"breakdown", "cp-degrees", "mb-time", "step-time", "throughput", "timeline-a_b_c-it2", "timeline-a_b_c-it3"}},
+		}, []string{"breakdown", "cp-degrees", "mb-time", "step-time", "throughput", "timeline-a-b-c-it2", "timeline-a-b-c-it3"}},
 		{"non-finite values drawn as zero or left out", func(s *Summary, rows *[]IterationRow, tls *[]Timeline) {
 			s.Policies[0].TokensPerDay, s.Policies[1].ComputeShare = math.NaN(), math.Inf(1)
 			s.Policies[0].MBSeconds = []float64{math.NaN()}
@@ -313,17 +313,23 @@ func TestTimelineGanttRange(t *testing.T) {
 	}
 }
 
-func TestSanitizeName(t *testing.T) {
+// TestSafeName: names derived from scenarios and policies stay inside their
+// parent folder and within [a-z0-9._-].
+func TestSafeName(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"hydra", "hydra"},
 		{"mcore-v1.2_x", "mcore-v1.2_x"},
-		{"a b/c", "a_b_c"},
-		{"..", "_."},
-		{"", "_"},
-		{"é", "__"},
+		{"testbed-256k", "testbed-256k"},
+		{"../../etc", "etc"},
+		{"A/B C", "a-b-c"},
+		{"..", "unnamed"},
+		{"", "unnamed"},
+		{"é", "unnamed"},
+		{"weak-scaling/hy3/gpus=8192", "weak-scaling-hy3-gpus-8192"},
+		{".hidden", "hidden"},
 	} {
-		if got := sanitizeName(tc.in); got != tc.want {
-			t.Errorf("sanitizeName(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := SafeName(tc.in); got != tc.want {
+			t.Errorf("SafeName(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -719,17 +719,22 @@ func (p *parser) run(md *toml.MetaData, r rawRun) Run {
 	if !md.IsDefined("run", "policies") || len(r.Policies) == 0 {
 		p.addf("run.policies", "run.policies: required, a non-empty list from %s", strings.Join(PolicyNames, ", "))
 	}
+	p.policyList("run.policies", r.Policies)
+	return out
+}
+
+// policyList reports unknown and repeated policy names in the list at key.
+func (p *parser) policyList(key string, names []string) {
 	seen := map[string]bool{}
-	for _, name := range r.Policies {
+	for _, name := range names {
 		switch {
 		case !slices.Contains(PolicyNames, name):
-			p.addf("run.policies", "run.policies: unknown policy %q; known: %s", name, strings.Join(PolicyNames, ", "))
+			p.addf(key, "%s: unknown policy %q; known: %s", key, name, strings.Join(PolicyNames, ", "))
 		case seen[name]:
-			p.addf("run.policies", "run.policies: %q listed twice", name)
+			p.addf(key, "%s: %q listed twice", key, name)
 		}
 		seen[name] = true
 	}
-	return out
 }
 
 func (p *parser) sweep(md *toml.MetaData, s *rawSweep, base job.Parallel) *Sweep {
@@ -742,16 +747,7 @@ func (p *parser) sweep(md *toml.MetaData, s *rawSweep, base job.Parallel) *Sweep
 	if hasDuplicates(s.HydraCaps) {
 		p.addf("sweep.hydra_cap", "sweep.hydra_cap: values must be distinct")
 	}
-	seenPolicy := map[string]bool{}
-	for _, name := range s.Policies {
-		switch {
-		case !slices.Contains(PolicyNames, name):
-			p.addf("sweep.policies", "sweep.policies: unknown policy %q; known: %s", name, strings.Join(PolicyNames, ", "))
-		case seenPolicy[name]:
-			p.addf("sweep.policies", "sweep.policies: %q listed twice", name)
-		}
-		seenPolicy[name] = true
-	}
+	p.policyList("sweep.policies", s.Policies)
 	axes := []struct {
 		key    string
 		vals   []int

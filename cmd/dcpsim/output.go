@@ -7,11 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
@@ -59,23 +57,9 @@ func buildRevision() string {
 	return m.VCSRevision
 }
 
-var unsafeName = regexp.MustCompile(`[^a-z0-9._-]+`)
-
-// safeName keeps only [a-z0-9._-] of name (lower-cased, other runs become
-// "-"), never "." or "..", so a folder named after a scenario or policy stays
-// inside its parent.
-func safeName(name string) string {
-	var parts []string
-	for _, p := range unsafeName.Split(strings.ToLower(name), -1) {
-		if p = strings.Trim(p, "."); p != "" {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 0 {
-		return "unnamed"
-	}
-	return strings.Join(parts, "-")
-}
+// safeName is report.SafeName: file and folder names from scenario and
+// policy names.
+func safeName(name string) string { return report.SafeName(name) }
 
 // writeFailHook, when set by tests, fails the output after that many files.
 var writeFailHook = -1

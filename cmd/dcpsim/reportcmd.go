@@ -215,15 +215,7 @@ func writeReport(w *strings.Builder, dir string) error {
 		fmt.Fprintf(w, "Share of GPU-slots by CP degree (%%), here:")
 		for _, p := range pols {
 			if ps := policyOf(s, p); ps != nil {
-				var parts []string
-				for _, d := range ps.DegreeShares {
-					name := fmt.Sprint(d.Degree)
-					if d.Degree == 0 {
-						name = "idle"
-					}
-					parts = append(parts, fmt.Sprintf("%s %.0f", name, 100*d.Share))
-				}
-				fmt.Fprintf(w, " %s: %s;", p, strings.Join(parts, ", "))
+				fmt.Fprintf(w, " %s: %s;", p, formatDegreeShares(ps.DegreeShares, "%s %.0f", ", "))
 			}
 		}
 		fmt.Fprintf(w, "\n\n![throughput](%s/throughput.png) ![breakdown](%s/breakdown.png)\n\n", rs[0], rs[0])

@@ -108,18 +108,6 @@ func TestRunWritesResults(t *testing.T) {
 	}
 }
 
-// TestSafeName: folder names derived from scenario names stay inside results/.
-func TestSafeName(t *testing.T) {
-	for in, want := range map[string]string{
-		"testbed-256k": "testbed-256k", "../../etc": "etc", "A/B C": "a-b-c", "..": "unnamed", "": "unnamed",
-		"weak-scaling/hy3/gpus=8192": "weak-scaling-hy3-gpus-8192", ".hidden": "hidden",
-	} {
-		if got := safeName(in); got != want {
-			t.Errorf("safeName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 const sweepTail = `
 [sweep]
 budget_tokens = [4096, 8192]

@@ -148,15 +148,7 @@ func printSummary(w io.Writer, s *report.Summary) error {
 		if p.Error != "" {
 			continue
 		}
-		var parts []string
-		for _, d := range p.DegreeShares {
-			name := strconv.Itoa(d.Degree)
-			if d.Degree == 0 {
-				name = "idle"
-			}
-			parts = append(parts, fmt.Sprintf("%s: %.1f", name, 100*d.Share))
-		}
-		fmt.Fprintf(w, "  %-8s %s\n", p.Policy, strings.Join(parts, "  "))
+		fmt.Fprintf(w, "  %-8s %s\n", p.Policy, formatDegreeShares(p.DegreeShares, "%s: %.1f", "  "))
 	}
 	fmt.Fprintf(w, "\nmeans over %d iterations; p95 is the nearest-rank 95th percentile of the step times. "+
 		"tokens/day = batch tokens × 86400 / step time; step / %s = this policy's mean step time over %s's (%s's speedup over it). "+
@@ -166,4 +158,18 @@ func printSummary(w io.Writer, s *report.Summary) error {
 		"profile's CPython per-operation costs, on the critical path; planner Go = this machine's wall time of our Go planner, reported only. "+
 		"$ per 1T tokens at $%g per GPU-hour.\n", measured, ref, ref, ref, s.DollarsPerGPUHour)
 	return nil
+}
+
+// formatDegreeShares writes CP-degree shares as percentages, each with
+// format (degree name, percent), joined by sep; degree 0 is "idle".
+func formatDegreeShares(ds []report.DegreeShare, format, sep string) string {
+	parts := make([]string, 0, len(ds))
+	for _, d := range ds {
+		name := strconv.Itoa(d.Degree)
+		if d.Degree == 0 {
+			name = "idle"
+		}
+		parts = append(parts, fmt.Sprintf(format, name, 100*d.Share))
+	}
+	return strings.Join(parts, sep)
 }

@@ -263,18 +263,25 @@ func (m *ModelCosts) domain(stage int, d *Domain) (domainCost, bool) {
 	return dc, true
 }
 
+// chunk returns domain d's per-layer costs on stage and the layers of chunk;
+// ok is false (and Err says why) for a chunk outside the layout or a domain
+// the cost model cannot price.
+func (m *ModelCosts) chunk(stage, chunk int, d *Domain) (domainCost, chunkLayers, bool) {
+	if stage < 0 || stage >= len(m.layerKind) || chunk < 0 || chunk >= m.vpp {
+		m.fail(fmt.Errorf("step: stage %d chunk %d outside pp %d vpp %d", stage, chunk, len(m.layerKind), m.vpp))
+		return domainCost{}, chunkLayers{}, false
+	}
+	dc, ok := m.domain(stage, d)
+	return dc, m.layerKind[stage][chunk], ok
+}
+
 // ChunkSeconds returns the chunk's layers × the domain's per-layer times (see
 // the type's doc), plus the LM head on the last stage's last chunk.
 func (m *ModelCosts) ChunkSeconds(stage, chunk int, d *Domain) (forward, backward float64) {
-	if stage < 0 || stage >= len(m.layerKind) || chunk < 0 || chunk >= m.vpp {
-		m.fail(fmt.Errorf("step: stage %d chunk %d outside pp %d vpp %d", stage, chunk, len(m.layerKind), m.vpp))
-		return math.NaN(), math.NaN()
-	}
-	dc, ok := m.domain(stage, d)
+	dc, ck, ok := m.chunk(stage, chunk, d)
 	if !ok {
 		return math.NaN(), math.NaN()
 	}
-	ck := m.layerKind[stage][chunk]
 	var out [2]float64
 	for p := range 2 {
 		out[p] = float64(ck.dense)*dc.dense[p] + float64(ck.moe)*(dc.moe[p]+dc.moeComm[p])
@@ -290,14 +297,10 @@ func (m *ModelCosts) ChunkSeconds(stage, chunk int, d *Domain) (forward, backwar
 // communication: per layer, the slowest group's exposed CP communication plus,
 // on MoE layers, the EP dispatch and combine (step.CommSplitter).
 func (m *ModelCosts) ChunkExposedCommSeconds(stage, chunk int, d *Domain) (forward, backward float64) {
-	if stage < 0 || stage >= len(m.layerKind) || chunk < 0 || chunk >= m.vpp {
-		return math.NaN(), math.NaN()
-	}
-	dc, ok := m.domain(stage, d)
+	dc, ck, ok := m.chunk(stage, chunk, d)
 	if !ok {
 		return math.NaN(), math.NaN()
 	}
-	ck := m.layerKind[stage][chunk]
 	var out [2]float64
 	for p := range 2 {
 		out[p] = float64(ck.dense)*dc.denseComm[p] + float64(ck.moe)*(dc.moeCPComm[p]+dc.moeComm[p])
