@@ -1055,9 +1055,14 @@ var (
 	seriesGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{}}
 )
 
+// measuredLine is the line style of measured (not modelled) values in a
+// figure that shows both: thin and dotted, unlike any series style.
+var measuredLine = draw.LineStyle{Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(2.5)}}
+
 // addSeriesLine draws pts as a line with points in series s's colour and
-// style (dashed overrides the style's dashes) and returns the thumbnails.
-func addSeriesLine(p *plot.Plot, pts plotter.XYs, s *sweepSeries, dashed bool) ([]plot.Thumbnailer, error) {
+// style and returns the thumbnails. With line set, its width and dashes
+// replace the series' (markers still tell the series apart).
+func addSeriesLine(p *plot.Plot, pts plotter.XYs, s *sweepSeries, line *draw.LineStyle) ([]plot.Thumbnailer, error) {
 	l, sc, err := plotter.NewLinePoints(pts)
 	if err != nil {
 		return nil, err
@@ -1065,8 +1070,8 @@ func addSeriesLine(p *plot.Plot, pts plotter.XYs, s *sweepSeries, dashed bool) (
 	col := policyColor(s.color)
 	l.Color, l.Width = col, vg.Points(1.5)
 	l.Dashes = seriesDashes[s.style%len(seriesDashes)]
-	if dashed {
-		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	if line != nil {
+		l.Width, l.Dashes = line.Width, line.Dashes
 	}
 	sc.Color, sc.Radius = col, vg.Points(2.5)
 	sc.Shape = seriesGlyphs[s.style%len(seriesGlyphs)]
@@ -1148,7 +1153,7 @@ func sweepThroughputFigure(pts []SweepPoint, colors map[string]int) (*figure, er
 	p.Add(plotter.NewGrid())
 	leg := newLegend()
 	for _, s := range ss.order {
-		th, err := addSeriesLine(p, s.points(), s, false)
+		th, err := addSeriesLine(p, s.points(), s, nil)
 		if err != nil {
 			return nil, fmt.Errorf("report: sweep-throughput figure: %w", err)
 		}
@@ -1182,17 +1187,18 @@ func sweepPlannerFigure(pts []SweepPoint, colors map[string]int) (*figure, error
 	leg := newLegend()
 	lo, hi := math.Inf(1), math.Inf(-1)
 	labelled := map[string]bool{}
+	solid := draw.LineStyle{Width: vg.Points(1.5)}
 	for _, set := range []struct {
-		ss     *seriesSet
-		dashed bool
-	}{{modeled, false}, {goTime, true}} {
+		ss   *seriesSet
+		line *draw.LineStyle
+	}{{modeled, &solid}, {goTime, &measuredLine}} {
 		for _, s := range set.ss.order {
 			sp := s.points()
 			for i, pt := range sp {
 				lo, hi = min(lo, pt.Y), max(hi, pt.Y)
 				sp[i].Y = math.Log10(pt.Y)
 			}
-			th, err := addSeriesLine(p, sp, s, set.dashed)
+			th, err := addSeriesLine(p, sp, s, set.line)
 			if err != nil {
 				return nil, fmt.Errorf("report: sweep-planner figure: %w", err)
 			}
@@ -1206,7 +1212,9 @@ func sweepPlannerFigure(pts []SweepPoint, colors map[string]int) (*figure, error
 	}
 	black := color.Gray{0}
 	leg.Add("modelled (on critical path)", &plotter.Line{LineStyle: draw.LineStyle{Color: black, Width: vg.Points(1.5)}})
-	leg.Add("Go wall time (measured)", &plotter.Line{LineStyle: draw.LineStyle{Color: black, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}})
+	measured := measuredLine
+	measured.Color = black
+	leg.Add("Go wall time (measured)", &plotter.Line{LineStyle: measured})
 	setLogRange(&p.Y, lo, hi)
 	return &figure{name: "sweep-planner", p: p, legend: leg, w: figW, h: figH}, nil
 }
@@ -1290,7 +1298,7 @@ func sweepCapFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
 		for _, pt := range sp {
 			ylo, yhi = min(ylo, pt.Y), max(yhi, pt.Y)
 		}
-		th, err := addSeriesLine(p, sp, s, false)
+		th, err := addSeriesLine(p, sp, s, nil)
 		if err != nil {
 			return nil, fmt.Errorf("report: sweep-cap figure: %w", err)
 		}
