@@ -6,8 +6,8 @@ SCENARIO ?= testbed-256k
 
 ## run: the main job on the embedded default scenario (the paper's 512-GPU testbed at
 ## 256K): every policy on identical batches, timed with the cost model.
-run:
-	$(GO) run ./cmd/dcpsim run --scenario $(SCENARIO)
+run: build
+	bin/dcpsim run --scenario $(SCENARIO)
 
 ## test: gofmt check, go vet, staticcheck, and every test; then vet and test again
 ## with the cuda tag (the CUDA backend builds through cgo without CUDA installed
