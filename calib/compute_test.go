@@ -186,22 +186,24 @@ func TestRankStageSeconds(t *testing.T) {
 
 // TestOverheadWorked pins θ, c and θ/c on a hand-computed example: Hy3 on 8,192
 // GPUs, tp1 pp8 ep8, 10 layers per stage, peak 1e15 FLOP/s, η_attn 0.5 flat,
-// launch 10 µs, intra α = 10 µs + 2 µs/hop, inter α = 50 µs + 1 µs/hop, CP degree 4.
+// launch 10 µs, intra α = 10 µs + 2 µs/hop, inter α = 50 µs + 1 µs/hop, inter
+// send/recv 30 µs, CP degree 4.
 //
 //	stage     1 (10 MoE layers; stage 0 has the dense layer)
 //	launch    10 µs · 66 · 10                   = 6.6 ms
 //	MoE       10 · 4 · (10 + 7·2) µs            = 0.96 ms   (ep 8 in a node)
-//	p2p       2 · (50 + 1) µs                   = 0.102 ms  (1024 GPUs per stage ≥ a node)
+//	p2p       2 · 30 µs                         = 0.06 ms   (1024 GPUs per stage ≥ a node)
 //	CP        10 · 4 · (10 + 3·2) µs            = 0.64 ms   (degree 4 in a node)
-//	θ                                          = 8.302 ms
+//	θ                                          = 8.26 ms
 //	c         10 · 16384 · (1/0.5 + 2.5/0.5) / 1e15 = 1.14688e-9 s/token²
-//	θ/c                                        = 7.2388e6 tokens² ≈ 2690²
+//	θ/c                                        = 7.2022e6 tokens² ≈ 2684²
 func TestOverheadWorked(t *testing.T) {
 	p := flat(t, "H800", 0.5, 0.5)
 	p.PeakBF16FLOPs.Value = 1e15
 	p.KernelLaunchSeconds.Value = 10e-6
 	p.IntraBaseLatencySeconds.Value, p.IntraHopLatencySeconds.Value = 10e-6, 2e-6
 	p.InterBaseLatencySeconds.Value, p.InterHopLatencySeconds.Value = 50e-6, 1e-6
+	p.InterP2PLatencySeconds.Value = 30e-6
 	c := newCompute(t, p, hy3Job(t, "H800", 8192))
 	o := c.Overhead(4, 8192)
 	for _, f := range []struct {
@@ -210,11 +212,11 @@ func TestOverheadWorked(t *testing.T) {
 	}{
 		{"launch", o.LaunchSeconds, 6.6e-3},
 		{"MoE", o.MoECollectiveSeconds, 0.96e-3},
-		{"p2p", o.PipelineP2PSeconds, 0.102e-3},
+		{"p2p", o.PipelineP2PSeconds, 0.06e-3},
 		{"CP", o.CPCollectiveSeconds, 0.64e-3},
-		{"θ", o.ThetaSeconds, 8.302e-3},
+		{"θ", o.ThetaSeconds, 8.26e-3},
 		{"c", o.CSecondsPerSquareToken, 1.14688e-9},
-		{"θ/c", o.RatioSquareTokens, 8.302e-3 / 1.14688e-9},
+		{"θ/c", o.RatioSquareTokens, 8.26e-3 / 1.14688e-9},
 	} {
 		if !near(f.got, f.want, 1e-9) {
 			t.Errorf("%s = %v, want %v", f.name, f.got, f.want)

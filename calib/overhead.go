@@ -43,9 +43,10 @@ type Overhead struct {
 	// LaunchSeconds is KernelLaunchSeconds·(DenseLayerKernels·dense layers +
 	// MoELayerKernels·MoE layers).
 	LaunchSeconds float64 `json:"launch_seconds"`
-	// PipelineP2PSeconds is 2·α(2 ranks) when pp > 1: the activation received in
-	// the forward and the gradient in the backward; inter-node when a stage spans at
-	// least a node (Megatron puts pp outermost: gpus/pp ≥ gpus_per_node).
+	// PipelineP2PSeconds is twice a send/recv's latency when pp > 1: the
+	// activation received in the forward and the gradient in the backward;
+	// inter-node (InterP2PLatencySeconds) when a stage spans at least a node
+	// (Megatron puts pp outermost: gpus/pp ≥ gpus_per_node), else α(2 ranks).
 	PipelineP2PSeconds float64 `json:"pipeline_p2p_seconds"`
 	// MoECollectiveSeconds is MoELayers·MoECollectivesPerLayer·α(ep), intra-node
 	// when ep·tp ≤ gpus_per_node.
@@ -115,8 +116,10 @@ func (c *Compute) Overhead(cpDegree, blockTokens int) Overhead {
 	g := c.gpusPerNode()
 	o.LaunchSeconds = p.KernelLaunchSeconds.Value * float64(DenseLayerKernels*(o.Layers-o.MoELayers)+MoELayerKernels*o.MoELayers)
 	if par.PP > 1 {
-		inter := c.Job.Cluster.GPUs/par.PP >= g
-		o.PipelineP2PSeconds = 2 * p.CollectiveLatencySeconds(2, inter)
+		o.PipelineP2PSeconds = 2 * p.CollectiveLatencySeconds(2, false)
+		if c.Job.Cluster.GPUs/par.PP >= g {
+			o.PipelineP2PSeconds = 2 * p.InterP2PLatencySeconds.Value
+		}
 	}
 	if o.MoELayers > 0 {
 		o.MoECollectiveSeconds = float64(o.MoELayers*MoECollectivesPerLayer) * p.CollectiveLatencySeconds(par.EP, par.EP*par.TP > g)

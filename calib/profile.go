@@ -125,6 +125,10 @@ type Profile struct {
 	// InterBaseLatencySeconds and InterHopLatencySeconds are the same across nodes.
 	InterBaseLatencySeconds Const `toml:"inter_base_latency_seconds"`
 	InterHopLatencySeconds  Const `toml:"inter_hop_latency_seconds"`
+	// InterP2PLatencySeconds is the latency of one point-to-point send/recv
+	// between GPUs of different nodes (ring-attention steps, pipeline
+	// transfers): NCCL's p2p path, cheaper than a many-peer collective's α.
+	InterP2PLatencySeconds Const `toml:"inter_p2p_latency_seconds"`
 	// KernelLaunchSeconds is the fixed cost of one kernel launch.
 	KernelLaunchSeconds Const `toml:"kernel_launch_seconds"`
 	// CPythonPoolVisitSeconds, CPythonHeapOpSeconds and

@@ -110,6 +110,7 @@ func constSpecs() []constSpec {
 		{key: "intra_hop_latency_seconds", get: func(p *Profile) *Const { return &p.IntraHopLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
 		{key: "inter_base_latency_seconds", get: func(p *Profile) *Const { return &p.InterBaseLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
 		{key: "inter_hop_latency_seconds", get: func(p *Profile) *Const { return &p.InterHopLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
+		{key: "inter_p2p_latency_seconds", get: func(p *Profile) *Const { return &p.InterP2PLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
 		{key: "kernel_launch_seconds", get: func(p *Profile) *Const { return &p.KernelLaunchSeconds }, lo: 0, hi: 0.001, unit: "s"},
 		{key: "cpython_pool_visit_seconds", get: func(p *Profile) *Const { return &p.CPythonPoolVisitSeconds }, lo: 0, hi: 0.001, unit: "s"},
 		{key: "cpython_heap_op_seconds", get: func(p *Profile) *Const { return &p.CPythonHeapOpSeconds }, lo: 0, hi: 0.001, unit: "s"},

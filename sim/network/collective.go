@@ -26,11 +26,20 @@ func (t Topology) nicSeconds(bytes float64) float64 {
 	return transferSeconds(bytes, t.NICBytesPerSecond, t.CollectiveInter)
 }
 
-// oneHopSeconds is the latency of an operation whose messages each cross one hop
-// (all-to-all, send/recv): base + hop, inside a node or across nodes.
+// oneHopSeconds is the latency of an all-to-all, whose messages each cross one
+// hop: base + hop, inside a node or across nodes.
 func (t Topology) oneHopSeconds(crossesNodes bool) float64 {
 	if crossesNodes {
 		return t.InterBaseSeconds + t.InterHopSeconds
+	}
+	return t.IntraBaseSeconds + t.IntraHopSeconds
+}
+
+// p2pSeconds is the latency of one send/recv: NCCL's p2p path across nodes
+// (InterP2PSeconds), base + hop inside a node.
+func (t Topology) p2pSeconds(crossesNodes bool) float64 {
+	if crossesNodes {
+		return t.InterP2PSeconds
 	}
 	return t.IntraBaseSeconds + t.IntraHopSeconds
 }
@@ -67,7 +76,8 @@ func AllToAllSeconds(t Topology, firstRank, ranks int, bytesPerRank float64) flo
 // has at least two hops across nodes, and the step waits for the slowest, so it
 // runs at NIC speed (costmodel §4.2):
 //
-//	T = bytes / (B·η) + base + hop,  B = B_nic if the ring crosses nodes else B_nvl
+//	T = bytes / (B·η) + α,  B = B_nic and α = InterP2PSeconds if the ring crosses
+//	                        nodes, else B_nvl and α = intra base + hop
 //
 // A ring of one rank, or no bytes, costs 0. It panics if the ranks leave the pool.
 func SendRecvSeconds(t Topology, g Ranks, bytes float64) float64 {
@@ -77,9 +87,9 @@ func SendRecvSeconds(t Topology, g Ranks, bytes float64) float64 {
 	t.checkRank(g.First)
 	t.checkRank(g.Last())
 	if t.Node(g.First) != t.Node(g.Last()) {
-		return t.nicSeconds(bytes) + t.oneHopSeconds(true)
+		return t.nicSeconds(bytes) + t.p2pSeconds(true)
 	}
-	return t.nvlinkSeconds(bytes) + t.oneHopSeconds(false)
+	return t.nvlinkSeconds(bytes) + t.p2pSeconds(false)
 }
 
 // ReduceScatterSeconds is the time of a reduce-scatter over g in which every rank
@@ -140,7 +150,7 @@ func (t Topology) intraRingSeconds(n int, bytes float64) float64 {
 // to the same HDP rank (and TP rank) of stage stage+1, the pipeline activation
 // (or, backwards, gradient) transfer of costmodel §4.6:
 //
-//	T = bytes / (B·η) + base + hop
+//	T = bytes / (B·η) + α (α as for SendRecvSeconds)
 //
 // on NVLink when the two GPUs share a node under the Megatron mapping (they are
 // G·tp GPUs apart, so only when a stage's G·tp GPUs are fewer than a node's),
@@ -155,9 +165,9 @@ func P2PSeconds(t Topology, stage, r int, bytes float64) float64 {
 	from := (stage*t.PoolRanks + r) * t.TP / t.GPUsPerNode
 	to := ((stage+1)*t.PoolRanks + r) * t.TP / t.GPUsPerNode
 	if from == to {
-		return t.nvlinkSeconds(bytes) + t.oneHopSeconds(false)
+		return t.nvlinkSeconds(bytes) + t.p2pSeconds(false)
 	}
-	return t.nicSeconds(bytes) + t.oneHopSeconds(true)
+	return t.nicSeconds(bytes) + t.p2pSeconds(true)
 }
 
 // P2PActivationBytes is the bytes one GPU sends across a stage boundary for one

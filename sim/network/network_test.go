@@ -26,6 +26,7 @@ func workedProfile() calib.Profile {
 		NICBytesPerSecond:       c(45e9),
 		IntraBaseLatencySeconds: c(25e-6),
 		InterBaseLatencySeconds: c(60e-6),
+		InterP2PLatencySeconds:  c(60e-6),
 		CollectiveIntra:         curve(1, 0),
 		CollectiveInter:         curve(1, 0),
 	}
@@ -37,6 +38,7 @@ func realisticProfile() calib.Profile {
 	p := workedProfile()
 	p.IntraBaseLatencySeconds, p.IntraHopLatencySeconds = c(8.4e-6), c(3.4e-6)
 	p.InterBaseLatencySeconds, p.InterHopLatencySeconds = c(8.4e-6), c(14e-6)
+	p.InterP2PLatencySeconds = c(25.4e-6)
 	p.CollectiveIntra, p.CollectiveInter = curve(0.85, 2e6), curve(0.8, 4e6)
 	return p
 }
@@ -370,7 +372,7 @@ func TestMonotone(t *testing.T) {
 func TestRingOverlapCondition(t *testing.T) {
 	m := model(t, job.ModelHy3)
 	p := workedProfile()
-	p.IntraBaseLatencySeconds, p.InterBaseLatencySeconds = c(0), c(0) // the condition ignores α
+	p.IntraBaseLatencySeconds, p.InterBaseLatencySeconds, p.InterP2PLatencySeconds = c(0), c(0), c(0) // the condition ignores α
 	tt := topo(t, p, 64, 8, 1, 1)
 	cfl := m.AttentionFwdFLOPsPerSquareToken()
 	if cfl != 16384 {

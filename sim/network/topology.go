@@ -39,6 +39,10 @@ type Topology struct {
 	// the NCCL-style latencies α = base + hops·hop inside a node and across nodes.
 	IntraBaseSeconds, IntraHopSeconds float64
 	InterBaseSeconds, InterHopSeconds float64
+	// InterP2PSeconds is the latency of one send/recv across nodes (ring
+	// steps, pipeline transfers); inside a node a send/recv costs one intra
+	// base + hop.
+	InterP2PSeconds float64
 	// CollectiveIntra and CollectiveInter scale the link bandwidth by the size of
 	// one message (see the package doc for which size each collective uses).
 	CollectiveIntra, CollectiveInter calib.Curve
@@ -82,6 +86,7 @@ func NewTopology(p calib.Profile, c job.Cluster, tp, pp int) (Topology, error) {
 		{"intra_hop_latency_seconds", p.IntraHopLatencySeconds.Value},
 		{"inter_base_latency_seconds", p.InterBaseLatencySeconds.Value},
 		{"inter_hop_latency_seconds", p.InterHopLatencySeconds.Value},
+		{"inter_p2p_latency_seconds", p.InterP2PLatencySeconds.Value},
 	} {
 		if !(l.v >= 0) {
 			errs = append(errs, fmt.Errorf("network: profile %q: %s = %g must be >= 0", p.Name, l.name, l.v))
@@ -111,6 +116,7 @@ func NewTopology(p calib.Profile, c job.Cluster, tp, pp int) (Topology, error) {
 		IntraHopSeconds:      p.IntraHopLatencySeconds.Value,
 		InterBaseSeconds:     p.InterBaseLatencySeconds.Value,
 		InterHopSeconds:      p.InterHopLatencySeconds.Value,
+		InterP2PSeconds:      p.InterP2PLatencySeconds.Value,
 		CollectiveIntra:      p.CollectiveIntra,
 		CollectiveInter:      p.CollectiveInter,
 	}, nil
