@@ -366,9 +366,15 @@ const reportProse = `## Where and why we differ
   leaves out (building Megatron's per-rank batches and metadata).
 - **Hy3 at 8K GPUs and weak scaling**: the paper's §6.4 numbers come from its own
   simulator. ByteScale, WLB-LLM and FlexSP are not implemented here, so only the
-  Mcore DCP and static CP ratios can be compared. On DeepSeek-V3 (MLA, 128 heads)
-  the default node-local Ulysses leaves HyDra's deep outer rings exposed as on
-  production-256k; the paper reports HyDra ahead at every scale.
+  Mcore DCP and static CP ratios can be compared. On Hy3 HyDra's lead over Mcore
+  DCP grows with the cluster here because Mcore's N·G planner stall grows with its
+  square; the paper's ratios stay flat (1.53-1.56×) although its own Fig. 19 measures
+  Mcore's planner at 47.85 s at 16K GPUs, so its simulator seems to leave planning
+  off the critical path. With [costs] planner_stall = "none" our Hy3 ratios are
+  1.27-1.32× over Mcore DCP and 1.96-2.31× over static CP across 8K-40K GPUs. On
+  DeepSeek-V3 (MLA, 128 heads) the default node-local Ulysses leaves HyDra's deep
+  outer rings exposed as on production-256k; the paper reports HyDra ahead at every
+  scale.
 
 ## What the model leaves out
 
