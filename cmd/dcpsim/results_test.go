@@ -78,12 +78,14 @@ func TestRunWritesResults(t *testing.T) {
 		{"run", sc, "--trace-ranks", "x", "--out", filepath.Join(dir, "bad2")},
 		{"run", sc, "--dollars-per-gpu-hour", "-1", "--out", filepath.Join(dir, "bad3")},
 		{"run", "--batches", sc, "--policy", "hydra", "--no-files"},
+		{"run", sc, "--policy", "megatron", "--out", filepath.Join(dir, "bad4")},
+		{"run", sc, "--trace-ranks", "0,9999", "--out", filepath.Join(dir, "bad5")},
 	} {
 		if code, _, errOut := dcpsim(t, args...); code != exitInput {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
 		}
 	}
-	for _, d := range []string{"bad1", "bad2", "bad3"} {
+	for _, d := range []string{"bad1", "bad2", "bad3", "bad4", "bad5"} {
 		if _, err := os.Stat(filepath.Join(dir, d)); err == nil {
 			t.Errorf("%s written after bad input", d)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -52,6 +53,14 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	}
 	if sc.Sweep != nil {
 		return badInput("scenario %s has a [sweep]: run it with dcpsim sweep (dcpsim run simulates one scenario)", sc.Name)
+	}
+	if f.policy != "" && !slices.Contains(scenarios.PolicyNames, f.policy) {
+		return badInput("--policy %q: unknown; known: %s", f.policy, strings.Join(scenarios.PolicyNames, ", "))
+	}
+	for _, r := range f.traceRanks {
+		if g := sc.Job.PoolRanks(); r >= g {
+			return badInput("--trace-ranks: rank %d outside the HDP pool [0, %d) of scenario %s", r, g, sc.Name)
+		}
 	}
 	run, err := simulateScenario(sc, runOptions{policy: f.policy, traceRanks: f.traceRanks, dollarsPerGPUHour: f.dollars,
 		parallel: true, timelines: !f.noFiles})
