@@ -194,22 +194,53 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// version reports the module version and VCS revision from the build info.
-func version() string {
+// build is what the binary's build info says about it.
+type build struct {
+	ok                 bool
+	version, goVersion string
+	revision           string
+	modified           bool
+}
+
+// readBuild reads the module version, Go version and VCS stamp of this binary.
+func readBuild() build {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "dcpsim (unknown build)"
+		return build{version: "(devel)"}
 	}
-	v := "dcpsim " + bi.Main.Version
+	b := build{ok: true, version: bi.Main.Version, goVersion: bi.GoVersion}
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			v += " " + s.Value
+			b.revision = s.Value
 		case "vcs.modified":
-			if s.Value == "true" {
-				v += " (modified)"
-			}
+			b.modified = s.Value == "true"
 		}
 	}
-	return v + " " + bi.GoVersion
+	return b
+}
+
+// revisionTag is the VCS revision with "+modified" for a build from a
+// modified tree; empty without a VCS stamp.
+func (b build) revisionTag() string {
+	if b.modified && b.revision != "" {
+		return b.revision + "+modified"
+	}
+	return b.revision
+}
+
+// version reports the module version and VCS revision from the build info.
+func version() string {
+	b := readBuild()
+	if !b.ok {
+		return "dcpsim (unknown build)"
+	}
+	v := "dcpsim " + b.version
+	if b.revision != "" {
+		v += " " + b.revision
+	}
+	if b.modified {
+		v += " (modified)"
+	}
+	return v + " " + b.goVersion
 }

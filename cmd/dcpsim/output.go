@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 
@@ -31,30 +30,9 @@ type manifest struct {
 }
 
 func newManifest(sc *scenarios.Scenario, hash string, files []string) manifest {
-	m := manifest{Version: "(devel)", Scenario: sc.Name, ScenarioFile: sc.File, Hash: hash, Seed: sc.Run.Seed,
-		PlannerStall: sc.PlannerStall, Files: files}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		m.Version, m.GoVersion = bi.Main.Version, bi.GoVersion
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				m.VCSRevision = s.Value
-			case "vcs.modified":
-				m.VCSModified = s.Value == "true"
-			}
-		}
-	}
-	return m
-}
-
-// buildRevision is the VCS revision stamped into this binary, with
-// "+modified" for a build from a modified tree; empty without build info.
-func buildRevision() string {
-	m := newManifest(&scenarios.Scenario{}, "", nil)
-	if m.VCSModified {
-		return m.VCSRevision + "+modified"
-	}
-	return m.VCSRevision
+	b := readBuild()
+	return manifest{Version: b.version, VCSRevision: b.revision, VCSModified: b.modified, GoVersion: b.goVersion,
+		Scenario: sc.Name, ScenarioFile: sc.File, Hash: hash, Seed: sc.Run.Seed, PlannerStall: sc.PlannerStall, Files: files}
 }
 
 // safeName is report.SafeName: file and folder names from scenario and

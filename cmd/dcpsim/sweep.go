@@ -191,7 +191,7 @@ func pointDir(dir string, i int, name string) string {
 func runPoint(dir string, sc *scenarios.Scenario, hash string, points []scenarios.Point, i int) (*pointRecord, bool, error) {
 	pt := points[i].Scenario
 	pdir := pointDir(dir, i, points[i].Name)
-	rev := buildRevision()
+	rev := readBuild().revisionTag()
 	if rec, err := readPoint(pdir); err == nil && rec.SweepHash == hash && rec.Point.Index == i &&
 		rec.Point.Summary.Hash == scenarioHash(pt) && rec.TotalPoints == len(points) && rec.Revision == rev {
 		return rec, true, nil
@@ -351,9 +351,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 				return badInput("%s: point index %d outside [0, %d)", pdir, i, total)
 			}
 			if recs[i] != nil && dirs[i] != pdir {
-				a, _ := json.Marshal(recs[i].Point.Summary.Hash)
-				b, _ := json.Marshal(rec.Point.Summary.Hash)
-				if string(a) != string(b) {
+				if recs[i].Point.Summary.Hash != rec.Point.Summary.Hash {
 					return badInput("point %d appears in %s and %s with different scenarios", i, dirs[i], pdir)
 				}
 				continue

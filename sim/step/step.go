@@ -3,7 +3,6 @@ package step
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/dcpsim/dcpsim/sched"
@@ -260,8 +259,21 @@ func Domains(plan *sched.Plan, ep int) ([]Domain, error) {
 	}
 	var out []Domain
 	for k := range plan.Microbatches {
-		start := len(out)
 		groups := plan.Microbatches[k].Groups
+		// next is the first rank of the MB not yet in a domain. Unless the plan's
+		// MBs are partial, every EP block no group touches becomes an empty
+		// domain before the next real one (and up to the pool's end): its ranks
+		// run the MB empty, in pipeline step with the others.
+		next := 0
+		emit := func(d Domain) {
+			for ; !plan.PartialMicrobatches && next < d.FirstRank; next += ep {
+				out = append(out, Domain{MB: k, FirstRank: next, Size: ep})
+			}
+			if d.Size > 0 {
+				out = append(out, d)
+			}
+			next = d.FirstRank + d.Size
+		}
 		if !sort.SliceIsSorted(groups, func(i, j int) bool { return groups[i].FirstRank < groups[j].FirstRank }) {
 			return nil, fmt.Errorf("step: microbatch %d: groups not ordered by first_rank", k)
 		}
@@ -283,40 +295,16 @@ func Domains(plan *sched.Plan, ep int) ([]Domain, error) {
 				continue
 			}
 			if hi >= 0 {
-				out = append(out, Domain{MB: k, FirstRank: lo, Size: hi - lo, Groups: groups[first:i]})
+				emit(Domain{MB: k, FirstRank: lo, Size: hi - lo, Groups: groups[first:i]})
 			}
 			lo, hi, first = a, b, i
 		}
 		if hi >= 0 {
-			out = append(out, Domain{MB: k, FirstRank: lo, Size: hi - lo, Groups: groups[first:]})
+			emit(Domain{MB: k, FirstRank: lo, Size: hi - lo, Groups: groups[first:]})
 		}
-		if !plan.PartialMicrobatches {
-			out = addIdleBlocks(out, start, k, g, ep)
-		}
+		emit(Domain{FirstRank: g}) // idle blocks up to the pool's end
 	}
 	return out, nil
-}
-
-// addIdleBlocks adds, for a plan whose MBs span the whole pool, one empty
-// domain per EP block that microbatch k's domains (out[start:]) leave out:
-// those ranks run the MB empty, in pipeline step with the others. The MB's
-// domains stay ordered by FirstRank.
-func addIdleBlocks(out []Domain, start, k, g, ep int) []Domain {
-	mine := slices.Clone(out[start:])
-	out = out[:start]
-	next := 0 // first rank not yet emitted
-	emitIdle := func(upTo int) {
-		for ; next < upTo; next += ep {
-			out = append(out, Domain{MB: k, FirstRank: next, Size: ep})
-		}
-	}
-	for _, d := range mine {
-		emitIdle(d.FirstRank)
-		out = append(out, d)
-		next = d.FirstRank + d.Size
-	}
-	emitIdle(g)
-	return out
 }
 
 const (
