@@ -6,13 +6,13 @@ import (
 	"path/filepath"
 
 	"github.com/dcpsim/dcpsim/calib"
-	"github.com/dcpsim/dcpsim/sim/network"
+	"github.com/dcpsim/dcpsim/sched"
 )
 
 // CPExecFor returns the CP execution to price policy's plans with: the
 // scenario's [costs] cp_exec / cp_overlap overrides where given, else the
 // policy's own (def, defOverlap, from step.ExecFor).
-func (s *Scenario) CPExecFor(policy string, def network.CPExec, defOverlap bool) (network.CPExec, bool) {
+func (s *Scenario) CPExecFor(policy string, def sched.CPExec, defOverlap bool) (sched.CPExec, bool) {
 	exec, overlap := def, defOverlap
 	if e, ok := s.CPExec[policy]; ok {
 		exec = e

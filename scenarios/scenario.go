@@ -14,7 +14,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
-	"github.com/dcpsim/dcpsim/sim/network"
+	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/workload"
 )
 
@@ -66,7 +66,7 @@ type Scenario struct {
 	Sweep *Sweep
 	// CPExec and CPOverlap are [costs] cp_exec.<policy> and cp_overlap.<policy>:
 	// what-if overrides of the CP execution a policy assumes (see CPExecFor).
-	CPExec    map[string]network.CPExec
+	CPExec    map[string]sched.CPExec
 	CPOverlap map[string]bool
 	// ProfileFile is [costs] profile: a calibration profile file (relative paths
 	// resolved against the scenario's folder) replacing the embedded profile of
@@ -386,13 +386,13 @@ func Parse(data []byte, file string) (*Scenario, error) {
 			p.addf(key, "%s: %q is not in run.policies %q", key, policy, sc.Run.Policies)
 			continue
 		}
-		e, err := network.ParseCPExec(raw.Costs.CPExec[policy])
+		e, err := sched.ParseCPExec(raw.Costs.CPExec[policy])
 		if err != nil {
-			p.addf(key, "%s = %q: must be one of %s", key, raw.Costs.CPExec[policy], strings.Join(network.CPExecNames(), ", "))
+			p.addf(key, "%s = %q: must be one of %s", key, raw.Costs.CPExec[policy], strings.Join(sched.CPExecNames(), ", "))
 			continue
 		}
 		if sc.CPExec == nil {
-			sc.CPExec = map[string]network.CPExec{}
+			sc.CPExec = map[string]sched.CPExec{}
 		}
 		sc.CPExec[policy] = e
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dcpsim/dcpsim/sim/network"
+	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/workload"
 )
 
@@ -479,10 +479,10 @@ func TestCPExecOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, o := sc.CPExecFor("mcore", network.Ulysses, false); e != network.Ring || o {
+	if e, o := sc.CPExecFor("mcore", sched.Ulysses, false); e != sched.Ring || o {
 		t.Errorf("mcore: %v %v, want ring, exposed", e, o)
 	}
-	if e, o := sc.CPExecFor("hydra", network.UlyssesRing, true); e != network.UlyssesRing || o {
+	if e, o := sc.CPExecFor("hydra", sched.UlyssesRing, true); e != sched.UlyssesRing || o {
 		t.Errorf("hydra: %v %v, want ulysses-ring, not overlapped", e, o)
 	}
 }

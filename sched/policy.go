@@ -61,6 +61,20 @@ const (
 // rather than the policy (errors.Is(err, ErrInvalidInput)).
 var ErrInvalidInput = errors.New("invalid scheduling input")
 
+// ErrCannotPlan is the one error every policy wraps when a batch is valid input
+// but the policy's own rules cannot plan it (Megatron asserts, a count that
+// cannot be aligned, too few sequences to pad). It matches ErrInvalidInput under
+// errors.Is too: for the policy the batch is to blame. Runs report it per policy
+// and carry on with the others; the --batches contracts answer it with exit 2.
+var ErrCannotPlan error = cannotPlan{}
+
+type cannotPlan struct{}
+
+func (cannotPlan) Error() string { return "the policy cannot plan this batch" }
+
+// Is makes errors.Is(ErrCannotPlan, ErrInvalidInput) true.
+func (cannotPlan) Is(target error) bool { return target == ErrInvalidInput }
+
 // Check validates the inputs and the batch: G, B, PP, VPP in range, every length
 // positive, and every sequence short enough for the largest group the policy may
 // form (maxDegree·B tokens). It returns an *ErrSequenceTooLong for the first

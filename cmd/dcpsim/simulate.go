@@ -191,7 +191,7 @@ func runPolicyIterations(sc *scenarios.Scenario, name string, batches []workload
 	}
 	exec, overlap := step.ExecFor(name)
 	if exec == 0 {
-		exec = network.Ulysses
+		exec = sched.Ulysses
 	}
 	exec, overlap = sc.CPExecFor(name, exec, overlap)
 	ps.CPExec, ps.OverlapAllToAll = exec.String(), overlap

@@ -1,7 +1,6 @@
 package hydra
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -12,29 +11,9 @@ import (
 
 // ErrCannotAlign reports that no MB count legal for Megatron's interleaved
 // schedule can be reached: the group size N is below pp, or the batch has fewer
-// sequences than the least legal count (every MB needs one). Errors wrapping it
-// also wrap sched.ErrInvalidInput.
-var ErrCannotAlign = errors.New("hydra: no legal microbatch count for the interleaved schedule")
-
-// LegalMicrobatchCount returns the smallest MB count >= m that Megatron's
-// interleaved schedule (vpp > 1) accepts with pp stages and microbatch group
-// size n: pp <= n <= count, and count mod n is 0 or >= pp
-// (forward_backward_pipelining_with_interleaving; sim/pipeline.New applies the
-// same rule). ok is false when no count is legal (n < pp). With vpp = 1 every
-// count is legal and this function does not apply.
-func LegalMicrobatchCount(m, pp, n int) (count int, ok bool) {
-	if n < pp || n < 1 {
-		return 0, false
-	}
-	if m <= n {
-		return n, true
-	}
-	r := m % n
-	if r == 0 || r >= pp {
-		return m, true
-	}
-	return m + pp - r, true // (m − r) + pp: pp <= n, so a remainder of pp, or 0 when pp = n
-}
+// sequences than the least legal count (every MB needs one). It wraps
+// sched.ErrCannotPlan (and so sched.ErrInvalidInput).
+var ErrCannotAlign = fmt.Errorf("hydra: no legal microbatch count for the interleaved schedule (%w)", sched.ErrCannotPlan)
 
 // mbInfo is what the split choice reads of one MB.
 type mbInfo struct {
@@ -98,17 +77,17 @@ func alignVPP(mbs []sched.Microbatch, lengths []int, in sched.Inputs, t Targets)
 		return mbs, 0, 0, nil
 	}
 	n, pp, m := in.GroupSizeN(), in.PP, len(mbs)
-	want, ok := LegalMicrobatchCount(m, pp, n)
+	want, ok := sched.LegalMicrobatchCount(m, pp, n)
 	if !ok {
-		return nil, 0, 0, fmt.Errorf("%w (%w): vpp = %d needs a microbatch group size N in [pp, M] (Megatron's interleaved schedule), but N = %d < pp = %d: no count is legal (packed M = %d)",
-			ErrCannotAlign, sched.ErrInvalidInput, in.VPP, n, pp, m)
+		return nil, 0, 0, fmt.Errorf("%w: vpp = %d needs a microbatch group size N in [pp, M] (Megatron's interleaved schedule), but N = %d < pp = %d: no count is legal (packed M = %d)",
+			ErrCannotAlign, in.VPP, n, pp, m)
 	}
 	if want == m {
 		return mbs, 0, 0, nil
 	}
 	if want > len(lengths) {
-		return nil, 0, 0, fmt.Errorf("%w (%w): vpp = %d, pp = %d, N = %d: packed M = %d is not legal (needs N <= M and M mod N = 0 or >= pp) and the least legal count is %d, but the batch has only %d sequences (every MB needs one)",
-			ErrCannotAlign, sched.ErrInvalidInput, in.VPP, pp, n, m, want, len(lengths))
+		return nil, 0, 0, fmt.Errorf("%w: vpp = %d, pp = %d, N = %d: packed M = %d is not legal (needs N <= M and M mod N = 0 or >= pp) and the least legal count is %d, but the batch has only %d sequences (every MB needs one)",
+			ErrCannotAlign, in.VPP, pp, n, m, want, len(lengths))
 	}
 	a := &aligner{lengths: lengths, poolRanks: in.PoolRanks, cap: t.Cap, busy: make([]bool, in.PoolRanks)}
 	info := make([]mbInfo, m, want)
@@ -124,7 +103,7 @@ func alignVPP(mbs []sched.Microbatch, lengths []int, in sched.Inputs, t Targets)
 			}
 		}
 		if best < 0 { // unreachable: want <= len(lengths) leaves an MB with two sequences
-			return nil, 0, 0, fmt.Errorf("%w (%w): no MB of %d has two sequences", ErrCannotAlign, sched.ErrInvalidInput, len(mbs))
+			return nil, 0, 0, fmt.Errorf("%w: no MB of %d has two sequences", ErrCannotAlign, len(mbs))
 		}
 		first, second := a.split(mbs[best], info[best].origin)
 		mbs[best] = first

@@ -21,28 +21,6 @@ func legalByPipeline(p, v, m, n int) bool {
 	return err == nil
 }
 
-// TestLegalMicrobatchCount: the least count >= m that pipeline.New accepts,
-// brute force over small p, N, m.
-func TestLegalMicrobatchCount(t *testing.T) {
-	for p := 1; p <= 9; p++ {
-		for n := 1; n <= 20; n++ {
-			for m := 1; m <= 60; m++ {
-				want := -1
-				for c := m; c <= m+2*n+p; c++ {
-					if legalByPipeline(p, 2, c, n) {
-						want = c
-						break
-					}
-				}
-				got, ok := LegalMicrobatchCount(m, p, n)
-				if ok != (want >= 0) || ok && got != want {
-					t.Fatalf("p=%d N=%d m=%d: got %d (ok %v), want %d", p, n, m, got, ok, want)
-				}
-			}
-		}
-	}
-}
-
 // mbSpec is a hand-written MB: groups as {first rank, size, sequence ids...}.
 type mbSpec struct {
 	closed string // checked when not empty
@@ -519,7 +497,7 @@ func TestVPPAlignmentPresetBatch(t *testing.T) {
 		}
 		checkPlan(t, c, h)
 		d := h.Diagnostics.(*Diagnostics)
-		if want, _ := LegalMicrobatchCount(d.RealizedMicrobatches-d.VPPSplits, pp, pp); want != d.RealizedMicrobatches || d.RealizedMicrobatches%pp != 0 {
+		if want, _ := sched.LegalMicrobatchCount(d.RealizedMicrobatches-d.VPPSplits, pp, pp); want != d.RealizedMicrobatches || d.RealizedMicrobatches%pp != 0 {
 			t.Fatalf("pp %d: M %d after %d splits", pp, d.RealizedMicrobatches, d.VPPSplits)
 		}
 		t.Logf("pp=%d: C*=%d M*=%d packed=%d realized=%d align steps=%d", pp, d.Cap, d.Microbatches, d.RealizedMicrobatches-d.VPPSplits, d.RealizedMicrobatches, d.AlignSteps)

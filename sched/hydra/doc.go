@@ -71,7 +71,7 @@
 //
 // Megatron's interleaved schedule (Inputs.VPP > 1) runs only MB counts M with
 // pp <= N <= M and M mod N = 0 or >= pp, N = Inputs.GroupSizeN()
-// (LegalMicrobatchCount; sim/pipeline.New rejects other counts rather than
+// (sched.LegalMicrobatchCount; sim/pipeline.New rejects other counts rather than
 // padding). The packing realizes whatever M it realizes, so with VPP > 1 Plan
 // raises an illegal M to the least legal count by splitting MBs, never merging
 // (a merge could break Λ* or B), as a post-pass on the packed plan shared by

@@ -145,7 +145,7 @@ func cannotAlign(c testCase, err error) bool {
 		return false
 	}
 	b, _ := packScan(c.lengths, c.in.PoolRanks, tg)
-	want, _ := LegalMicrobatchCount(len(b.mbs), c.in.PP, n)
+	want, _ := sched.LegalMicrobatchCount(len(b.mbs), c.in.PP, n)
 	return want > len(c.lengths)
 }
 

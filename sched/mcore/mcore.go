@@ -226,14 +226,16 @@ var ErrCannotAlign error = inputError("micro-batch count cannot be aligned to a 
 // matches sched.ErrInvalidInput under errors.Is.
 var ErrMegatronFails error = inputError("Megatron's scheduler fails on this input")
 
-// inputError is an error that blames the input (errors.Is matches
-// sched.ErrInvalidInput).
+// inputError is an error of a batch Megatron's rules cannot plan (errors.Is
+// matches sched.ErrCannotPlan and sched.ErrInvalidInput).
 type inputError string
 
 func (e inputError) Error() string { return string(e) }
 
-// Is reports that an inputError is an invalid input.
-func (e inputError) Is(target error) bool { return target == sched.ErrInvalidInput }
+// Is reports that an inputError is a batch the policy cannot plan.
+func (e inputError) Is(target error) bool {
+	return target == sched.ErrCannotPlan || target == sched.ErrInvalidInput
+}
 
 // Plan runs Megatron's scheduler on the batch.
 func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {

@@ -18,7 +18,6 @@
 package static
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/dcpsim/dcpsim/sched"
@@ -111,7 +110,8 @@ func (d Diagnostics) Summary() []sched.KV {
 
 // ErrNotEnoughToPad is returned when the batch has too few sequences to pad the
 // bin count to a multiple of dp·N (Megatron asserts here).
-var ErrNotEnoughToPad = errors.New("not enough sequences to pad the microbatch count to a multiple of dp·N")
+// It wraps sched.ErrCannotPlan.
+var ErrNotEnoughToPad = fmt.Errorf("not enough sequences to pad the microbatch count to a multiple of dp·N (%w)", sched.ErrCannotPlan)
 
 // Plan packs the batch.
 func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {

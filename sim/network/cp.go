@@ -3,73 +3,10 @@ package network
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/sched"
 )
-
-// CPExec is how a CP group executes attention across its ranks.
-type CPExec int
-
-const (
-	// Ulysses is DeepSpeed-Ulysses: all-to-alls of Q, K, V (sequence-sharded to
-	// head-sharded) before attention and of the output after it (costmodel §4.1).
-	Ulysses CPExec = iota + 1
-	// Ring is ring attention with zigzag load balance (Megatron CP, p2p): P−1
-	// send/recv steps of K/V blocks, each overlapped with one attention block
-	// (costmodel §4.2).
-	Ring
-	// UlyssesRing is HyDra's inner Ulysses × outer ring (USP 2D): Ulysses inside
-	// blocks of u contiguous ranks, a ring of r = P/u ranks strided by u across them
-	// (costmodel §4.3, HyDra §5.2.1).
-	UlyssesRing
-)
-
-var cpExecNames = [...]string{Ulysses: "ulysses", Ring: "ring", UlyssesRing: "ulysses-ring"}
-
-// CPExecNames returns the names ParseCPExec accepts, in CPExec order.
-func CPExecNames() []string {
-	return []string{cpExecNames[Ulysses], cpExecNames[Ring], cpExecNames[UlyssesRing]}
-}
-
-// String returns the exec's name ("ulysses", "ring", "ulysses-ring"), or
-// "CPExec(n)" for an invalid value.
-func (e CPExec) String() string {
-	if e >= Ulysses && e <= UlyssesRing {
-		return cpExecNames[e]
-	}
-	return fmt.Sprintf("CPExec(%d)", int(e))
-}
-
-// ParseCPExec returns the CPExec named s ("ulysses", "ring", "ulysses-ring"), or
-// an error listing the known names.
-func ParseCPExec(s string) (CPExec, error) {
-	for e := Ulysses; e <= UlyssesRing; e++ {
-		if cpExecNames[e] == s {
-			return e, nil
-		}
-	}
-	return 0, fmt.Errorf("network: unknown CP exec %q (known: %s)", s, strings.Join(CPExecNames(), ", "))
-}
-
-// MarshalText returns the exec's name; an invalid value is an error.
-func (e CPExec) MarshalText() ([]byte, error) {
-	if e < Ulysses || e > UlyssesRing {
-		return nil, fmt.Errorf("network: invalid CP exec %d", int(e))
-	}
-	return []byte(e.String()), nil
-}
-
-// UnmarshalText parses a name as ParseCPExec does, so a TOML or JSON string
-// decodes into a CPExec.
-func (e *CPExec) UnmarshalText(b []byte) error {
-	v, err := ParseCPExec(string(b))
-	if err != nil {
-		return err
-	}
-	*e = v
-	return nil
-}
 
 // headsPerTP is n_h/tp, the query heads one TP rank holds.
 func headsPerTP(t Topology, m job.Model) int { return m.QueryHeads / t.TP }
@@ -78,11 +15,11 @@ func headsPerTP(t Topology, m job.Model) int { return m.QueryHeads / t.TP }
 // MaxDegree comes from): Ulysses at most n_h/tp (one query head per rank at
 // least) and at most G; Ring and UlyssesRing are not bounded by heads, only by the
 // pool G. It returns 0 for an invalid exec.
-func MaxCPDegree(e CPExec, t Topology, m job.Model) int {
+func MaxCPDegree(e sched.CPExec, t Topology, m job.Model) int {
 	switch e {
-	case Ulysses:
+	case sched.Ulysses:
 		return min(headsPerTP(t, m), t.PoolRanks)
-	case Ring, UlyssesRing:
+	case sched.Ring, sched.UlyssesRing:
 		return t.PoolRanks
 	}
 	return 0
@@ -117,7 +54,7 @@ func UlyssesDegreeWithin(t Topology, m job.Model, degree int, acrossNodes bool) 
 // ranks [FirstRank, FirstRank+Degree) and the execution choices.
 type CPGroup struct {
 	// Exec is the CP execution.
-	Exec CPExec
+	Exec sched.CPExec
 	// FirstRank is the lowest HDP rank of the group.
 	FirstRank int
 	// Degree is P, the number of ranks.
@@ -228,9 +165,9 @@ func CPLayer(t Topology, m job.Model, g CPGroup, tokens int, ov CPOverlap) (CPLa
 	}
 	u := 1
 	switch g.Exec {
-	case Ulysses:
+	case sched.Ulysses:
 		u = g.Degree
-	case UlyssesRing:
+	case sched.UlyssesRing:
 		u = g.UlyssesDegree
 		if u == 0 {
 			u = UlyssesDegreeFor(t, m, g.Degree)
@@ -252,19 +189,19 @@ func CPLayer(t Topology, m job.Model, g CPGroup, tokens int, ov CPOverlap) (CPLa
 
 func checkCP(t Topology, m job.Model, g CPGroup, tokens int, ov CPOverlap) error {
 	var errs []error
-	if g.Exec < Ulysses || g.Exec > UlyssesRing {
+	if g.Exec < sched.Ulysses || g.Exec > sched.UlyssesRing {
 		errs = append(errs, fmt.Errorf("network: invalid CP exec %d", int(g.Exec)))
 	}
 	if g.Degree < 1 || g.FirstRank < 0 || g.FirstRank+g.Degree > t.PoolRanks {
 		errs = append(errs, fmt.Errorf("network: CP group [%d, %d) outside the pool [0, %d)", g.FirstRank, g.FirstRank+g.Degree, t.PoolRanks))
-	} else if limit := MaxCPDegree(g.Exec, t, m); g.Exec >= Ulysses && g.Exec <= UlyssesRing && g.Degree > limit {
+	} else if limit := MaxCPDegree(g.Exec, t, m); g.Exec >= sched.Ulysses && g.Exec <= sched.UlyssesRing && g.Degree > limit {
 		errs = append(errs, fmt.Errorf("network: CP degree %d exceeds %s's limit %d (query heads %d / tp %d, pool %d)",
 			g.Degree, g.Exec, limit, m.QueryHeads, t.TP, t.PoolRanks))
 	}
-	if g.Exec == UlyssesRing && g.UlyssesDegree != 0 {
+	if g.Exec == sched.UlyssesRing && g.UlyssesDegree != 0 {
 		u := g.UlyssesDegree
 		if u < 1 || g.Degree < 1 || g.Degree%u != 0 || u > headsPerTP(t, m) {
-			errs = append(errs, fmt.Errorf("network: Ulysses degree %d must divide the CP degree %d and be at most query heads/tp = %d",
+			errs = append(errs, fmt.Errorf("network: sched.Ulysses degree %d must divide the CP degree %d and be at most query heads/tp = %d",
 				u, g.Degree, headsPerTP(t, m)))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/sched"
 )
 
 func curve(maxEff, half float64) calib.Curve {
@@ -158,7 +159,7 @@ func TestWorkedExampleUlysses(t *testing.T) {
 		{32768, 16, 151, 2.2},
 		{131072, 8, 1208, 3.1},
 	} {
-		cost, err := CPLayer(tt, m, CPGroup{Exec: Ulysses, Degree: w.p}, w.tokens, CPOverlap{})
+		cost, err := CPLayer(tt, m, CPGroup{Exec: sched.Ulysses, Degree: w.p}, w.tokens, CPOverlap{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +206,7 @@ func TestWorkedExampleRing(t *testing.T) {
 		{32768, 16, 378, 9.3},
 		{131072, 8, 1409, 4.1},
 	} {
-		cost, err := CPLayer(tt, m, CPGroup{Exec: Ring, Degree: w.p}, w.tokens, CPOverlap{})
+		cost, err := CPLayer(tt, m, CPGroup{Exec: sched.Ring, Degree: w.p}, w.tokens, CPOverlap{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,14 +250,14 @@ func TestBytesPerTokenLayer(t *testing.T) {
 			t.Errorf("%s: Q+K+V+O = %v, K+V = %v; want %v, %v", w.name, b.q+b.k+b.v+b.o, b.k+b.v, w.u, w.kRing)
 		}
 		tt := topo(t, workedProfile(), 64, 8, 1, 1)
-		uly, err := CPLayer(tt, m, CPGroup{Exec: Ulysses, Degree: 8}, 8, CPOverlap{})
+		uly, err := CPLayer(tt, m, CPGroup{Exec: sched.Ulysses, Degree: 8}, 8, CPOverlap{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if uly.Fwd.PayloadBytes != w.u || uly.Fwd.SentBytes != 7.0/8*w.u {
-			t.Errorf("%s: Ulysses one token per rank: payload %v sent %v; want U = %v and 7/8·U", w.name, uly.Fwd.PayloadBytes, uly.Fwd.SentBytes, w.u)
+			t.Errorf("%s: sched.Ulysses one token per rank: payload %v sent %v; want U = %v and 7/8·U", w.name, uly.Fwd.PayloadBytes, uly.Fwd.SentBytes, w.u)
 		}
-		ring, err := CPLayer(tt, m, CPGroup{Exec: Ring, Degree: 2}, 2, CPOverlap{})
+		ring, err := CPLayer(tt, m, CPGroup{Exec: sched.Ring, Degree: 2}, 2, CPOverlap{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +276,7 @@ func TestBytesPerTokenLayer(t *testing.T) {
 func TestUlyssesKVReplication(t *testing.T) {
 	m := model(t, job.ModelHy3) // 64 query heads, 8 KV heads of 128
 	tt := topo(t, workedProfile(), 64, 8, 1, 1)
-	cost, err := CPLayer(tt, m, CPGroup{Exec: Ulysses, Degree: 32}, 32, CPOverlap{})
+	cost, err := CPLayer(tt, m, CPGroup{Exec: sched.Ulysses, Degree: 32}, 32, CPOverlap{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,14 +285,14 @@ func TestUlyssesKVReplication(t *testing.T) {
 		t.Errorf("u = 32 > n_kv = 8: payload %v per token, want Q+O + 4·(K+V) = %v", cost.Fwd.PayloadBytes, want)
 	}
 	tp2 := topo(t, workedProfile(), 64, 8, 2, 1)
-	cost, err = CPLayer(tp2, m, CPGroup{Exec: Ulysses, Degree: 4}, 4, CPOverlap{})
+	cost, err = CPLayer(tp2, m, CPGroup{Exec: sched.Ulysses, Degree: 4}, 4, CPOverlap{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (qo + kv) / 2; cost.Fwd.PayloadBytes != want {
 		t.Errorf("tp = 2, u = 4: payload %v per token, want U/tp = %v", cost.Fwd.PayloadBytes, want)
 	}
-	cost, err = CPLayer(tp2, m, CPGroup{Exec: Ulysses, Degree: 8}, 8, CPOverlap{})
+	cost, err = CPLayer(tp2, m, CPGroup{Exec: sched.Ulysses, Degree: 8}, 8, CPOverlap{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +342,7 @@ func TestMonotone(t *testing.T) {
 	}
 	// CP layers too: the same group shifted across a node boundary.
 	m := model(t, job.ModelHy3)
-	for _, exec := range []CPExec{Ulysses, Ring, UlyssesRing} {
+	for _, exec := range []sched.CPExec{sched.Ulysses, sched.Ring, sched.UlyssesRing} {
 		for _, tokens := range []int{1024, 8192, 65536} {
 			var costs [2]float64
 			for i, first := range []int{0, 4} {
@@ -397,7 +398,7 @@ func TestRingOverlapCondition(t *testing.T) {
 		}
 		s := w.p * w.perRank
 		attnFwd := cfl * float64(s) * float64(s) / float64(w.p) / flops // c·S²/P per rank
-		cost, err := CPLayer(tt, m, CPGroup{Exec: Ring, Degree: w.p}, s, CPOverlap{
+		cost, err := CPLayer(tt, m, CPGroup{Exec: sched.Ring, Degree: w.p}, s, CPOverlap{
 			AttentionFwdSeconds: attnFwd, AttentionBwdSeconds: m.AttentionBwdFactor() * attnFwd,
 		})
 		if err != nil {
@@ -425,7 +426,7 @@ func TestUlyssesRingReduces(t *testing.T) {
 		for _, p := range []int{2, 8, 16, 32} {
 			for _, overlap := range []bool{false, true} {
 				g := CPGroup{FirstRank: first, Degree: p, OverlapAllToAll: overlap}
-				run := func(exec CPExec, u int) CPLayerCost {
+				run := func(exec sched.CPExec, u int) CPLayerCost {
 					g := g
 					g.Exec, g.UlyssesDegree = exec, u
 					cost, err := CPLayer(tt, m, g, 65536, ov)
@@ -434,17 +435,17 @@ func TestUlyssesRingReduces(t *testing.T) {
 					}
 					return cost
 				}
-				if a, b := run(UlyssesRing, p), run(Ulysses, 0); a != b {
-					t.Errorf("first %d P %d: ulysses-ring with r = 1 %+v, Ulysses %+v", first, p, a, b)
+				if a, b := run(sched.UlyssesRing, p), run(sched.Ulysses, 0); a != b {
+					t.Errorf("first %d P %d: ulysses-ring with r = 1 %+v, sched.Ulysses %+v", first, p, a, b)
 				}
-				if a, b := run(UlyssesRing, 1), run(Ring, 0); a != b {
+				if a, b := run(sched.UlyssesRing, 1), run(sched.Ring, 0); a != b {
 					t.Errorf("first %d P %d: ulysses-ring with u = 1 %+v, ring %+v", first, p, a, b)
 				}
 			}
 		}
 	}
 	// u = 8 inside each node, r = 4 across nodes: bytes (u−1)/u·(S/P)·U + (r−1)·(S/P)·K.
-	cost, err := CPLayer(tt, m, CPGroup{Exec: UlyssesRing, Degree: 32}, 32*1000, ov)
+	cost, err := CPLayer(tt, m, CPGroup{Exec: sched.UlyssesRing, Degree: 32}, 32*1000, ov)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +467,7 @@ func TestUlyssesRingReduces(t *testing.T) {
 func TestAllToAllOverlap(t *testing.T) {
 	m := model(t, job.ModelHy3)
 	tt := topo(t, workedProfile(), 64, 8, 1, 1)
-	g := CPGroup{Exec: Ulysses, Degree: 8}
+	g := CPGroup{Exec: sched.Ulysses, Degree: 8}
 	exposed, err := CPLayer(tt, m, g, 32768, CPOverlap{IndependentFwdSeconds: 1, IndependentBwdSeconds: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -535,36 +536,14 @@ func TestAllToAllSpanning(t *testing.T) {
 	}
 }
 
-func TestCPExecNames(t *testing.T) {
-	for _, n := range CPExecNames() {
-		e, err := ParseCPExec(n)
-		if err != nil || e.String() != n {
-			t.Errorf("ParseCPExec(%q) = %v, %v", n, e, err)
-		}
-		var d CPExec
-		if err := d.UnmarshalText([]byte(n)); err != nil || d != e {
-			t.Errorf("UnmarshalText(%q) = %v, %v", n, d, err)
-		}
-		if b, err := e.MarshalText(); err != nil || string(b) != n {
-			t.Errorf("MarshalText(%v) = %q, %v", e, b, err)
-		}
-	}
-	if _, err := ParseCPExec("zigzag"); err == nil || !strings.Contains(err.Error(), "ulysses-ring") {
-		t.Errorf("unknown exec: err = %v, want one listing the names", err)
-	}
-	if _, err := CPExec(0).MarshalText(); err == nil {
-		t.Errorf("the zero CPExec must not marshal")
-	}
-}
-
 func TestDegreeLimits(t *testing.T) {
 	hy3 := model(t, job.ModelHy3)
 	tt := topo(t, workedProfile(), 1024, 8, 1, 1)
 	tp2 := topo(t, workedProfile(), 1024, 8, 2, 1)
-	if MaxCPDegree(Ulysses, tt, hy3) != 64 || MaxCPDegree(Ulysses, tp2, hy3) != 32 ||
-		MaxCPDegree(Ring, tt, hy3) != 1024 || MaxCPDegree(UlyssesRing, tp2, hy3) != 512 {
-		t.Errorf("MaxCPDegree: %d %d %d %d", MaxCPDegree(Ulysses, tt, hy3), MaxCPDegree(Ulysses, tp2, hy3),
-			MaxCPDegree(Ring, tt, hy3), MaxCPDegree(UlyssesRing, tp2, hy3))
+	if MaxCPDegree(sched.Ulysses, tt, hy3) != 64 || MaxCPDegree(sched.Ulysses, tp2, hy3) != 32 ||
+		MaxCPDegree(sched.Ring, tt, hy3) != 1024 || MaxCPDegree(sched.UlyssesRing, tp2, hy3) != 512 {
+		t.Errorf("MaxCPDegree: %d %d %d %d", MaxCPDegree(sched.Ulysses, tt, hy3), MaxCPDegree(sched.Ulysses, tp2, hy3),
+			MaxCPDegree(sched.Ring, tt, hy3), MaxCPDegree(sched.UlyssesRing, tp2, hy3))
 	}
 	for _, w := range []struct {
 		t    Topology
@@ -600,21 +579,21 @@ func TestCPLayerErrors(t *testing.T) {
 		want   string
 	}{
 		{CPGroup{Degree: 8}, 10, CPOverlap{}, "invalid CP exec"},
-		{CPGroup{Exec: Ring, FirstRank: 120, Degree: 16}, 10, CPOverlap{}, "outside the pool"},
-		{CPGroup{Exec: Ulysses, Degree: 128}, 10, CPOverlap{}, "exceeds ulysses's limit 64"},
-		{CPGroup{Exec: UlyssesRing, Degree: 24, UlyssesDegree: 16}, 10, CPOverlap{}, "must divide"},
-		{CPGroup{Exec: Ring, Degree: 8}, -1, CPOverlap{}, "tokens"},
-		{CPGroup{Exec: Ring, Degree: 8}, 10, CPOverlap{AttentionFwdSeconds: -1}, "overlap"},
+		{CPGroup{Exec: sched.Ring, FirstRank: 120, Degree: 16}, 10, CPOverlap{}, "outside the pool"},
+		{CPGroup{Exec: sched.Ulysses, Degree: 128}, 10, CPOverlap{}, "exceeds ulysses's limit 64"},
+		{CPGroup{Exec: sched.UlyssesRing, Degree: 24, UlyssesDegree: 16}, 10, CPOverlap{}, "must divide"},
+		{CPGroup{Exec: sched.Ring, Degree: 8}, -1, CPOverlap{}, "tokens"},
+		{CPGroup{Exec: sched.Ring, Degree: 8}, 10, CPOverlap{AttentionFwdSeconds: -1}, "overlap"},
 	} {
 		_, err := CPLayer(tt, m, w.g, w.tokens, w.ov)
 		if err == nil || !strings.Contains(err.Error(), w.want) {
 			t.Errorf("%+v: err = %v, want %q", w.g, err, w.want)
 		}
 	}
-	if cost, err := CPLayer(tt, m, CPGroup{Exec: Ring, Degree: 1}, 1000, CPOverlap{}); err != nil || cost != (CPLayerCost{}) {
+	if cost, err := CPLayer(tt, m, CPGroup{Exec: sched.Ring, Degree: 1}, 1000, CPOverlap{}); err != nil || cost != (CPLayerCost{}) {
 		t.Errorf("degree 1: %+v, %v; want no cost", cost, err)
 	}
-	if cost, err := CPLayer(tt, m, CPGroup{Exec: Ulysses, Degree: 64}, 0, CPOverlap{}); err != nil || cost != (CPLayerCost{}) {
+	if cost, err := CPLayer(tt, m, CPGroup{Exec: sched.Ulysses, Degree: 64}, 0, CPOverlap{}); err != nil || cost != (CPLayerCost{}) {
 		t.Errorf("no tokens: %+v, %v; want no cost", cost, err)
 	}
 }

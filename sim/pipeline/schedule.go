@@ -3,6 +3,8 @@ package pipeline
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/dcpsim/dcpsim/sched"
 )
 
 // Op is one compute operation of a stage: the forward or backward pass of one
@@ -84,26 +86,11 @@ func New(p, v, m, n int) (*Schedule, error) {
 	return s, nil
 }
 
-// validate applies the checks of Megatron's
-// forward_backward_pipelining_with_interleaving (schedules.py) and the
-// obvious positivity ones.
+// validate applies Megatron's rule for the micro-batch count
+// (sched.CheckMicrobatchCount).
 func validate(p, v, m, n int) error {
-	switch {
-	case p < 1:
-		return fmt.Errorf("pipeline: p = %d stages: need p ≥ 1", p)
-	case v < 1:
-		return fmt.Errorf("pipeline: v = %d chunks per stage: need v ≥ 1", v)
-	case m < 1:
-		return fmt.Errorf("pipeline: m = %d micro-batches: need m ≥ 1", m)
-	case v == 1:
-		return nil
-	case n < p || n > m:
-		return fmt.Errorf("pipeline: interleaved schedule (v = %d) needs p ≤ N ≤ m "+
-			"(Megatron: micro-batch group size must lie in [PP, M]); got p = %d, N = %d, m = %d", v, p, n, m)
-	case m%n != 0 && m%n < p:
-		return fmt.Errorf("pipeline: interleaved schedule (v = %d) needs m mod N = 0 or ≥ p "+
-			"(Megatron: a last group smaller than PP introduces dependency bubbles); "+
-			"got m = %d, N = %d, m mod N = %d < p = %d", v, m, n, m%n, p)
+	if err := sched.CheckMicrobatchCount(p, v, m, n); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
 	}
 	return nil
 }

@@ -16,12 +16,12 @@ import (
 // overlapped (HyDra §5.2); Megatron-Core dynamic CP and static CP run Ulysses
 // with every all-to-all exposed (HyDra §3.1). It returns (0, false) for a
 // policy it does not know.
-func ExecFor(policy string) (network.CPExec, bool) {
+func ExecFor(policy string) (sched.CPExec, bool) {
 	switch policy {
 	case "hydra", "hydra-scan":
-		return network.UlyssesRing, true
+		return sched.UlyssesRing, true
 	case "mcore", "static":
-		return network.Ulysses, false
+		return sched.Ulysses, false
 	}
 	return 0, false
 }
@@ -61,7 +61,7 @@ type ModelCosts struct {
 	// Lengths[i] is sequence i's length in tokens.
 	Lengths []int
 	// Exec and Overlap are the CP execution the policy assumes (ExecFor).
-	Exec    network.CPExec
+	Exec    sched.CPExec
 	Overlap bool
 	// NoComm prices compute only: CP, MoE, P2P and gradient sync are free.
 	NoComm bool
@@ -101,13 +101,13 @@ type domainCost struct {
 // NewModelCosts checks that comp and topo describe the same layout and returns
 // the costs of batch lengths under exec (see ExecFor). VPP is comp.Job's
 // (at least 1).
-func NewModelCosts(comp *calib.Compute, topo network.Topology, lengths []int, exec network.CPExec, overlap bool) (*ModelCosts, error) {
+func NewModelCosts(comp *calib.Compute, topo network.Topology, lengths []int, exec sched.CPExec, overlap bool) (*ModelCosts, error) {
 	if comp == nil {
 		return nil, fmt.Errorf("step: nil compute")
 	}
 	par := comp.Job.Parallel
 	switch {
-	case exec < network.Ulysses || exec > network.UlyssesRing:
+	case exec < sched.Ulysses || exec > sched.UlyssesRing:
 		return nil, fmt.Errorf("step: invalid CP exec %d", int(exec))
 	case topo.TP != par.TP || topo.PP != max(par.PP, 1):
 		return nil, fmt.Errorf("step: topology tp %d pp %d, job tp %d pp %d", topo.TP, topo.PP, par.TP, par.PP)
@@ -167,15 +167,15 @@ func (m *ModelCosts) groupTokens(g sched.Group) (perRank, total int, ok bool) {
 }
 
 // exec returns the execution of a group of degree k and its ring degree.
-func (m *ModelCosts) exec(k int) (network.CPExec, int) {
+func (m *ModelCosts) exec(k int) (sched.CPExec, int) {
 	e := m.Exec
-	if e == network.Ulysses && k > network.MaxCPDegree(network.Ulysses, m.Topo, m.model) {
-		e = network.UlyssesRing
+	if e == sched.Ulysses && k > network.MaxCPDegree(sched.Ulysses, m.Topo, m.model) {
+		e = sched.UlyssesRing
 	}
 	switch e {
-	case network.Ring:
+	case sched.Ring:
 		return e, k
-	case network.UlyssesRing:
+	case sched.UlyssesRing:
 		return e, k / network.UlyssesDegreeWithin(m.Topo, m.model, k, m.UlyssesAcrossNodes)
 	}
 	return e, 1

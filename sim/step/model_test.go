@@ -13,13 +13,13 @@ import (
 func TestExecFor(t *testing.T) {
 	for _, c := range []struct {
 		policy  string
-		exec    network.CPExec
+		exec    sched.CPExec
 		overlap bool
 	}{
-		{"hydra", network.UlyssesRing, true},
-		{"hydra-scan", network.UlyssesRing, true},
-		{"mcore", network.Ulysses, false},
-		{"static", network.Ulysses, false},
+		{"hydra", sched.UlyssesRing, true},
+		{"hydra-scan", sched.UlyssesRing, true},
+		{"mcore", sched.Ulysses, false},
+		{"static", sched.Ulysses, false},
 		{"wlb", 0, false},
 	} {
 		e, o := ExecFor(c.policy)
@@ -81,7 +81,7 @@ func modelPlan(long int) (*sched.Plan, []int) {
 func TestModelCostsHand(t *testing.T) {
 	comp, topo := modelSetup(t, true)
 	plan, lengths := modelPlan(8192)
-	mc, err := NewModelCosts(comp, topo, lengths, network.UlyssesRing, true)
+	mc, err := NewModelCosts(comp, topo, lengths, sched.UlyssesRing, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestModelCostsHand(t *testing.T) {
 	af := comp.AttentionFwdSeconds(8192, 2, 8192)
 	dense := comp.GEMMFwdSeconds(0, 4096) + af
 	moe := comp.GEMMFwdSeconds(1, 4096) + af
-	cp, err := network.CPLayer(topo, m, network.CPGroup{Exec: network.UlyssesRing, Degree: 2, OverlapAllToAll: true},
+	cp, err := network.CPLayer(topo, m, network.CPGroup{Exec: sched.UlyssesRing, Degree: 2, OverlapAllToAll: true},
 		8192, network.CPOverlap{AttentionFwdSeconds: af, AttentionBwdSeconds: comp.AttentionBwdSeconds(8192, 2, 8192),
 			IndependentFwdSeconds: comp.GEMMFwdSeconds(1, 4096), IndependentBwdSeconds: 2 * comp.GEMMFwdSeconds(1, 4096)})
 	if err != nil {
@@ -112,7 +112,7 @@ func TestModelCostsHand(t *testing.T) {
 	}
 	// CP exposed time is the same for the dense and MoE layers here only if the
 	// GEMMs both hide the Q/K/V all-to-alls; recompute for the dense layer.
-	cpDense, _ := network.CPLayer(topo, m, network.CPGroup{Exec: network.UlyssesRing, Degree: 2, OverlapAllToAll: true},
+	cpDense, _ := network.CPLayer(topo, m, network.CPGroup{Exec: sched.UlyssesRing, Degree: 2, OverlapAllToAll: true},
 		8192, network.CPOverlap{AttentionFwdSeconds: af, IndependentFwdSeconds: comp.GEMMFwdSeconds(0, 4096)})
 	want := dense + cpDense.Fwd.ExposedSeconds + 26*(moe+cp.Fwd.ExposedSeconds+ep) + comp.LMHeadFwdSeconds(4096)
 	op := res.Ops[res.OpIndex(0, 0, 0, false)]
@@ -143,7 +143,7 @@ func TestModelCostsNoCommIsCompute(t *testing.T) {
 	for _, constant := range []bool{true, false} {
 		comp, topo := modelSetup(t, constant)
 		plan, lengths := modelPlan(12288)
-		mc, err := NewModelCosts(comp, topo, lengths, network.Ulysses, false)
+		mc, err := NewModelCosts(comp, topo, lengths, sched.Ulysses, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +172,7 @@ func TestModelCostsNoCommIsCompute(t *testing.T) {
 // every exec, with communication and size-dependent efficiencies.
 func TestModelCostsMonotone(t *testing.T) {
 	comp, topo := modelSetup(t, false)
-	for _, exec := range []network.CPExec{network.Ulysses, network.Ring, network.UlyssesRing} {
+	for _, exec := range []sched.CPExec{sched.Ulysses, sched.Ring, sched.UlyssesRing} {
 		for _, overlap := range []bool{false, true} {
 			var pf, pb float64
 			for long := 256; long <= 65536; long += 256 {
@@ -203,7 +203,7 @@ func TestModelCostsCommSplit(t *testing.T) {
 	comp, topo := modelSetup(t, false)
 	plan, lengths := modelPlan(65536)
 	doms, _ := Domains(plan, 8)
-	for _, exec := range []network.CPExec{network.Ulysses, network.Ring, network.UlyssesRing} {
+	for _, exec := range []sched.CPExec{sched.Ulysses, sched.Ring, sched.UlyssesRing} {
 		mc, _ := NewModelCosts(comp, topo, lengths, exec, false)
 		quiet, _ := NewModelCosts(comp, topo, lengths, exec, false)
 		quiet.NoComm = true

@@ -1,0 +1,74 @@
+package sched
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CPExec is how a CP group executes attention across its ranks. A policy
+// declares the execution its plans assume (sched/policies' descriptor); the cost
+// model prices every group of the plan under it.
+type CPExec int
+
+const (
+	// Ulysses is DeepSpeed-Ulysses: all-to-alls of Q, K, V (sequence-sharded to
+	// head-sharded) before attention and of the output after it (costmodel §4.1).
+	Ulysses CPExec = iota + 1
+	// Ring is ring attention with zigzag load balance (Megatron CP, p2p): P−1
+	// send/recv steps of K/V blocks, each overlapped with one attention block
+	// (costmodel §4.2).
+	Ring
+	// UlyssesRing is HyDra's inner Ulysses × outer ring (USP 2D): Ulysses inside
+	// blocks of u contiguous ranks, a ring of r = P/u ranks strided by u across them
+	// (costmodel §4.3, HyDra §5.2.1).
+	UlyssesRing
+)
+
+var cpExecNames = [...]string{Ulysses: "ulysses", Ring: "ring", UlyssesRing: "ulysses-ring"}
+
+// CPExecNames returns the names ParseCPExec accepts, in CPExec order.
+func CPExecNames() []string {
+	return []string{cpExecNames[Ulysses], cpExecNames[Ring], cpExecNames[UlyssesRing]}
+}
+
+// Valid reports whether e is one of the defined executions.
+func (e CPExec) Valid() bool { return e >= Ulysses && e <= UlyssesRing }
+
+// String returns the exec's name ("ulysses", "ring", "ulysses-ring"), or
+// "CPExec(n)" for an invalid value.
+func (e CPExec) String() string {
+	if e.Valid() {
+		return cpExecNames[e]
+	}
+	return fmt.Sprintf("CPExec(%d)", int(e))
+}
+
+// ParseCPExec returns the CPExec named s ("ulysses", "ring", "ulysses-ring"), or
+// an error listing the known names.
+func ParseCPExec(s string) (CPExec, error) {
+	for e := Ulysses; e <= UlyssesRing; e++ {
+		if cpExecNames[e] == s {
+			return e, nil
+		}
+	}
+	return 0, fmt.Errorf("sched: unknown CP exec %q (known: %s)", s, strings.Join(CPExecNames(), ", "))
+}
+
+// MarshalText returns the exec's name; an invalid value is an error.
+func (e CPExec) MarshalText() ([]byte, error) {
+	if !e.Valid() {
+		return nil, fmt.Errorf("sched: invalid CP exec %d", int(e))
+	}
+	return []byte(e.String()), nil
+}
+
+// UnmarshalText parses a name as ParseCPExec does, so a TOML or JSON string
+// decodes into a CPExec.
+func (e *CPExec) UnmarshalText(b []byte) error {
+	v, err := ParseCPExec(string(b))
+	if err != nil {
+		return err
+	}
+	*e = v
+	return nil
+}
