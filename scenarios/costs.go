@@ -6,22 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/dcpsim/dcpsim/calib"
-	"github.com/dcpsim/dcpsim/sched"
 )
-
-// CPExecFor returns the CP execution to price policy's plans with: the
-// scenario's [costs] cp_exec / cp_overlap overrides where given, else the
-// policy's own (def, defOverlap, from step.ExecFor).
-func (s *Scenario) CPExecFor(policy string, def sched.CPExec, defOverlap bool) (sched.CPExec, bool) {
-	exec, overlap := def, defOverlap
-	if e, ok := s.CPExec[policy]; ok {
-		exec = e
-	}
-	if o, ok := s.CPOverlap[policy]; ok {
-		overlap = o
-	}
-	return exec, overlap
-}
 
 // ProfilePath is [costs] profile resolved against the scenario file's folder, or
 // "" when the scenario uses the embedded profile of cluster.gpu.

@@ -10,6 +10,10 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/hydra"
+	"github.com/dcpsim/dcpsim/sched/mcore"
+	"github.com/dcpsim/dcpsim/sched/policies"
+	"github.com/dcpsim/dcpsim/sched/static"
 	"github.com/dcpsim/dcpsim/workload"
 )
 
@@ -190,12 +194,16 @@ func TestBadScenarios(t *testing.T) {
 		{"bad-component", []string{":29:", "workload.component[0]", "sigma = -1", "> 0"}},
 		{"bad-component-kind", []string{":29:", `kind = "gamma"`, `"lognormal", "pareto" or "empirical"`}},
 		{"model-kv-heads", []string{":12:", "model.kv_heads = 3", "query_heads (32)"}},
-		{"options-for-unlisted-policy", []string{":30:", "[run.options.static]", "not in run.policies"}},
+		{"options-for-unlisted-policy", []string{":30:", "[run.options.static]", "not in run.policies or sweep.policies"}},
 		{"sweep-bad-gpus", []string{":31:", "sweep.gpus: value 0", "[1, 1048576]"}},
 		{"sweep-point-invalid", []string{":30:", "sweep point small/gpus=100", "cluster.gpus = 100"}},
 		{"bad-planner-stall", []string{":31:", `costs.planner_stall = "sometimes"`, `"modeled" or "none"`}},
 		{"bad-dollars", []string{":29:", "run.dollars_per_gpu_hour = -2", "(0, 10000]"}},
-		{"sweep-bad-cap-policy", []string{":31:", "sweep.hydra_cap: value 48", "power of two", `sweep.policies: unknown policy "megatron"`}},
+		{"sweep-unknown-policy", []string{":32:", `sweep.policies: unknown policy "megatron"`, `sweep.options.hydra.bogus: unknown option for policy "hydra" (allowed: cap)`}},
+		{"sweep-bad-option", []string{":34:", "[sweep.options.hydra]: policy hydra: cap = 48: must be 0 (closed-form C*) or a power of two", "at sweep point small/gpus=64/hydra.cap=48"}},
+		{"options-unknown-key", []string{":33:", `run.options.hydra.bogus: unknown option for policy "hydra" (allowed: cap)`}},
+		{"options-bad-value", []string{":31:", "[run.options.mcore]: policy mcore: min_cp_size = 3: must be a power of two"}},
+		{"options-wrong-type", []string{":32:", "run.options.hydra.cap: incompatible types"}},
 		{"sweep-unknown-variant-key", []string{":35:", "sweep.variant.parallel.pipeline: unknown key", "first_stage_layers"}},
 	}
 	files, _ := filepath.Glob("testdata/bad/*.toml")
@@ -322,26 +330,26 @@ cdf = [0.0, 0.5, 1.0]
 	}
 }
 
-// TestDecodeOptions checks the strict decoding of per-policy options.
+// TestDecodeOptions: per-policy options are decoded strictly and validated
+// when the scenario is parsed; a policy without a table gets its defaults.
 func TestDecodeOptions(t *testing.T) {
-	src := readGood(t) + "\n[run.options.hydra]\ncap = 64\nengine = \"ulysses-ring\"\n"
+	src := readGood(t) + "\n[run.options.hydra]\ncap = 64\n"
 	sc, err := Parse([]byte(src), "opts.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var opts struct {
-		Cap int `toml:"cap"`
+	if o, ok := sc.Run.Options["hydra"].(*hydra.Options); !ok || o.Cap != 64 {
+		t.Errorf("hydra options %#v, want cap 64", sc.Run.Options["hydra"])
 	}
-	err = sc.DecodeOptions("hydra", &opts)
-	if opts.Cap != 64 {
-		t.Errorf("cap = %d, want 64", opts.Cap)
+	if o, ok := sc.Run.Options["mcore"].(*mcore.Options); !ok || *o != mcore.DefaultOptions() {
+		t.Errorf("mcore options %#v, want the defaults", sc.Run.Options["mcore"])
 	}
-	if err == nil || !strings.Contains(err.Error(), "opts.toml:32: run.options.hydra.engine: unknown option") {
-		t.Errorf("DecodeOptions error = %v, want the unknown engine option with its line", err)
+	if p, err := sc.PolicyFor("hydra"); err != nil || p.Name() != "hydra" {
+		t.Errorf("PolicyFor(hydra) = %v, %v", p, err)
 	}
-	var none struct{}
-	if err := sc.DecodeOptions("mcore", &none); err != nil {
-		t.Errorf("policy without options: %v", err)
+	_, err = Parse([]byte(src+"engine = \"ulysses-ring\"\n"), "opts.toml")
+	if err == nil || !strings.Contains(err.Error(), "opts.toml:32: run.options.hydra.engine: unknown option for policy \"hydra\" (allowed: cap)") {
+		t.Errorf("unknown option: %v", err)
 	}
 }
 
@@ -479,10 +487,12 @@ func TestCPExecOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, o := sc.CPExecFor("mcore", sched.Ulysses, false); e != sched.Ring || o {
+	mc, _ := policies.Lookup("mcore")
+	hy, _ := policies.Lookup("hydra")
+	if e, o := sc.CPExecFor(mc); e != sched.Ring || o {
 		t.Errorf("mcore: %v %v, want ring, exposed", e, o)
 	}
-	if e, o := sc.CPExecFor("hydra", sched.UlyssesRing, true); e != sched.UlyssesRing || o {
+	if e, o := sc.CPExecFor(hy); e != sched.UlyssesRing || o {
 		t.Errorf("hydra: %v %v, want ulysses-ring, not overlapped", e, o)
 	}
 }
@@ -502,12 +512,56 @@ func TestWhatIfPresets(t *testing.T) {
 	}
 	var caps []int
 	for _, p := range pts {
-		caps = append(caps, p.Scenario.HydraCap)
+		caps = append(caps, p.Scenario.Run.Options["hydra"].(*hydra.Options).Cap)
 		if len(p.Scenario.Run.Policies) != 1 || p.Scenario.Run.Policies[0] != "hydra" {
 			t.Errorf("%s: policies %v, want [hydra]", p.Name, p.Scenario.Run.Policies)
 		}
 	}
 	if !slices.Equal(caps, []int{32, 64, 128, 256, 512}) {
 		t.Errorf("caps %v", caps)
+	}
+}
+
+// TestOptionAxes: sweep.options.<policy>.<key> axes expand after the budget
+// axis, by policy then key, the last fastest; each point decodes its own
+// options and leaves the base scenario's untouched.
+func TestOptionAxes(t *testing.T) {
+	src := readGood(t) + "\n[run.options.mcore]\nstall_model = \"megatron-dev\"\n" +
+		"\n[sweep]\ngpus = [64]\n\n[sweep.options.mcore]\nmin_cp_size = [1, 2]\n\n[sweep.options.hydra]\ncap = [0, 64]\n"
+	sc, err := Parse([]byte(src), "axes.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := sc.Points()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pts {
+		names = append(names, strings.TrimPrefix(p.Name, "small/"))
+	}
+	want := []string{"gpus=64/hydra.cap=0/mcore.min_cp_size=1", "gpus=64/hydra.cap=0/mcore.min_cp_size=2",
+		"gpus=64/hydra.cap=64/mcore.min_cp_size=1", "gpus=64/hydra.cap=64/mcore.min_cp_size=2"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("points %v, want %v", names, want)
+	}
+	last := pts[3].Scenario.Run.Options
+	if last["hydra"].(*hydra.Options).Cap != 64 || *last["mcore"].(*mcore.Options) != (mcore.Options{MinCPSize: 2, StallModel: "megatron-dev"}) {
+		t.Errorf("point 3 options %+v %+v", last["hydra"], last["mcore"])
+	}
+	if sc.Run.Options["hydra"].(*hydra.Options).Cap != 0 || sc.Run.Options["mcore"].(*mcore.Options).MinCPSize != 1 {
+		t.Errorf("base options changed: %+v %+v", sc.Run.Options["hydra"], sc.Run.Options["mcore"])
+	}
+	if len(sc.Sweep.Options) != 2 || sc.Sweep.Options[0].Name() != "hydra.cap" {
+		t.Errorf("axes %+v", sc.Sweep.Options)
+	}
+	// A policy only sweep.policies names may have options too.
+	src = readGood(t) + "\n[run.options.static]\ndegree = 8\n\n[sweep]\npolicies = [\"static\"]\n"
+	if sc, err = Parse([]byte(src), "only-swept.toml"); err != nil {
+		t.Fatal(err)
+	}
+	pts, _ = sc.Points()
+	if len(pts) != 1 || pts[0].Scenario.Run.Options["static"].(*static.Options).Degree != 8 {
+		t.Errorf("static point options: %+v", pts)
 	}
 }

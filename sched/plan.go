@@ -118,6 +118,16 @@ type LoadTargeter interface {
 	LoadTargetTokens2() float64
 }
 
+// OptionChooser is implemented by diagnostics of policies that choose an
+// option's value themselves when the scenario leaves it at its default
+// (HyDra's cap: C* from the closed form), so a sweep that forces the option can
+// mark the policy's own choice.
+type OptionChooser interface {
+	// ChosenOption returns the value the policy chooses for the option key,
+	// and false for a key it does not choose.
+	ChosenOption(key string) (value float64, ok bool)
+}
+
 // KV is one named diagnostic value, already formatted.
 type KV struct {
 	// Name of the quantity, e.g. "Λ*".

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
-	"strings"
 )
 
 // Inputs is everything a policy may use besides the batch itself.
@@ -31,7 +29,15 @@ type Inputs struct {
 	// the cost of one unit of per-rank load (HyDra's closed form needs only this
 	// ratio; the cost model supplies it).
 	OverheadRatio float64 `json:"overhead_ratio,omitempty"`
+	// EP is the expert-parallel size: the MoE all-to-alls of every layer couple
+	// the aligned blocks of EP consecutive ranks, so the ranks of a block take
+	// part in the same microbatches (Plan.Participants). 0 or 1: no EP. It must
+	// divide PoolRanks.
+	EP int `json:"ep,omitempty"`
 }
+
+// EPSize returns the expert-parallel block size (1 when EP is unset).
+func (in Inputs) EPSize() int { return max(in.EP, 1) }
 
 // GroupSizeN returns N, the microbatch group size (PP when unset).
 func (in Inputs) GroupSizeN() int {
@@ -104,6 +110,8 @@ func (in Inputs) check(lengths []int) error {
 		return fmt.Errorf("sched: microbatch_group_size = %d: must be >= 0 (0 = pp)", in.MicrobatchGroupSize)
 	case in.ContextTokens < 0:
 		return fmt.Errorf("sched: context_tokens = %d: must be >= 0 (0 = the longest sequence)", in.ContextTokens)
+	case in.EP < 0 || in.EP > 1 && in.PoolRanks%in.EP != 0:
+		return fmt.Errorf("sched: ep = %d: must be >= 1 and divide ranks = %d (EP groups are aligned blocks of ep ranks)", in.EP, in.PoolRanks)
 	case in.MaxDegree < 0:
 		return fmt.Errorf("sched: max_degree = %d: must be >= 0 (0 = ranks)", in.MaxDegree)
 	case in.OverheadRatio < 0 || math.IsNaN(in.OverheadRatio) || math.IsInf(in.OverheadRatio, 0):
@@ -154,59 +162,4 @@ type Promises struct {
 type Promiser interface {
 	// Promises returns what every plan of the policy guarantees.
 	Promises() Promises
-}
-
-// Factory builds a policy from its options; decode fills a pointer to the
-// policy's options struct from the scenario (strictly: unknown keys are errors)
-// and leaves it unchanged when there are none.
-type Factory func(decode func(v any) error) (Policy, error)
-
-// Registry maps policy names to factories.
-type Registry struct {
-	factories map[string]Factory
-	summaries map[string]string
-}
-
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry {
-	return &Registry{factories: map[string]Factory{}, summaries: map[string]string{}}
-}
-
-// Register adds a policy; registering a name twice panics (a programming error).
-func (r *Registry) Register(name, summary string, f Factory) {
-	if _, dup := r.factories[name]; dup {
-		panic("sched: policy " + name + " registered twice")
-	}
-	r.factories[name] = f
-	r.summaries[name] = summary
-}
-
-// Names returns the registered names, sorted.
-func (r *Registry) Names() []string {
-	names := make([]string, 0, len(r.factories))
-	for n := range r.factories {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Summary returns the one-line description a policy registered with.
-func (r *Registry) Summary(name string) string { return r.summaries[name] }
-
-// New builds the named policy; decode may be nil (no options). An unknown name is
-// an error listing the known ones.
-func (r *Registry) New(name string, decode func(v any) error) (Policy, error) {
-	f, ok := r.factories[name]
-	if !ok {
-		return nil, fmt.Errorf("sched: unknown policy %q (known: %s)", name, strings.Join(r.Names(), ", "))
-	}
-	if decode == nil {
-		decode = func(any) error { return nil }
-	}
-	p, err := f(decode)
-	if err != nil {
-		return nil, fmt.Errorf("sched: policy %s: %w", name, err)
-	}
-	return p, nil
 }

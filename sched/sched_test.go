@@ -114,7 +114,7 @@ func TestValidate(t *testing.T) {
 
 func TestStatsAndViews(t *testing.T) {
 	p, lengths := handPlan()
-	st := ComputeStats(p, lengths)
+	st := ComputeStats(p, lengths, 1)
 	mb := st.Microbatches[0]
 	// Loads: ranks 0,1: 64/2 = 32; rank 2: 16; rank 3: 4+4 = 8.
 	if mb.MaxLoad != 32 || mb.MinLoad != 8 || mb.MeanLoad != (32+32+16+8)/4.0 {
@@ -139,33 +139,71 @@ func TestStatsAndViews(t *testing.T) {
 	}
 }
 
-type fakePolicy struct{ opt int }
 
-func (fakePolicy) Name() string                                 { return "fake" }
-func (fakePolicy) Plan(lengths []int, in Inputs) (*Plan, error) { return nil, nil }
 
-func TestRegistry(t *testing.T) {
-	r := NewRegistry()
-	r.Register("fake", "a fake", func(decode func(any) error) (Policy, error) {
-		var o struct{ N int }
-		if err := decode(&o); err != nil {
-			return nil, err
-		}
-		return fakePolicy{o.N}, nil
-	})
-	if _, err := r.New("fake", nil); err != nil {
-		t.Errorf("New(fake): %v", err)
+// partialPlan is a plan of partial microbatches on 8 ranks with ep = 2: DP
+// replica A (ranks 0-3) runs three MBs, replica B (ranks 4-7) one.
+func partialPlan() (*Plan, []int) {
+	lengths := []int{8, 8, 4, 4, 2, 16}
+	p := &Plan{PoolRanks: 8, PartialMicrobatches: true, Microbatches: []Microbatch{
+		{Groups: []Group{{FirstRank: 0, Size: 2, Seqs: []int{0}}, {FirstRank: 2, Size: 2, Seqs: []int{1}}}},
+		{Groups: []Group{{FirstRank: 4, Size: 4, Seqs: []int{5}}}},
+		{Groups: []Group{{FirstRank: 0, Size: 4, Seqs: []int{2, 3}}}},
+		{Groups: []Group{{FirstRank: 0, Size: 2, Seqs: []int{4}}}}, // ranks 2-3 idle, not in a group
+	}}
+	return p, lengths
+}
+
+func TestPartialMicrobatches(t *testing.T) {
+	p, lengths := partialPlan()
+	in := Inputs{PoolRanks: 8, BudgetTokens: 16, PP: 1, VPP: 1, EP: 2}
+	if got := p.Participants(3, 2); !reflect.DeepEqual(got, [][2]int{{0, 2}}) {
+		t.Errorf("Participants(3, ep 2) = %v", got)
 	}
-	if _, err := r.New("nope", nil); err == nil || !strings.Contains(err.Error(), "known: fake") {
-		t.Errorf("unknown policy error %v", err)
+	if got := p.Participants(3, 4); !reflect.DeepEqual(got, [][2]int{{0, 4}}) {
+		t.Errorf("Participants(3, ep 4) = %v", got)
 	}
-	if _, err := r.New("fake", func(any) error { return errors.New("bad option") }); err == nil || !strings.Contains(err.Error(), "policy fake: bad option") {
-		t.Errorf("option error %v", err)
+	if got := p.Participants(0, 1); !reflect.DeepEqual(got, [][2]int{{0, 4}}) {
+		t.Errorf("Participants(0, ep 1) = %v (adjacent groups merge)", got)
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("registering twice did not panic")
-		}
-	}()
-	r.Register("fake", "", nil)
+	if err := Validate(p, lengths, in, Promises{}); err != nil {
+		t.Fatalf("uneven replicas with whole EP blocks: %v", err)
+	}
+	// Ranks 0-3 take part in MBs 0, 2, 3 (3 each), ranks 4-7 in MB 1: 16 slots.
+	st := ComputeStats(p, lengths, 2)
+	if st.Slots != 3*4+4-2 || st.RankMicrobatchesMin != 1 || st.RankMicrobatchesMax != 3 {
+		// MB 3 at ep 2: only ranks 0-1 take part.
+		t.Errorf("slots %d, per-rank MBs %d..%d", st.Slots, st.RankMicrobatchesMin, st.RankMicrobatchesMax)
+	}
+	if got := st.RankMicrobatchesMean; got != float64(st.Slots)/8 {
+		t.Errorf("mean per-rank MBs %v", got)
+	}
+	if st.IdleShare() != 0 {
+		t.Errorf("idle share %v: every taking-part rank is in a group", st.IdleShare())
+	}
+	// An EP block split between two MB counts is refused.
+	p.Microbatches[3].Groups[0] = Group{FirstRank: 0, Size: 1, Seqs: []int{4}}
+	err := Validate(p, lengths, in, Promises{})
+	if err == nil || !strings.Contains(err.Error(), "EP block of ranks 0..1") {
+		t.Errorf("split EP block: %v", err)
+	}
+	// The same plan with global microbatches needs no such check.
+	p.PartialMicrobatches = false
+	if err := Validate(p, lengths, in, Promises{}); err != nil {
+		t.Errorf("global MBs: %v", err)
+	}
+	if st := ComputeStats(p, lengths, 2); st.Slots != 32 || st.RankMicrobatchesMin != 4 {
+		t.Errorf("global MBs: slots %d, min per-rank %d", st.Slots, st.RankMicrobatchesMin)
+	}
+}
+
+func TestInputsEP(t *testing.T) {
+	in := Inputs{PoolRanks: 8, BudgetTokens: 16, PP: 1, VPP: 1, EP: 3}
+	if err := in.Check([]int{1}); err == nil || !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "ep = 3") {
+		t.Errorf("ep 3 on 8 ranks: %v", err)
+	}
+	in.EP = 4
+	if err := in.Check([]int{1}); err != nil {
+		t.Errorf("ep 4: %v", err)
+	}
 }

@@ -9,10 +9,12 @@ import (
 const maxProblems = 20
 
 // Validate checks a plan against the batch and what its policy promises: every
-// sequence placed exactly once, groups non-empty and inside [0, G), no rank in two
-// groups of one microbatch, and, where promised, power-of-two aligned groups,
-// per-rank tokens (Σ s/k) within B, and full coverage of the pool. It returns
-// every problem found (at most 20), joined.
+// sequence placed exactly once, groups non-empty, inside [0, G) and ordered by
+// first rank, no rank in two groups of one microbatch, in a plan of partial
+// microbatches the ranks of each EP block (in.EP) in groups of the same number
+// of microbatches, and, where promised, power-of-two aligned groups, per-rank
+// tokens (Σ s/k) within B, and full coverage of the pool. It returns every
+// problem found (at most 20), joined.
 func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 	var errs []error
 	add := func(format string, args ...any) bool {
@@ -28,6 +30,7 @@ func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 	}
 	placed := make([]int, len(lengths)) // 1 + microbatch of first placement; 0 = unplaced
 	owner := make([]int, g)             // rank -> 1 + group index in the current MB
+	count := make([]int, g)             // rank -> microbatches in which it is in a group
 	for m, mb := range p.Microbatches {
 		clear(owner)
 		if len(mb.Groups) == 0 && !add("microbatch %d has no groups", m) {
@@ -41,6 +44,9 @@ func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 				}
 				continue
 			}
+			if gi > 0 && grp.FirstRank <= mb.Groups[gi-1].FirstRank {
+				add("%s: groups not ordered by first rank", where)
+			}
 			if pr.Aligned && (!IsPow2(grp.Size) || grp.FirstRank%grp.Size != 0) {
 				add("%s: size %d at rank %d is not a power-of-two aligned block", where, grp.Size, grp.FirstRank)
 			}
@@ -53,6 +59,7 @@ func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 					break
 				}
 				owner[r] = gi + 1
+				count[r]++
 			}
 			var tokens float64
 			for _, id := range grp.Seqs {
@@ -81,6 +88,20 @@ func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 		}
 		if len(errs) >= maxProblems {
 			return errors.Join(errs...)
+		}
+	}
+	if ep := in.EPSize(); p.PartialMicrobatches && ep > 1 && g%ep == 0 {
+		for b := 0; b < g; b += ep {
+			for r := b + 1; r < b+ep; r++ {
+				if count[r] != count[b] {
+					add("EP block of ranks %d..%d: rank %d is in groups of %d microbatches, rank %d of %d; "+
+						"the ranks of one EP group must run the same number of microbatches", b, b+ep-1, b, count[b], r, count[r])
+					break
+				}
+			}
+			if len(errs) >= maxProblems {
+				return errors.Join(errs...)
+			}
 		}
 	}
 	for id, m := range placed {

@@ -137,8 +137,8 @@ func TestVPPAlignmentHandPlans(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, factory := range []sched.Factory{New, NewScan} {
-				pol, _ := factory(nil)
+			for _, factory := range []func(Options) (*Policy, error){New, NewScan} {
+				pol, _ := factory(DefaultOptions())
 				p, err := pol.Plan(tc.lengths, tc.in)
 				if err != nil {
 					t.Fatal(err)
@@ -172,8 +172,8 @@ func TestVPPAlignmentLegalUnchanged(t *testing.T) {
 		{lengths: []int{8, 8, 8, 8, 8, 4, 2, 2}, in: sched.Inputs{PoolRanks: 2, BudgetTokens: 4, PP: 4, VPP: 2, MicrobatchGroupSize: 6}}, // M = N = 6
 		{lengths: []int{8, 8, 8, 8, 8, 4, 2, 2}, in: sched.Inputs{PoolRanks: 2, BudgetTokens: 4, PP: 2, VPP: 2, MicrobatchGroupSize: 4}}, // 6 mod 4 = 2 >= 2
 	} {
-		for _, factory := range []sched.Factory{New, NewScan} {
-			pol, _ := factory(nil)
+		for _, factory := range []func(Options) (*Policy, error){New, NewScan} {
+			pol, _ := factory(DefaultOptions())
 			p, err := pol.Plan(c.lengths, c.in)
 			if err != nil {
 				t.Fatalf("%v: %v", c, err)
@@ -213,8 +213,8 @@ func TestVPPAlignmentErrors(t *testing.T) {
 		{[]int{8, 4, 2, 2}, sched.Inputs{PoolRanks: 2, BudgetTokens: 4, PP: 4, VPP: 2, MicrobatchGroupSize: 2},
 			[]string{"N = 2 < pp = 4", "no count is legal", "packed M = 2"}},
 	} {
-		for _, factory := range []sched.Factory{New, NewScan} {
-			pol, _ := factory(nil)
+		for _, factory := range []func(Options) (*Policy, error){New, NewScan} {
+			pol, _ := factory(DefaultOptions())
 			_, err := pol.Plan(tc.lengths, tc.in)
 			if !errors.Is(err, ErrCannotAlign) || !errors.Is(err, sched.ErrInvalidInput) {
 				t.Fatalf("%v: %s: error %v", tc.in, pol.Name(), err)
@@ -401,8 +401,8 @@ func TestVPPAlignmentRandom(t *testing.T) {
 		n = 800
 	}
 	rng := rand.New(rand.NewPCG(43, 44))
-	pol, _ := New(nil)
-	promises := pol.(sched.Promiser).Promises()
+	pol, _ := New(DefaultOptions())
+	promises := pol.Promises()
 	planned, splits := 0, 0
 	for range n {
 		c := randomCase(rng)

@@ -32,7 +32,7 @@ func BenchmarkPlan(b *testing.B) {
 			const budget = 8192
 			lengths := benchBatch(b, g, budget)
 			in := sched.Inputs{PoolRanks: g, BudgetTokens: budget, PP: 4, VPP: 1, OverheadRatio: benchOverheadRatio}
-			policy, _ := New(nil)
+			policy, _ := New(DefaultOptions())
 			var plan *sched.Plan
 			b.ReportAllocs()
 			for b.Loop() {

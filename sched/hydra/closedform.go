@@ -155,6 +155,8 @@ type Targets struct {
 	UpperCap int `json:"upper_cap"`
 	// ForcedCap reports that Cap was forced by Options.Cap instead of chosen.
 	ForcedCap bool `json:"forced_cap,omitempty"`
+	// ClosedFormCap is the cap the closed form chooses: Cap unless forced.
+	ClosedFormCap int `json:"closed_form_cap"`
 	// Cap is C*, the largest CP degree of the plan (a power of two).
 	Cap int `json:"cap"`
 	// LoadTarget is Λ* = s_max²/C* in tokens².
@@ -222,6 +224,7 @@ func Solve(sums Sums, in sched.Inputs, forcedCap int) (Targets, error) {
 			IterationTime(sums, g, in.BudgetTokens, t.LowerCap, t.Bubble, t.OverheadRatio) {
 		t.Cap = t.UpperCap
 	}
+	t.ClosedFormCap = t.Cap
 	if forcedCap != 0 {
 		if !sched.IsPow2(forcedCap) || forcedCap < t.MemoryCap || forcedCap > t.EngineLimit {
 			return Targets{}, fmt.Errorf("hydra: cap = %d: must be a power of two in [C_mem = %d, engine limit = %d] (%w)", forcedCap, t.MemoryCap, t.EngineLimit, sched.ErrInvalidInput)

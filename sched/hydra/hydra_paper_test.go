@@ -19,7 +19,7 @@ import (
 func plannedCases(t *testing.T, seed uint64, n int) ([]testCase, []*sched.Plan) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, seed+1))
-	pol, _ := New(nil)
+	pol, _ := New(DefaultOptions())
 	var cases []testCase
 	var plans []*sched.Plan
 	for len(cases) < n {
@@ -403,8 +403,8 @@ func TestPaperHeapEqualsScan(t *testing.T) {
 		n = 1_000
 	}
 	rng := rand.New(rand.NewPCG(31, 32))
-	pol, _ := New(nil)
-	promises := pol.(sched.Promiser).Promises()
+	pol, _ := New(DefaultOptions())
+	promises := pol.Promises()
 	planned := 0
 	for range n {
 		c := randomCase(rng)

@@ -103,12 +103,11 @@ func bitsLen(n int) int { return bits.Len(uint(n)) }
 // engine limit below C_mem or a forced cap out of range), which both must agree on.
 func planBoth(t testing.TB, c testCase) (heapPlan, scanPlan *sched.Plan, ok bool) {
 	t.Helper()
-	decode := func(v any) error { *v.(*Options) = c.opts; return nil }
-	hp, err := New(decode)
+	hp, err := New(c.opts)
 	if err != nil {
 		t.Fatalf("%v: New: %v", c, err)
 	}
-	sp, err := NewScan(decode)
+	sp, err := NewScan(c.opts)
 	if err != nil {
 		t.Fatalf("%v: NewScan: %v", c, err)
 	}
@@ -155,8 +154,8 @@ func cannotAlign(c testCase, err error) bool {
 // sequences longest first, and backfill left no group below C* with a free buddy.
 func checkPlan(t testing.TB, c testCase, p *sched.Plan) {
 	t.Helper()
-	pol, _ := New(nil)
-	if err := sched.Validate(p, c.lengths, c.in, pol.(sched.Promiser).Promises()); err != nil {
+	pol, _ := New(DefaultOptions())
+	if err := sched.Validate(p, c.lengths, c.in, pol.Promises()); err != nil {
 		t.Fatalf("%v: %s: Validate: %v", c, p.Policy, err)
 	}
 	d := p.Diagnostics.(*Diagnostics)
@@ -384,8 +383,8 @@ func TestHandPlans(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, factory := range []sched.Factory{New, NewScan} {
-				pol, _ := factory(nil)
+			for _, factory := range []func(Options) (*Policy, error){New, NewScan} {
+				pol, _ := factory(DefaultOptions())
 				p, err := pol.Plan(tc.lengths, tc.in)
 				if err != nil {
 					t.Fatal(err)
@@ -405,7 +404,7 @@ func TestHandPlans(t *testing.T) {
 // S2 = 256+64+16+9+4+1 = 350; M* = max(⌈350·4/(8·256)⌉, ⌈34/(8·4)⌉) = max(1, 2) = 2,
 // token-bound.
 func TestHandTargets(t *testing.T) {
-	pol, _ := New(nil)
+	pol, _ := New(DefaultOptions())
 	p, err := pol.Plan([]int{16, 8, 4, 3, 2, 1}, sched.Inputs{PoolRanks: 8, BudgetTokens: 4, PP: 1, VPP: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -419,19 +418,19 @@ func TestHandTargets(t *testing.T) {
 // TestPlanErrors: bad options, a forced cap out of range, an engine limit below
 // C_mem (the error names both), and sched.Inputs.Check's errors, wrapped.
 func TestPlanErrors(t *testing.T) {
-	if _, err := New(func(v any) error { v.(*Options).Cap = 3; return nil }); err == nil {
+	if _, err := New(Options{Cap: 3}); err == nil {
 		t.Error("cap = 3 accepted")
 	}
-	if _, err := NewScan(func(any) error { return errors.New("boom") }); err == nil || err.Error() != "boom" {
-		t.Errorf("decode error not returned: %v", err)
+	if _, err := NewScan(Options{Cap: 1 << 30}); err == nil || !strings.Contains(err.Error(), "cap = 1073741824") {
+		t.Errorf("cap = 2^30 accepted: %v", err)
 	}
 	in := sched.Inputs{PoolRanks: 64, BudgetTokens: 8192, PP: 4, VPP: 1, OverheadRatio: 1e8}
 	lengths := []int{262144, 1000, 50}
-	forced, _ := New(func(v any) error { v.(*Options).Cap = 16; return nil })
+	forced, _ := New(Options{Cap: 16})
 	if _, err := forced.Plan(lengths, in); !errors.Is(err, sched.ErrInvalidInput) || !strings.Contains(err.Error(), "cap = 16") || !strings.Contains(err.Error(), "C_mem = 32") {
 		t.Errorf("forced cap below C_mem: %v", err)
 	}
-	pol, _ := New(nil)
+	pol, _ := New(DefaultOptions())
 	for _, maxDegree := range []int{16, 24} {
 		lim := in
 		lim.MaxDegree = maxDegree
@@ -457,7 +456,7 @@ func TestPlanErrors(t *testing.T) {
 // TestDiagnostics: Summary has every quantity in a fixed order, and the JSON of a
 // θ/c = 0 plan (continuous C* = +Inf) encodes.
 func TestDiagnostics(t *testing.T) {
-	pol, _ := New(nil)
+	pol, _ := New(DefaultOptions())
 	p, err := pol.Plan([]int{262144, 100000, 5000, 30}, sched.Inputs{PoolRanks: 512, BudgetTokens: 8192, PP: 4, VPP: 2})
 	if err != nil {
 		t.Fatal(err)

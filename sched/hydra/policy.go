@@ -33,27 +33,23 @@ type Policy struct {
 var (
 	_ sched.Policy   = (*Policy)(nil)
 	_ sched.Promiser = (*Policy)(nil)
-	_ sched.Factory  = New
-	_ sched.Factory  = NewScan
 )
 
-// New is the sched.Factory of the heap-accelerated policy "hydra".
-func New(decode func(any) error) (sched.Policy, error) { return newPolicy(Name, decode) }
+// DefaultOptions are the options of a scenario that gives none: the closed-form
+// cap.
+func DefaultOptions() Options { return Options{} }
 
-// NewScan is the sched.Factory of the linear-scan reference "hydra-scan".
-func NewScan(decode func(any) error) (sched.Policy, error) { return newPolicy(ScanName, decode) }
+// New builds the heap-accelerated policy "hydra".
+func New(o Options) (*Policy, error) { return newPolicy(Name, o) }
 
-func newPolicy(name string, decode func(any) error) (*Policy, error) {
-	p := &Policy{name: name}
-	if decode != nil {
-		if err := decode(&p.opts); err != nil {
-			return nil, err
-		}
+// NewScan builds the linear-scan reference "hydra-scan".
+func NewScan(o Options) (*Policy, error) { return newPolicy(ScanName, o) }
+
+func newPolicy(name string, o Options) (*Policy, error) {
+	if o.Cap != 0 && (!sched.IsPow2(o.Cap) || o.Cap > sched.MaxPoolRanks) {
+		return nil, fmt.Errorf("cap = %d: must be 0 (closed-form C*) or a power of two in [1, %d]", o.Cap, sched.MaxPoolRanks)
 	}
-	if p.opts.Cap != 0 && !sched.IsPow2(p.opts.Cap) {
-		return nil, fmt.Errorf("cap = %d: must be 0 (closed-form C*) or a power of two", p.opts.Cap)
-	}
-	return p, nil
+	return &Policy{name: name, opts: o}, nil
 }
 
 // Name returns "hydra" or "hydra-scan".
@@ -133,6 +129,15 @@ type Diagnostics struct {
 	// ScanSteps counts the sequences, groups and ranks the linear reference
 	// visited ("hydra-scan" only).
 	ScanSteps int64 `json:"scan_steps,omitempty"`
+}
+
+// ChosenOption returns the closed form's C* for the option "cap"
+// (sched.OptionChooser): what HyDra picks when the cap is not forced.
+func (d *Diagnostics) ChosenOption(key string) (float64, bool) {
+	if key == "cap" {
+		return float64(d.ClosedFormCap), true
+	}
+	return 0, false
 }
 
 // LoadTargetTokens2 returns Λ* (sched.LoadTargeter).

@@ -47,7 +47,7 @@ func readVectors(t testing.TB, name string) []vector {
 
 func mustPolicy(t testing.TB, opts Options) sched.Policy {
 	t.Helper()
-	p, err := New(func(v any) error { *v.(*Options) = opts; return nil })
+	p, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

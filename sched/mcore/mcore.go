@@ -186,15 +186,14 @@ type Policy struct {
 var (
 	_ sched.Policy   = (*Policy)(nil)
 	_ sched.Promiser = (*Policy)(nil)
-	_ sched.Factory  = New
 )
 
-// New builds the policy from its options (min_cp_size defaults to 1).
-func New(decode func(any) error) (sched.Policy, error) {
-	o := Options{MinCPSize: 1, StallModel: StallPoolScan}
-	if err := decode(&o); err != nil {
-		return nil, err
-	}
+// DefaultOptions are the options of a scenario that gives none: min_cp_size 1
+// and the pool-scan stall model.
+func DefaultOptions() Options { return Options{MinCPSize: 1, StallModel: StallPoolScan} }
+
+// New builds the policy from its options.
+func New(o Options) (*Policy, error) {
 	if o.StallModel == "" {
 		o.StallModel = StallPoolScan
 	}

@@ -43,12 +43,11 @@ func benchBatch(b *testing.B, g int) []int {
 // at tp1 pp4; its batch is ~268M tokens, ~180K sequences). Metrics: ms/plan,
 // ns/seq and the policy's own elementary work units per plan.
 func BenchmarkPlan(b *testing.B) {
-	reg := Registry()
-	for _, name := range reg.Names() {
+	for _, name := range Names() {
 		for _, g := range []int{512, 2048, 4096, 8192} {
 			b.Run(fmt.Sprintf("%s/G=%d", name, g), func(b *testing.B) {
 				lengths := benchBatch(b, g)
-				p, err := reg.New(name, nil)
+				p, err := New(name)
 				if err != nil {
 					b.Fatal(err)
 				}

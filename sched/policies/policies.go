@@ -1,20 +1,127 @@
-// Package policies assembles the registry of every implemented DCP policy. It is
-// the one place that imports them all; the CLI asks it for a policy by name.
+// Package policies is the one list of the DCP policies dcpsim implements: a
+// Descriptor per policy with its name, summary, the CP execution its plans
+// assume, its options schema and its constructor. Every other package (the
+// scenario parser, the experiments, the CLI, the cost model) asks this list;
+// none keeps its own. Adding a policy is one package under sched/ plus one
+// entry in All.
 package policies
 
 import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/hydra"
 	"github.com/dcpsim/dcpsim/sched/mcore"
 	"github.com/dcpsim/dcpsim/sched/static"
 )
 
-// Registry returns a registry holding every implemented policy.
-func Registry() *sched.Registry {
-	r := sched.NewRegistry()
-	r.Register(hydra.Name, "HyDra: load-driven degrees from the closed-form cap C*, piggyback packing with heaps", hydra.New)
-	r.Register(hydra.ScanName, "HyDra with the plain linear-scan placement (reference; identical plans)", hydra.NewScan)
-	r.Register(mcore.Name, "Megatron-Core dynamic CP (dev next_hdp_group_packing_aware): memory-driven degrees, exact", mcore.New)
-	r.Register(static.Name, "static CP at the smallest degree whose cp·B holds the context, Megatron dp_balanced packing", static.New)
-	return r
+// Descriptor is everything dcpsim knows of one policy besides its code.
+type Descriptor struct {
+	// Name is the registry and scenario name, e.g. "hydra".
+	Name string
+	// Summary is one line for listings.
+	Summary string
+	// Exec is the CP execution the policy's plans assume; the cost model prices
+	// every group under it (a scenario's [costs] cp_exec may override it as a
+	// what-if).
+	Exec sched.CPExec
+	// OverlapAllToAll says whether the policy hides its Q/K/V all-to-alls behind
+	// independent compute (HyDra §5.2.2) or leaves them exposed.
+	OverlapAllToAll bool
+	// Options returns a fresh pointer to the policy's options struct holding
+	// its defaults. Its fields' `toml` tags are the keys of the scenario table
+	// [run.options.<Name>] (OptionKeys); it is the options schema.
+	Options func() any
+	// New builds the policy from options (a value Options returned, possibly
+	// decoded into; nil means the defaults) and validates them: an error names
+	// the key and the allowed range.
+	New func(options any) (sched.Policy, error)
 }
+
+// All returns every policy, sorted by name.
+func All() []Descriptor {
+	return []Descriptor{
+		describe(hydra.Name, "HyDra: load-driven degrees from the closed-form cap C*, piggyback packing with heaps",
+			sched.UlyssesRing, true, hydra.DefaultOptions, hydra.New),
+		describe(hydra.ScanName, "HyDra with the plain linear-scan placement (reference; identical plans)",
+			sched.UlyssesRing, true, hydra.DefaultOptions, hydra.NewScan),
+		describe(mcore.Name, "Megatron-Core dynamic CP (dev next_hdp_group_packing_aware): memory-driven degrees, exact",
+			sched.Ulysses, false, mcore.DefaultOptions, mcore.New),
+		describe(static.Name, "static CP at the smallest degree whose cp·B holds the context, Megatron dp_balanced packing",
+			sched.Ulysses, false, static.DefaultOptions, static.New),
+	}
+}
+
+// describe builds a Descriptor from a policy package's typed options and
+// constructor.
+func describe[O any, P sched.Policy](name, summary string, exec sched.CPExec, overlap bool,
+	defaults func() O, build func(O) (P, error)) Descriptor {
+	return Descriptor{
+		Name: name, Summary: summary, Exec: exec, OverlapAllToAll: overlap,
+		Options: func() any { o := defaults(); return &o },
+		New: func(options any) (sched.Policy, error) {
+			o := defaults()
+			if options != nil {
+				p, ok := options.(*O)
+				if !ok || p == nil {
+					return nil, fmt.Errorf("policies: %s: options of type %T, want %T", name, options, &o)
+				}
+				o = *p
+			}
+			p, err := build(o)
+			if err != nil {
+				return nil, fmt.Errorf("policy %s: %w", name, err)
+			}
+			return p, nil
+		},
+	}
+}
+
+// Names returns the policy names, sorted.
+func Names() []string {
+	all := All()
+	names := make([]string, len(all))
+	for i, d := range all {
+		names[i] = d.Name
+	}
+	return names
+}
+
+// Lookup returns the named policy's descriptor, or an error listing the known
+// names.
+func Lookup(name string) (Descriptor, error) {
+	for _, d := range All() {
+		if d.Name == name {
+			return d, nil
+		}
+	}
+	return Descriptor{}, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// New builds the named policy with its default options.
+func New(name string) (sched.Policy, error) {
+	d, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return d.New(nil)
+}
+
+// OptionKeys returns the keys of the policy's options table, in field order:
+// the `toml` tags of its options struct.
+func (d Descriptor) OptionKeys() []string {
+	t := reflect.TypeOf(d.Options()).Elem()
+	var keys []string
+	for i := range t.NumField() {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ","); k != "" && k != "-" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// HasOption reports whether key is one of the policy's option keys.
+func (d Descriptor) HasOption(key string) bool { return slices.Contains(d.OptionKeys(), key) }

@@ -44,17 +44,16 @@ type Policy struct {
 var (
 	_ sched.Policy   = (*Policy)(nil)
 	_ sched.Promiser = (*Policy)(nil)
-	_ sched.Factory  = New
 )
 
+// DefaultOptions are the options of a scenario that gives none: the degree
+// derived from the context, no cap on sequences per bin.
+func DefaultOptions() Options { return Options{} }
+
 // New builds the policy from its options.
-func New(decode func(any) error) (sched.Policy, error) {
-	var o Options
-	if err := decode(&o); err != nil {
-		return nil, err
-	}
-	if o.Degree != 0 && !sched.IsPow2(o.Degree) {
-		return nil, fmt.Errorf("degree = %d: must be 0 (derived) or a power of two", o.Degree)
+func New(o Options) (*Policy, error) {
+	if o.Degree != 0 && (!sched.IsPow2(o.Degree) || o.Degree > sched.MaxPoolRanks) {
+		return nil, fmt.Errorf("degree = %d: must be 0 (derived) or a power of two in [1, %d]", o.Degree, sched.MaxPoolRanks)
 	}
 	if o.MaxSeqs < 0 {
 		return nil, fmt.Errorf("max_seqs = %d: must be >= 0 (0 = no cap)", o.MaxSeqs)

@@ -11,7 +11,7 @@ import (
 
 func newPolicy(t *testing.T, o Options) sched.Policy {
 	t.Helper()
-	p, err := New(func(v any) error { *(v.(*Options)) = o; return nil })
+	p, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestMaxSeqs(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	if _, err := New(func(v any) error { v.(*Options).Degree = 3; return nil }); err == nil {
+	if _, err := New(Options{Degree: 3}); err == nil {
 		t.Error("degree 3 accepted")
 	}
 	// The degree must divide the pool.

@@ -1,0 +1,44 @@
+package scenarios
+
+import (
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/dcpsim/dcpsim/job"
+)
+
+// allowedKeys lists the keys of each table, for suggestions on unknown keys.
+var allowedKeys = map[string][]string{
+	"":                       {"name", "description", "cluster", "model", "parallel", "workload", "run", "sweep", "costs"},
+	"costs":                  {"profile", "cp_exec", "cp_overlap", "planner_stall", "ulysses_across_nodes"},
+	"cluster":                {"gpu", "gpus", "gpus_per_node"},
+	"parallel":               {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers"},
+	"workload":               {"preset", "component", "file", "format", "field", "order", "context_tokens", "batch_tokens", "batch_tokens_per_gpu", "overlong"},
+	"workload.component":     {"kind", "weight", "median_tokens", "sigma", "alpha", "min_tokens", "max_tokens", "tokens", "cdf"},
+	"run":                    {"iterations", "warmup_iterations", "seed", "policies", "options", "dollars_per_gpu_hour"},
+	"sweep":                  {"gpus", "context_tokens", "budget_tokens", "options", "policies", "variant"},
+	"sweep.variant":          {"name", "model", "parallel"},
+	"sweep.variant.parallel": {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers"},
+	"model":                  modelKeys(),
+}
+
+// modelKeys lists the TOML keys of [model] (preset plus every job.Model field).
+func modelKeys() []string {
+	keys := []string{"preset"}
+	keys = append(keys, job.ModelKeys()...)
+	return keys
+}
+
+// suggest returns ", allowed here: ..." for an unknown key.
+func suggest(k toml.Key) string {
+	table := strings.Join(k[:len(k)-1], ".")
+	allowed, ok := allowedKeys[table]
+	if !ok || len(allowed) == 0 {
+		return ""
+	}
+	if table == "" {
+		return "; allowed at the top level: " + strings.Join(allowed, ", ")
+	}
+	return "; allowed in [" + table + "]: " + strings.Join(allowed, ", ")
+}

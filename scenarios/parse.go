@@ -1,0 +1,352 @@
+package scenarios
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/policies"
+)
+
+// raw types mirror the file; defaults are filled in before decoding.
+type rawFile struct {
+	Name        string         `toml:"name"`
+	Description string         `toml:"description"`
+	Cluster     job.Cluster    `toml:"cluster"`
+	Model       toml.Primitive `toml:"model"`
+	Parallel    job.Parallel   `toml:"parallel"`
+	Workload    rawWorkload    `toml:"workload"`
+	Run         rawRun         `toml:"run"`
+	Sweep       *rawSweep      `toml:"sweep"`
+	Costs       rawCosts       `toml:"costs"`
+}
+
+// rawCosts is [costs]: where operator costs come from, and what-if overrides of
+// the CP execution each policy assumes.
+type rawCosts struct {
+	Profile       string            `toml:"profile"`
+	PlannerStall  string            `toml:"planner_stall"`
+	UlyssesAcross bool              `toml:"ulysses_across_nodes"`
+	CPExec        map[string]string `toml:"cp_exec"`
+	CPOverlap     map[string]bool   `toml:"cp_overlap"`
+}
+
+type rawWorkload struct {
+	Preset            string         `toml:"preset"`
+	Components        []rawComponent `toml:"component"`
+	File              string         `toml:"file"`
+	Format            string         `toml:"format"`
+	Field             string         `toml:"field"`
+	Order             string         `toml:"order"`
+	ContextTokens     int            `toml:"context_tokens"`
+	BatchTokens       int64          `toml:"batch_tokens"`
+	BatchTokensPerGPU int64          `toml:"batch_tokens_per_gpu"`
+	Overlong          string         `toml:"overlong"`
+}
+
+type rawComponent struct {
+	Kind         string    `toml:"kind"`
+	Weight       float64   `toml:"weight"`
+	MedianTokens float64   `toml:"median_tokens"`
+	Sigma        float64   `toml:"sigma"`
+	Alpha        float64   `toml:"alpha"`
+	MinTokens    float64   `toml:"min_tokens"`
+	MaxTokens    float64   `toml:"max_tokens"`
+	Tokens       []float64 `toml:"tokens"`
+	CDF          []float64 `toml:"cdf"`
+}
+
+type rawRun struct {
+	Iterations       int                       `toml:"iterations"`
+	WarmupIterations int                       `toml:"warmup_iterations"`
+	Seed             int64                     `toml:"seed"`
+	Policies         []string                  `toml:"policies"`
+	Options          map[string]toml.Primitive `toml:"options"`
+	DollarsPerGPU    *float64                  `toml:"dollars_per_gpu_hour"`
+}
+
+type rawSweep struct {
+	GPUs          []int                     `toml:"gpus"`
+	ContextTokens []int                     `toml:"context_tokens"`
+	BudgetTokens  []int                     `toml:"budget_tokens"`
+	Options       map[string]toml.Primitive `toml:"options"`
+	Policies      []string                  `toml:"policies"`
+	Variants      []rawVariant              `toml:"variant"`
+}
+
+type rawVariant struct {
+	Name     string         `toml:"name"`
+	Model    string         `toml:"model"`
+	Parallel toml.Primitive `toml:"parallel"`
+}
+
+// modelTable is [model]: an optional preset plus any Model field as an override.
+type modelTable struct {
+	Preset string `toml:"preset"`
+	job.Model
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9._-]{1,64}$`)
+
+// Parse decodes and validates one scenario. file names it in error messages and
+// resolves a relative workload.file. Every problem is reported at once in an
+// *Error; unknown keys are problems.
+func Parse(data []byte, file string) (*Scenario, error) {
+	src := string(data)
+	p := &parser{file: file, lines: keyLines(src)}
+	raw := rawFile{
+		Cluster:  job.Cluster{GPUsPerNode: DefaultGPUsPerNode},
+		Parallel: job.Parallel{TP: 1, VPP: 1, EP: 1},
+		Run:      rawRun{Iterations: DefaultIterations, Seed: DefaultSeed},
+		Workload: rawWorkload{Overlong: "split", Order: "resample"},
+	}
+	md, err := toml.Decode(src, &raw)
+	if err != nil {
+		p.problems = append(p.problems, tomlProblem(err, ""))
+		return nil, p.err()
+	}
+	sc := &Scenario{
+		Source:      slices.Clone(data),
+		Name:        raw.Name,
+		Description: raw.Description,
+		File:        file,
+		lines:       p.lines,
+	}
+
+	if !md.IsDefined("name") {
+		p.addf("name", "name: required, a scenario name matching [a-z0-9._-]{1,64}")
+	} else if !nameRE.MatchString(raw.Name) {
+		p.addf("name", "name = %q: must match [a-z0-9._-]{1,64}", raw.Name)
+	}
+
+	// [model]
+	sc.Job.Model = p.model(&md, raw.Model)
+
+	// [cluster], [parallel]
+	for _, k := range []string{"cluster.gpu", "cluster.gpus", "parallel.pp", "parallel.budget_tokens"} {
+		parts := strings.Split(k, ".")
+		if !md.IsDefined(parts...) {
+			p.addf(k, "%s: required", k)
+		}
+	}
+	if raw.Cluster.GPU != "" && !slices.Contains(calib.ProfileNames(), raw.Cluster.GPU) {
+		p.addf("cluster.gpu", "cluster.gpu = %q: no calibration profile; known: %s", raw.Cluster.GPU, strings.Join(calib.ProfileNames(), ", "))
+	}
+	sc.Job.Cluster = raw.Cluster
+	sc.Job.Parallel = raw.Parallel
+
+	// [workload]
+	sc.Workload = p.workload(&md, raw.Workload, raw.Cluster.GPUs)
+	sc.Job.ContextTokens = sc.Workload.ContextTokens
+
+	// [run], and every policy's options
+	sc.Run = p.run(&md, raw.Run)
+	var swept []string
+	if raw.Sweep != nil {
+		swept = raw.Sweep.Policies
+		p.policyList("sweep.policies", swept)
+	}
+	sc.Run.Options, sc.optionTables = p.policyOptions(&md, raw.Run.Options, scenarioPolicies(sc.Run.Policies, swept))
+
+	// [costs]
+	if md.IsDefined("costs", "profile") {
+		if raw.Costs.Profile == "" {
+			p.addf("costs.profile", "costs.profile: must name a calibration profile file (e.g. \"calibration/h200.toml\")")
+		}
+		sc.ProfileFile = raw.Costs.Profile
+	}
+	sc.UlyssesAcrossNodes = raw.Costs.UlyssesAcross
+	sc.PlannerStall = PlannerStallModeled
+	if md.IsDefined("costs", "planner_stall") {
+		switch raw.Costs.PlannerStall {
+		case PlannerStallModeled, PlannerStallNone:
+			sc.PlannerStall = raw.Costs.PlannerStall
+		default:
+			p.addf("costs.planner_stall", "costs.planner_stall = %q: must be %q or %q", raw.Costs.PlannerStall, PlannerStallModeled, PlannerStallNone)
+		}
+	}
+	for _, policy := range sortedKeys(raw.Costs.CPExec) {
+		key := "costs.cp_exec." + policy
+		if !slices.Contains(scenarioPolicies(sc.Run.Policies, swept), policy) {
+			p.addf(key, "%s: %q is not in run.policies or sweep.policies %q", key, policy, scenarioPolicies(sc.Run.Policies, swept))
+			continue
+		}
+		e, err := sched.ParseCPExec(raw.Costs.CPExec[policy])
+		if err != nil {
+			p.addf(key, "%s = %q: must be one of %s", key, raw.Costs.CPExec[policy], strings.Join(sched.CPExecNames(), ", "))
+			continue
+		}
+		if sc.CPExec == nil {
+			sc.CPExec = map[string]sched.CPExec{}
+		}
+		sc.CPExec[policy] = e
+	}
+	for _, policy := range sortedKeys(raw.Costs.CPOverlap) {
+		key := "costs.cp_overlap." + policy
+		if !slices.Contains(scenarioPolicies(sc.Run.Policies, swept), policy) {
+			p.addf(key, "%s: %q is not in run.policies or sweep.policies %q", key, policy, scenarioPolicies(sc.Run.Policies, swept))
+			continue
+		}
+		if sc.CPOverlap == nil {
+			sc.CPOverlap = map[string]bool{}
+		}
+		sc.CPOverlap[policy] = raw.Costs.CPOverlap[policy]
+	}
+
+	// Unknown keys (one problem per unknown table, not one per key inside it).
+	var reported []string
+	for _, k := range md.Undecoded() {
+		key := k.String()
+		if slices.ContainsFunc(reported, func(r string) bool { return strings.HasPrefix(key, r+".") }) {
+			continue
+		}
+		switch {
+		case len(k) >= 4 && k[0] == "sweep" && k[1] == "variant" && k[2] == "parallel":
+			continue // decoded below, per variant
+		case len(k) >= 3 && k[0] == "run" && k[1] == "options",
+			len(k) >= 3 && k[0] == "sweep" && k[1] == "options":
+			continue // decoded per policy (policyOptions, sweep)
+		}
+		p.addf(key, "%s: unknown key%s", key, suggest(k))
+		reported = append(reported, key)
+	}
+
+	// The job as a whole, only once its parts decoded cleanly (derived checks on
+	// garbage would only repeat the same problems).
+	if len(p.problems) == 0 {
+		p.addErr(sc.Job.Validate(), jobKey)
+		if sc.Workload.Distribution != nil && sc.Workload.BatchTokens > 0 {
+			mean := meanTokens(sc.Workload.Distribution, sc.Workload.ContextTokens)
+			if n := float64(sc.Workload.BatchTokens) / mean; n > MaxSequencesPerBatch {
+				p.addf("workload.batch_tokens", "workload.batch_tokens = %d: expected %.3g sequences per batch at a mean length of %.0f tokens; must be <= %d",
+					sc.Workload.BatchTokens, n, mean, MaxSequencesPerBatch)
+			}
+		}
+	}
+
+	// [sweep]
+	if raw.Sweep != nil {
+		sc.Sweep = p.sweep(&md, raw.Sweep, raw.Parallel, scenarioPolicies(sc.Run.Policies, swept))
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	if sc.Sweep != nil {
+		if _, err := sc.Points(); err != nil {
+			return nil, err
+		}
+	}
+	return sc, nil
+}
+
+// jobKey maps a job.FieldError key to the scenario key it came from.
+func jobKey(k string) string {
+	if k == "context_tokens" {
+		return "workload.context_tokens"
+	}
+	return k
+}
+
+func (p *parser) model(md *toml.MetaData, prim toml.Primitive) job.Model {
+	if !md.IsDefined("model") {
+		p.addf("model", "[model]: required; set model.preset to one of %s, or give every field", strings.Join(job.ModelNames(), ", "))
+		return job.Model{}
+	}
+	var head struct {
+		Preset string `toml:"preset"`
+	}
+	// Decode twice: the preset first, then the overrides on top of it. The first
+	// pass is lenient on purpose; the second one decodes every key.
+	if err := md.PrimitiveDecode(prim, &head); err != nil {
+		// A type error here is reported by the full pass below.
+		head.Preset = ""
+	}
+	var mt modelTable
+	if head.Preset != "" {
+		m, err := job.LookupModel(head.Preset)
+		if err != nil {
+			p.addf("model.preset", "model.preset = %q: unknown model; known: %s", head.Preset, strings.Join(job.ModelNames(), ", "))
+		} else {
+			mt.Model = m
+		}
+	}
+	mt.Preset = head.Preset
+	if err := md.PrimitiveDecode(prim, &mt); err != nil {
+		p.decodeErr("model", err)
+	}
+	return mt.Model
+}
+
+func (p *parser) run(md *toml.MetaData, r rawRun) Run {
+	out := Run{Iterations: r.Iterations, WarmupIterations: r.WarmupIterations, Policies: r.Policies}
+	if r.Iterations < 1 || r.Iterations > MaxIterations {
+		p.addf("run.iterations", "run.iterations = %d: must be in [1, %d]", r.Iterations, MaxIterations)
+	}
+	if r.WarmupIterations < 0 || (r.Iterations >= 1 && r.WarmupIterations >= r.Iterations) {
+		p.addf("run.warmup_iterations", "run.warmup_iterations = %d: must be in [0, run.iterations-1 = %d]", r.WarmupIterations, r.Iterations-1)
+	}
+	if r.Seed < 0 {
+		p.addf("run.seed", "run.seed = %d: must be >= 0", r.Seed)
+	}
+	out.Seed = uint64(r.Seed)
+	out.DollarsPerGPUHour = DefaultDollarsPerGPUHour
+	if r.DollarsPerGPU != nil {
+		out.DollarsPerGPUHour = *r.DollarsPerGPU
+		if !(*r.DollarsPerGPU > 0 && *r.DollarsPerGPU <= 1e4) {
+			p.addf("run.dollars_per_gpu_hour", "run.dollars_per_gpu_hour = %v: must be in (0, 10000]", *r.DollarsPerGPU)
+		}
+	}
+	if !md.IsDefined("run", "policies") || len(r.Policies) == 0 {
+		p.addf("run.policies", "run.policies: required, a non-empty list from %s", strings.Join(policies.Names(), ", "))
+	}
+	p.policyList("run.policies", r.Policies)
+	return out
+}
+
+// policyList reports unknown and repeated policy names in the list at key.
+func (p *parser) policyList(key string, names []string) {
+	seen := map[string]bool{}
+	for _, name := range names {
+		switch {
+		case !slices.Contains(policies.Names(), name):
+			p.addf(key, "%s: unknown policy %q; known: %s", key, name, strings.Join(policies.Names(), ", "))
+		case seen[name]:
+			p.addf(key, "%s: %q listed twice", key, name)
+		}
+		seen[name] = true
+	}
+}
+
+// scenarioPolicies is every policy a scenario runs: run.policies, then the
+// ones only sweep.policies names.
+func scenarioPolicies(run, swept []string) []string {
+	out := slices.Clone(run)
+	for _, n := range swept {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// sortedKeys returns a map's keys in order, so problems are reported
+// deterministically.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func hasDuplicates(v []int) bool {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return len(slices.Compact(s)) != len(v)
+}

@@ -1,0 +1,262 @@
+package scenarios
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/sched/policies"
+)
+
+func (p *parser) sweep(md *toml.MetaData, s *rawSweep, base job.Parallel, policyNames []string) *Sweep {
+	out := &Sweep{GPUs: s.GPUs, ContextTokens: s.ContextTokens, BudgetTokens: s.BudgetTokens, Policies: s.Policies}
+	axes := []struct {
+		key    string
+		vals   []int
+		lo, hi int
+	}{
+		{"sweep.gpus", s.GPUs, 1, job.MaxGPUs},
+		{"sweep.context_tokens", s.ContextTokens, 1, job.MaxContextTokens},
+		{"sweep.budget_tokens", s.BudgetTokens, 1, job.MaxBudgetTokens},
+	}
+	for _, a := range axes {
+		for _, v := range a.vals {
+			if v < a.lo || v > a.hi {
+				p.addf(a.key, "%s: value %d must be in [%d, %d]", a.key, v, a.lo, a.hi)
+			}
+		}
+		if hasDuplicates(a.vals) {
+			p.addf(a.key, "%s: values must be distinct", a.key)
+		}
+	}
+	out.Options = p.optionAxes(md, s.Options, policyNames)
+	names := map[string]bool{}
+	for i, v := range s.Variants {
+		at := fmt.Sprintf("sweep.variant[%d]", i)
+		if !nameRE.MatchString(v.Name) {
+			p.addf("sweep.variant.name", "%s.name = %q: must match [a-z0-9._-]{1,64}", at, v.Name)
+		}
+		if names[v.Name] {
+			p.addf("sweep.variant.name", "%s.name = %q: used twice", at, v.Name)
+		}
+		names[v.Name] = true
+		if v.Model != "" {
+			if _, err := job.LookupModel(v.Model); err != nil {
+				p.addf("sweep.variant.model", "%s.model = %q: unknown model; known: %s", at, v.Model, strings.Join(job.ModelNames(), ", "))
+			}
+		}
+		par := base
+		if err := md.PrimitiveDecode(v.Parallel, &par); err != nil {
+			p.decodeErr("sweep.variant.parallel", err)
+		}
+		out.Variants = append(out.Variants, Variant{Name: v.Name, Model: v.Model, Parallel: par})
+	}
+	for _, k := range md.Undecoded() {
+		if len(k) >= 4 && k[0] == "sweep" && k[1] == "variant" && k[2] == "parallel" {
+			p.addf(k.String(), "%s: unknown key%s", k.String(), suggest(k))
+		}
+	}
+	return out
+}
+
+// optionAxes reads [sweep.options.<policy>]: each key an option of that
+// policy (which the scenario runs), each value a non-empty list of distinct
+// values. Whether every value is valid is checked per point (Points).
+func (p *parser) optionAxes(md *toml.MetaData, raw map[string]toml.Primitive, policyNames []string) []OptionAxis {
+	var out []OptionAxis
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		table := "sweep.options." + name
+		d, err := policies.Lookup(name)
+		if err != nil || !slices.Contains(policyNames, name) {
+			p.addf(table, "[%s]: %q is not in run.policies or sweep.policies %q", table, name, policyNames)
+			continue
+		}
+		var t map[string]any
+		if err := md.PrimitiveDecode(raw[name], &t); err != nil {
+			p.decodeErr(table, err)
+			continue
+		}
+		for _, key := range slices.Sorted(maps.Keys(t)) {
+			at := table + "." + key
+			if !d.HasOption(key) {
+				p.addf(at, "%s: unknown option for policy %q (allowed: %s)", at, name, strings.Join(d.OptionKeys(), ", "))
+				continue
+			}
+			vals, ok := t[key].([]any)
+			if !ok || len(vals) == 0 {
+				p.addf(at, "%s: must be a non-empty list of values of %s's option %q, e.g. [1, 2]", at, name, key)
+				continue
+			}
+			seen := map[string]bool{}
+			for _, v := range vals {
+				s := fmt.Sprint(v)
+				if seen[s] {
+					p.addf(at, "%s: values must be distinct (%s twice)", at, s)
+				}
+				seen[s] = true
+			}
+			out = append(out, OptionAxis{Policy: name, Key: key, Values: vals})
+		}
+	}
+	return out
+}
+
+// Point is one concrete scenario of a sweep.
+type Point struct {
+	// Name identifies the point, e.g. "hy3/gpus=8192".
+	Name string
+	// Scenario is the base scenario with the point's values applied, validated.
+	Scenario *Scenario
+}
+
+// axis is one dimension of a sweep's cartesian product: n values, and how to
+// apply value i to a point (returning the point-name part; empty for none).
+type axis struct {
+	n     int
+	apply func(pt *Scenario, i int) string
+}
+
+// sweepAxes lists the axes of s's sweep in the fixed order of Points.
+func (s *Scenario) sweepAxes() []axis {
+	sw := s.Sweep
+	var axes []axis
+	if len(sw.Variants) > 0 {
+		axes = append(axes, axis{len(sw.Variants), func(pt *Scenario, i int) string {
+			v := sw.Variants[i]
+			pt.Job.Parallel = v.Parallel
+			if v.Model != "" {
+				pt.Job.Model, _ = job.LookupModel(v.Model) // checked when parsed
+			}
+			return v.Name
+		}})
+	}
+	intAxis := func(vals []int, name string, set func(pt *Scenario, v int)) {
+		if len(vals) > 0 {
+			axes = append(axes, axis{len(vals), func(pt *Scenario, i int) string {
+				set(pt, vals[i])
+				return fmt.Sprintf("%s=%d", name, vals[i])
+			}})
+		}
+	}
+	intAxis(sw.GPUs, "gpus", func(pt *Scenario, g int) { pt.Job.Cluster.GPUs = g })
+	intAxis(sw.ContextTokens, "context", func(pt *Scenario, c int) { pt.Job.ContextTokens, pt.Workload.ContextTokens = c, c })
+	intAxis(sw.BudgetTokens, "budget", func(pt *Scenario, b int) { pt.Job.Parallel.BudgetTokens = b })
+	for _, oa := range sw.Options {
+		axes = append(axes, axis{len(oa.Values), func(pt *Scenario, i int) string {
+			t := maps.Clone(pt.optionTables[oa.Policy])
+			if t == nil {
+				t = map[string]any{}
+			}
+			t[oa.Key] = oa.Values[i]
+			pt.optionTables[oa.Policy] = t
+			return fmt.Sprintf("%s=%v", oa.Name(), oa.Values[i])
+		}})
+	}
+	if len(sw.Policies) > 0 {
+		axes = append(axes, axis{len(sw.Policies), func(pt *Scenario, i int) string {
+			pt.Run.Policies = []string{sw.Policies[i]}
+			return "policy=" + sw.Policies[i]
+		}})
+	}
+	return axes
+}
+
+// Points expands the sweep into its concrete scenarios in a fixed order:
+// variants, then gpus, then context_tokens, then budget_tokens, then the
+// option axes (by policy, then key), then policies; the last axis varies
+// fastest. A scenario without a sweep is one point named after it. Every point
+// is validated (its job, batch size and policy options); the error names the
+// failing points.
+func (s *Scenario) Points() ([]Point, error) {
+	if s.Sweep == nil {
+		return []Point{{Name: s.Name, Scenario: s}}, nil
+	}
+	axes := s.sweepAxes()
+	n := 1
+	for _, a := range axes {
+		n *= a.n
+		if n > MaxSweepPoints {
+			return nil, &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "sweep"), Key: "sweep",
+				Message: fmt.Sprintf("[sweep]: more than %d points", MaxSweepPoints)}}}
+		}
+	}
+	p := &parser{file: s.File, lines: s.lines}
+	points := make([]Point, 0, n)
+	idx := make([]int, len(axes))
+	for range n {
+		pt := *s
+		pt.Sweep = nil
+		pt.optionTables = maps.Clone(s.optionTables)
+		if pt.optionTables == nil {
+			pt.optionTables = map[string]map[string]any{}
+		}
+		var parts []string
+		for k, a := range axes {
+			if part := a.apply(&pt, idx[k]); part != "" {
+				parts = append(parts, part)
+			}
+		}
+		if pt.Workload.BatchTokensPerGPU > 0 {
+			pt.Workload.BatchTokens = pt.Workload.BatchTokensPerGPU * int64(pt.Job.Cluster.GPUs)
+		}
+		pt.Name = s.Name + "/" + strings.Join(parts, "/")
+		if p.point(&pt, s.Sweep.Options) {
+			points = append(points, Point{Name: pt.Name, Scenario: &pt})
+		}
+		for k := len(idx) - 1; k >= 0; k-- { // next index, the last axis fastest
+			if idx[k]++; idx[k] < axes[k].n {
+				break
+			}
+			idx[k] = 0
+		}
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return points, nil
+}
+
+// point validates one sweep point and decodes its policies' options; false
+// when it has a problem (recorded in p, attributed to the [sweep] table).
+func (p *parser) point(pt *Scenario, swept []OptionAxis) bool {
+	line := lineOf(p.lines, "sweep")
+	n := len(p.problems)
+	if err := pt.Job.Validate(); err != nil {
+		fields, others := job.FieldErrors(err)
+		for _, f := range fields {
+			p.problems = append(p.problems, Problem{Line: line, Key: jobKey(f.Key),
+				Message: fmt.Sprintf("sweep point %s: %s = %v: %s", pt.Name, jobKey(f.Key), f.Value, f.Rule)})
+		}
+		for _, o := range others {
+			p.problems = append(p.problems, Problem{Line: line, Message: fmt.Sprintf("sweep point %s: %v", pt.Name, o)})
+		}
+		return false
+	}
+	if pt.Workload.BatchTokens > MaxBatchTokens {
+		p.problems = append(p.problems, Problem{Line: line, Key: "workload.batch_tokens_per_gpu",
+			Message: fmt.Sprintf("sweep point %s: %d tokens per batch; must be <= %d", pt.Name, pt.Workload.BatchTokens, int64(MaxBatchTokens))})
+		return false
+	}
+	opts := make(map[string]any, len(pt.Run.Options))
+	for _, name := range pt.Run.Policies {
+		d, err := policies.Lookup(name)
+		if err != nil {
+			continue // reported when parsed
+		}
+		prefix := "run.options." + name
+		for _, oa := range swept {
+			if oa.Policy == name {
+				prefix = "sweep.options." + name
+			}
+		}
+		if o := p.decodeOptions(d, pt.optionTables[name], prefix, " at sweep point "+pt.Name); o != nil {
+			opts[name] = o
+		}
+	}
+	pt.Run.Options = opts
+	return len(p.problems) == n
+}
