@@ -1,4 +1,5 @@
-// Package report turns results into things people read: tables, JSON, figures.
+// Package report turns results into things people read: tables, JSON, figures,
+// Perfetto traces and the reproduction report (REPORT.md).
 // It lives at the edge of dcpsim: it writes files (always to a temporary name in
 // the destination folder, renamed into place once complete, so a crash never
 // leaves a half-written output) and it is the only package that imports

@@ -58,3 +58,24 @@ func TestLengthCDF(t *testing.T) {
 		t.Error("SavePlot accepted .pdf")
 	}
 }
+
+// TestSafeName: names derived from scenarios and policies stay inside their
+// parent folder and within [a-z0-9._-].
+func TestSafeName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"hydra", "hydra"},
+		{"mcore-v1.2_x", "mcore-v1.2_x"},
+		{"testbed-256k", "testbed-256k"},
+		{"../../etc", "etc"},
+		{"A/B C", "a-b-c"},
+		{"..", "unnamed"},
+		{"", "unnamed"},
+		{"é", "unnamed"},
+		{"weak-scaling/hy3/gpus=8192", "weak-scaling-hy3-gpus-8192"},
+		{".hidden", "hidden"},
+	} {
+		if got := SafeName(tc.in); got != tc.want {
+			t.Errorf("SafeName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -1,8 +1,10 @@
-package main
+package report
 
 // The HyDra paper's published measurements (shared/papers/hydra-paper.txt),
 // for the reproduction report only: nothing in the simulator reads them.
 // Every value names its section. NaN-free: a missing value is absent.
+
+import "fmt"
 
 // paperRun is what the paper reports for one of our run scenarios.
 type paperRun struct {
@@ -21,6 +23,22 @@ type paperValue struct {
 	Note   string
 }
 
+// String is the value ("1.25"), the range ("1.7-2.2") or nothing, then the
+// note in parentheses when there is one.
+func (v paperValue) String() string {
+	s := ""
+	switch {
+	case v.V != 0:
+		s = fmt.Sprintf("%.3g", v.V)
+	case v.Hi != 0:
+		s = fmt.Sprintf("%.3g-%.3g", v.Lo, v.Hi)
+	}
+	if v.Note != "" {
+		s += " (" + v.Note + ")"
+	}
+	return s
+}
+
 // paperQuantities are the compared quantities, in report order: key, label,
 // unit.
 var paperQuantities = [][3]string{
@@ -36,6 +54,7 @@ var paperQuantities = [][3]string{
 	{"dollars", "$ per 1T tokens", "k$"},
 }
 
+// pv is a value, pr a range and pn a value with a note.
 func pv(v float64) paperValue           { return paperValue{V: v} }
 func pr(lo, hi float64) paperValue      { return paperValue{Lo: lo, Hi: hi} }
 func pn(v float64, n string) paperValue { return paperValue{V: v, Note: n} }
@@ -69,12 +88,20 @@ var paperRuns = map[string]paperRun{
 		}},
 }
 
-// paperScaling is the paper's weak-scaling averages (§6.4, Fig. 24): HyDra's
-// speedup over Mcore DCP and static CP per model, averaged over 8K-40K GPUs.
+// paperScalingSection is where paperScaling comes from.
+const paperScalingSection = "§6.4, Fig. 24"
+
+// paperScaling is the paper's weak-scaling averages (paperScalingSection):
+// HyDra's speedup over Mcore DCP and static CP per model, averaged over
+// 8K-40K GPUs.
 var paperScaling = map[string][2]paperValue{
 	"hy3":         {pr(1.53, 1.56), pr(1.7, 2.2)},
 	"deepseek-v3": {pv(1.61), pr(1.7, 2.5)},
 }
 
-// paperPlanner is Fig. 19: planner seconds at 16K GPUs.
+// paperPlannerSection is where paperPlanner comes from.
+const paperPlannerSection = "Fig. 19"
+
+// paperPlanner is the planner's seconds per iteration at 16K GPUs
+// (paperPlannerSection), by policy.
 var paperPlanner = map[string]float64{"mcore": 47.85, "hydra": 4.12}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dcpsim/dcpsim/report"
+)
+
+// TestReportCommand: dcpsim report writes report.WriteReproduction's text to
+// DIR/REPORT.md (or --out) and says so; extra arguments are bad input (exit 2)
+// and write nothing. The report's content, and results/REPORT.md being up to
+// date, are tested in package report.
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	var want strings.Builder
+	if err := report.WriteReproduction(&want, dir); err != nil {
+		t.Fatal(err)
+	}
+	def := filepath.Join(dir, "REPORT.md")
+	other := filepath.Join(t.TempDir(), "other.md")
+	for _, tc := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"report", "--results", dir}, def},
+		{[]string{"report", "--results", dir, "--out", other}, other},
+	} {
+		code, stdout, errOut := dcpsim(t, tc.args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		if !strings.Contains(stdout, "wrote "+tc.out) {
+			t.Errorf("%v: stdout %q does not name %s", tc.args, stdout, tc.out)
+		}
+		got, err := os.ReadFile(tc.out)
+		if err != nil || string(got) != want.String() {
+			t.Errorf("%v: %s is not WriteReproduction's text (%v)", tc.args, tc.out, err)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.md")
+	if code, _, errOut := dcpsim(t, "report", "--results", dir, "--out", bad, "extra"); code != exitInput || !strings.Contains(errOut, "unexpected arguments") {
+		t.Errorf("extra argument: exit %d, want 2 (%s)", code, errOut)
+	}
+	if _, err := os.Stat(bad); err == nil {
+		t.Error("a report was written after bad input")
+	}
+}

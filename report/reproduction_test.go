@@ -1,0 +1,188 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReproductionUpToDate: results/REPORT.md is what WriteReproduction writes
+// from the committed results, so the report never drifts from its generator or
+// data.
+func TestReproductionUpToDate(t *testing.T) {
+	dir := filepath.Join("..", "results")
+	want, err := os.ReadFile(filepath.Join(dir, "REPORT.md"))
+	if err != nil {
+		t.Skipf("no committed report: %v", err)
+	}
+	var b strings.Builder
+	if err := WriteReproduction(&b, dir); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("results/REPORT.md is stale: run make figures (or dcpsim report) and commit it")
+	}
+	if strings.Contains(b.String(), "Missing") {
+		t.Errorf("the report names missing results: run make figures")
+	}
+}
+
+func TestPaperValueAndVsPaper(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		our     float64
+		ok      bool
+		p       paperValue
+		has     bool
+		want    string
+		wantStr string
+	}{
+		{"value", 1.05, true, pv(1.18), true, "1.05 / 1.18 (×0.89)", "1.18"},
+		{"value with note", 0.64, true, pn(1.25, "avg of 1.10-1.43"), true, "0.64 / 1.25 (avg of 1.10-1.43) (×0.51)", "1.25 (avg of 1.10-1.43)"},
+		{"range: no ratio", 1.93, true, pr(1.7, 2.2), true, "1.93 / 1.7-2.2", "1.7-2.2"},
+		{"no paper value", 35.7, true, paperValue{}, false, "35.7 / -", ""},
+		{"no value of ours", 0, false, pv(7.7), true, "- / 7.7", "7.7"},
+		{"neither", 0, false, paperValue{}, false, "- / -", ""},
+		{"three significant digits", 184.26, true, pv(46.8), true, "184 / 46.8 (×3.94)", "46.8"},
+	} {
+		if got := vsPaper(tc.our, tc.ok, tc.p, tc.has); got != tc.want {
+			t.Errorf("%s: vsPaper = %q, want %q", tc.name, got, tc.want)
+		}
+		if got := tc.p.String(); got != tc.wantStr {
+			t.Errorf("%s: paperValue.String = %q, want %q", tc.name, got, tc.wantStr)
+		}
+	}
+	if got, want := fmtOK(1.234, true), "1.23"; got != want {
+		t.Errorf("fmtOK = %q, want %q", got, want)
+	}
+	if got := fmtOK(1, false); got != "-" {
+		t.Errorf("fmtOK(not ok) = %q, want -", got)
+	}
+	if got := mean(nil); got != 0 {
+		t.Errorf("mean(nil) = %g, want 0", got)
+	}
+	if got := mean([]float64{1, 2, 6}); got != 3 {
+		t.Errorf("mean = %g, want 3", got)
+	}
+}
+
+// reproSummary is a scenario of three policies; static failed when
+// staticFails.
+func reproSummary(staticFails bool) *Summary {
+	s := &Summary{Scenario: "testbed-32k", GPUs: 512, GPU: "H20", Model: "m", TP: 1, PP: 4, VPP: 1, EP: 8, BudgetTokens: 4096,
+		Iterations: 20, WarmupIterations: 2, PlannerStall: "modeled",
+		Policies: []PolicySummary{
+			{Policy: "hydra", StepSecondsMean: 2, TokensPerDay: 184e9, PPBubbleShare: 0.2, DPBubbleShare: 0.01, ComputeShare: 0.7,
+				MBTimeCV: 0.3, PlannerModeledSeconds: 0.005, DollarsPer1TTokens: 133e3, DegreeShares: []DegreeShare{{0, 0.1}, {1, 0.5}, {8, 0.4}}},
+			{Policy: "mcore", StepSecondsMean: 3},
+			{Policy: "static", StepSecondsMean: 4},
+		}}
+	if staticFails {
+		s.Policies[2] = PolicySummary{Policy: "static", Error: "boom"}
+	}
+	return s
+}
+
+func TestOurs(t *testing.T) {
+	s := reproSummary(false)
+	for _, tc := range []struct {
+		policy, key string
+		want        float64
+	}{
+		{"hydra", "over_mcore", 1.5}, {"hydra", "over_static", 2}, {"mcore", "over_hydra", 0},
+		{"hydra", "step", 2}, {"hydra", "tokens_day", 184}, {"hydra", "pp", 20}, {"hydra", "dp", 1},
+		{"hydra", "busy", 70}, {"hydra", "cv", 30}, {"hydra", "planner", 0.005}, {"hydra", "dollars", 133},
+	} {
+		got, ok := ours(s, tc.policy, tc.key)
+		if wantOK := tc.key != "over_hydra"; ok != wantOK || math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("ours(%s, %s) = %g, %v; want %g, %v", tc.policy, tc.key, got, ok, tc.want, wantOK)
+		}
+	}
+	for _, key := range []string{"nope", "over_static"} {
+		if v, ok := ours(reproSummary(true), "hydra", key); ok {
+			t.Errorf("ours(hydra, %s) = %g, want none (unknown key or failed reference)", key, v)
+		}
+	}
+	if _, ok := ours(s, "flexsp", "step"); ok {
+		t.Error("ours of a policy not in the summary, want none")
+	}
+	if policyOf(reproSummary(true), "static") != nil {
+		t.Error("policyOf returned a failed policy")
+	}
+}
+
+// failWriter fails every write.
+type failWriter struct{ err error }
+
+func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
+
+// TestWriteReproduction: on a results folder with one scenario, the report
+// has its rows beside the paper's, names every missing folder, and returns a
+// failing writer's error.
+func TestWriteReproduction(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "testbed-32k"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(reproSummary(false))
+	if err := os.WriteFile(filepath.Join(dir, "testbed-32k", "summary.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	if err := WriteReproduction(&sb, dir); err != nil {
+		t.Fatal(err)
+	}
+	got := sb.String()
+	for _, want := range []string{
+		"# dcpsim beside the HyDra paper\n",
+		"| testbed-32k | 1.5 / 1.18 (avg of 1.09-1.25) (×1.27) | 2 / 1.34 (avg of 1.19-1.52) (×1.49) | §6.2, Figs. 12-16 |\n",
+		"Missing results (run `make figures`): testbed-256k, production-256k, production-256k-wide-ulysses, hy3-8k.\n",
+		"## testbed-32k\n\nHere: 512×H20, m, tp1 pp4 vpp1 ep8, B = 4096, 18 measured iterations; planner stall modeled; inner Ulysses across nodes: false. Paper (§6.2, Figs. 12-16): ",
+		"| mean step time (s) | 2 / 7.7 (×0.26) | 3 / 9.1 (×0.33) | 4 / 10.3 (×0.39) |\n",
+		"| MB-time CV (%) | 30 / - | 0 / - | 0 / - |\n",
+		"here: hydra: idle 10, 1 50, 8 40; mcore: ; static: ;\n",
+		"## weak-scaling (§6.4, Fig. 24)\n\nMissing: results/weak-scaling/sweep.json (run `make figures`).\n",
+		"Missing: results/production-256k-cap/sweep.json (run `make figures`).\n",
+		"## Where and why we differ\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	boom := errors.New("boom")
+	if err := WriteReproduction(failWriter{boom}, dir); !errors.Is(err, boom) {
+		t.Errorf("error %v, want the writer's", err)
+	}
+}
+
+// TestPaperNumbers: every scenario the report reads has paper numbers with a
+// section and a setting, and every published value is of a quantity the
+// report shows.
+func TestPaperNumbers(t *testing.T) {
+	keys := map[string]bool{}
+	for _, q := range paperQuantities {
+		keys[q[0]] = true
+	}
+	for _, rs := range reproductionScenarios {
+		pr, ok := paperRuns[rs[1]]
+		if !ok || pr.Section == "" || pr.Setting == "" {
+			t.Errorf("%s: paper run %q missing or without section and setting", rs[0], rs[1])
+		}
+	}
+	for name, pr := range paperRuns {
+		for pol, vals := range pr.Values {
+			for k, v := range vals {
+				if !keys[k] {
+					t.Errorf("%s %s: %q is not a report quantity", name, pol, k)
+				}
+				if v.String() == "" {
+					t.Errorf("%s %s %s: empty value", name, pol, k)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,409 @@
+package report
+
+// The figures of one scenario's run (WriteRunFigures): throughput, iteration
+// breakdown, step time, microbatch times and CP degrees. Its pipeline
+// timelines are drawn in timeline.go.
+
+import (
+	"cmp"
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// WriteRunFigures draws the figures of one scenario's run into dir (which must
+// exist), each as NAME.png and NAME.svg, and returns the base names of the files
+// it wrote, sorted. Policies whose Error is set are left out of every figure;
+// a policy keeps the colour of its index in s.Policies throughout. The figures:
+//
+//   - throughput: tokens/day (billions) per policy, bars with value labels.
+//   - breakdown: the iteration's shares (compute, exposed comm, PP bubble, DP
+//     bubble, planner stall, grad sync + optimizer) per policy, stacked, in %.
+//   - step-time: step time (s) per iteration and policy, from rows: measured
+//     iterations as a line with filled points, warm-up iterations as open
+//     rings, unconnected.
+//   - mb-time: empirical CDF of each policy's microbatch times
+//     (PolicySummary.MBSeconds), log-scale x when they span more than 20×.
+//   - cp-degrees: share of GPU-slots (%) at each CP degree, bars grouped by
+//     degree, one bar per policy.
+//   - timeline-POLICY for each timeline (timeline-POLICY-itN when a policy has
+//     several): the pipeline of one iteration, one track per (stage,
+//     representative rank), stage 0 on top; forward ops light and backward
+//     ops dark in the policy's colour, planner stall, grad-sync and optimizer
+//     in three greys.
+//
+// A figure with nothing to draw (no rows, no microbatch times, no degree shares,
+// a timeline without slices) is skipped. On an error it returns the files
+// written so far and the error.
+func WriteRunFigures(dir string, s *Summary, rows []IterationRow, tls []Timeline) ([]string, error) {
+	if s == nil {
+		return nil, fmt.Errorf("report: WriteRunFigures: nil summary")
+	}
+	var figs []figure
+	for _, build := range []func(*Summary) (*figure, error){throughputFigure, breakdownFigure, mbTimeFigure, cpDegreesFigure} {
+		f, err := build(s)
+		if err != nil {
+			return nil, err
+		}
+		if f != nil {
+			figs = append(figs, *f)
+		}
+	}
+	f, err := stepTimeFigure(s, rows)
+	if err != nil {
+		return nil, err
+	}
+	if f != nil {
+		figs = append(figs, *f)
+	}
+	tfs, err := timelineFigures(s, tls)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, tfs...)
+	return writeFigures(dir, figs)
+}
+
+// runTitle is what + the scenario's name, when it has one.
+func runTitle(s *Summary, what string) string {
+	if s.Scenario == "" {
+		return what
+	}
+	return what + " (" + s.Scenario + ")"
+}
+
+// okPolicy is a policy of a Summary that did not fail, with its index.
+type okPolicy struct {
+	idx int
+	ps  *PolicySummary
+}
+
+// okPolicies are s's policies without an Error, in order.
+func okPolicies(s *Summary) []okPolicy {
+	var ok []okPolicy
+	for i := range s.Policies {
+		if s.Policies[i].Error == "" {
+			ok = append(ok, okPolicy{i, &s.Policies[i]})
+		}
+	}
+	return ok
+}
+
+// policyIndex maps policy names onto colour indices: a policy of s gets its
+// index (its first, if repeated); failed reports whether it failed.
+func policyIndex(s *Summary) (idx map[string]int, failed map[string]bool) {
+	idx, failed = map[string]int{}, map[string]bool{}
+	for i, p := range s.Policies {
+		if _, dup := idx[p.Policy]; !dup {
+			idx[p.Policy] = i
+		}
+		if p.Error != "" {
+			failed[p.Policy] = true
+		}
+	}
+	return idx, failed
+}
+
+// throughputFigure is tokens/day per policy; nil without policies.
+func throughputFigure(s *Summary) (*figure, error) {
+	ok := okPolicies(s)
+	if len(ok) == 0 {
+		return nil, nil
+	}
+	w := nominalWidth(len(ok), 0.9*vg.Inch)
+	p := plot.New()
+	p.Title.Text = runTitle(s, "throughput")
+	p.X.Label.Text = "policy"
+	p.Y.Label.Text = "tokens/day (billions)"
+	p.Add(hGrid())
+	bw := barWidth(w, len(ok), 0.6, vg.Points(48))
+	var names []string
+	var lbl plotter.XYLabels
+	for i, op := range ok {
+		v := finite(op.ps.TokensPerDay / 1e9)
+		b, err := plotter.NewBarChart(plotter.Values{v}, bw)
+		if err != nil {
+			return nil, fmt.Errorf("report: throughput figure: %w", err)
+		}
+		b.XMin = float64(i)
+		b.Color = policyColor(op.idx)
+		b.LineStyle.Width = 0
+		p.Add(b)
+		names = append(names, op.ps.Policy)
+		lbl.XYs = append(lbl.XYs, plotter.XY{X: float64(i), Y: v})
+		lbl.Labels = append(lbl.Labels, formatValue(v))
+	}
+	labels, err := plotter.NewLabels(lbl)
+	if err != nil {
+		return nil, fmt.Errorf("report: throughput figure: %w", err)
+	}
+	for i := range labels.TextStyle {
+		labels.TextStyle[i].XAlign = draw.XCenter
+	}
+	labels.Offset = vg.Point{Y: vg.Points(3)}
+	p.Add(labels)
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
+	p.Y.Min = 0
+	return &figure{name: "throughput", p: p, w: w, h: figH}, nil
+}
+
+// breakdownParts are the parts of an iteration, bottom to top, with their
+// colours.
+var breakdownParts = []struct {
+	name  string
+	color color.Color
+	share func(*PolicySummary) float64
+}{
+	{"compute", color.RGBA{0, 114, 178, 255}, func(p *PolicySummary) float64 { return p.ComputeShare }},
+	{"exposed comm", color.RGBA{213, 94, 0, 255}, func(p *PolicySummary) float64 { return p.ExposedCommShare }},
+	{"PP bubble", color.RGBA{230, 159, 0, 255}, func(p *PolicySummary) float64 { return p.PPBubbleShare }},
+	{"DP bubble", color.RGBA{240, 228, 66, 255}, func(p *PolicySummary) float64 { return p.DPBubbleShare }},
+	{"planner stall", color.RGBA{110, 110, 110, 255}, func(p *PolicySummary) float64 { return p.PlannerStallShare }},
+	{"grad sync + optimizer", color.RGBA{204, 121, 167, 255}, func(p *PolicySummary) float64 { return p.SyncShare }},
+}
+
+// breakdownFigure is the iteration's shares per policy, stacked; nil without
+// policies.
+func breakdownFigure(s *Summary) (*figure, error) {
+	ok := okPolicies(s)
+	if len(ok) == 0 {
+		return nil, nil
+	}
+	w := nominalWidth(len(ok), 0.9*vg.Inch)
+	p := plot.New()
+	p.Title.Text = runTitle(s, "iteration breakdown")
+	p.X.Label.Text = "policy"
+	p.Y.Label.Text = "share of iteration (%)"
+	p.Add(hGrid())
+	bw := barWidth(w, len(ok), 0.6, vg.Points(48))
+	leg := newLegend()
+	var below *plotter.BarChart
+	bars := make([]*plotter.BarChart, len(breakdownParts))
+	top := 100.0
+	sums := make([]float64, len(ok))
+	for k, part := range breakdownParts {
+		vals := make(plotter.Values, len(ok))
+		for i, op := range ok {
+			vals[i] = finite(100 * part.share(op.ps))
+			sums[i] += vals[i]
+		}
+		b, err := plotter.NewBarChart(vals, bw)
+		if err != nil {
+			return nil, fmt.Errorf("report: breakdown figure: %w", err)
+		}
+		b.Color = part.color
+		b.LineStyle.Width = 0
+		if below != nil {
+			b.StackOn(below)
+		}
+		below = b
+		bars[k] = b
+		p.Add(b)
+	}
+	for k := len(breakdownParts) - 1; k >= 0; k-- {
+		leg.Add(breakdownParts[k].name, bars[k])
+	}
+	for _, v := range sums {
+		top = max(top, v)
+	}
+	names := make([]string, len(ok))
+	for i, op := range ok {
+		names[i] = op.ps.Policy
+	}
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
+	p.Y.Min, p.Y.Max = 0, top
+	return &figure{name: "breakdown", p: p, legend: leg, w: w, h: figH}, nil
+}
+
+// stepTimeFigure is the step time per iteration and policy; nil without rows of
+// policies that did not fail.
+func stepTimeFigure(s *Summary, rows []IterationRow) (*figure, error) {
+	idx, failed := policyIndex(s)
+	var order []string
+	byPolicy := map[string][]IterationRow{}
+	for _, r := range rows {
+		if failed[r.Policy] || math.IsNaN(r.StepSeconds) || math.IsInf(r.StepSeconds, 0) {
+			continue
+		}
+		if _, seen := byPolicy[r.Policy]; !seen {
+			order = append(order, r.Policy)
+			if _, known := idx[r.Policy]; !known {
+				idx[r.Policy] = len(s.Policies) + len(idx)
+			}
+		}
+		byPolicy[r.Policy] = append(byPolicy[r.Policy], r)
+	}
+	if len(order) == 0 {
+		return nil, nil
+	}
+	// Policies in the summary's order, then the others as they came.
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(idx[a], idx[b]) })
+	p := plot.New()
+	p.Title.Text = runTitle(s, "step time")
+	p.X.Label.Text = "iteration"
+	p.Y.Label.Text = "step time (s)"
+	p.X.Tick.Marker = integerTicks
+	p.Add(plotter.NewGrid())
+	leg := newLegend()
+	anyWarmup := false
+	for _, pol := range order {
+		rs := byPolicy[pol]
+		slices.SortStableFunc(rs, func(a, b IterationRow) int { return cmp.Compare(a.Iteration, b.Iteration) })
+		var measured, warm plotter.XYs
+		for _, r := range rs {
+			pt := plotter.XY{X: float64(r.Iteration), Y: r.StepSeconds}
+			if r.Warmup {
+				warm = append(warm, pt)
+			} else {
+				measured = append(measured, pt)
+			}
+		}
+		col := policyColor(idx[pol])
+		var thumbs []plot.Thumbnailer
+		if len(measured) > 0 {
+			l, sc, err := plotter.NewLinePoints(measured)
+			if err != nil {
+				return nil, fmt.Errorf("report: step-time figure: %w", err)
+			}
+			l.Color, l.Width = col, vg.Points(1.5)
+			sc.Color, sc.Shape, sc.Radius = col, draw.CircleGlyph{}, vg.Points(2.5)
+			p.Add(l, sc)
+			thumbs = append(thumbs, l, sc)
+		}
+		if len(warm) > 0 {
+			anyWarmup = true
+			sc, err := plotter.NewScatter(warm)
+			if err != nil {
+				return nil, fmt.Errorf("report: step-time figure: %w", err)
+			}
+			sc.Color, sc.Shape, sc.Radius = col, draw.RingGlyph{}, vg.Points(3)
+			p.Add(sc)
+			if len(thumbs) == 0 {
+				thumbs = append(thumbs, sc)
+			}
+		}
+		leg.Add(pol, thumbs...)
+	}
+	if anyWarmup {
+		leg.Add("warm-up (open)", &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: color.Gray{100}, Shape: draw.RingGlyph{}, Radius: vg.Points(3)}})
+	}
+	return &figure{name: "step-time", p: p, legend: leg, w: figW, h: figH}, nil
+}
+
+// mbTimeFigure is the empirical CDF of each policy's microbatch times; nil
+// when no policy has any.
+func mbTimeFigure(s *Summary) (*figure, error) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var with []okPolicy
+	for _, op := range okPolicies(s) {
+		n := 0
+		for _, v := range op.ps.MBSeconds {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			n++
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		if n > 0 {
+			with = append(with, op)
+		}
+	}
+	if len(with) == 0 {
+		return nil, nil
+	}
+	logX := lo > 0 && hi > 20*lo
+	p := plot.New()
+	p.Title.Text = runTitle(s, "microbatch times")
+	p.X.Label.Text = "microbatch time (s)"
+	if logX {
+		p.X.Label.Text = "microbatch time (s, log scale)"
+	}
+	p.Y.Label.Text = "cumulative fraction of microbatches"
+	p.Add(plotter.NewGrid())
+	leg := newLegend()
+	for _, op := range with {
+		pts := ecdfPoints(op.ps.MBSeconds, logX)
+		if logX {
+			for i := range pts {
+				pts[i].X = math.Log10(pts[i].X)
+			}
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, fmt.Errorf("report: mb-time figure: %w", err)
+		}
+		l.StepStyle = plotter.PostStep
+		l.Color, l.Width = policyColor(op.idx), vg.Points(1.5)
+		p.Add(l)
+		leg.Add(op.ps.Policy, l)
+	}
+	if logX {
+		setLogRange(&p.X, lo, hi)
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	return &figure{name: "mb-time", p: p, legend: leg, w: figW, h: figH}, nil
+}
+
+// cpDegreesFigure is the share of GPU-slots at each CP degree, bars grouped by
+// degree; nil when no policy has degree shares.
+func cpDegreesFigure(s *Summary) (*figure, error) {
+	var with []okPolicy
+	var degrees []int
+	for _, op := range okPolicies(s) {
+		if len(op.ps.DegreeShares) == 0 {
+			continue
+		}
+		with = append(with, op)
+		for _, d := range op.ps.DegreeShares {
+			degrees = append(degrees, d.Degree)
+		}
+	}
+	if len(with) == 0 {
+		return nil, nil
+	}
+	slices.Sort(degrees)
+	degrees = slices.Compact(degrees)
+	pos := map[int]int{}
+	names := make([]string, len(degrees))
+	for i, d := range degrees {
+		pos[d] = i
+		names[i] = strconv.Itoa(d)
+	}
+	w := nominalWidth(len(degrees)*len(with), 0.3*vg.Inch)
+	group := barWidth(w, len(degrees), 0.8, vg.Length(len(with))*vg.Points(28))
+	bw := group / vg.Length(len(with))
+	p := plot.New()
+	p.Title.Text = runTitle(s, "CP degrees")
+	p.X.Label.Text = "CP degree"
+	p.Y.Label.Text = "share of GPU-slots (%)"
+	p.Add(hGrid())
+	leg := newLegend()
+	for j, op := range with {
+		vals := make(plotter.Values, len(degrees))
+		for _, d := range op.ps.DegreeShares {
+			vals[pos[d.Degree]] += finite(100 * d.Share)
+		}
+		b, err := plotter.NewBarChart(vals, bw)
+		if err != nil {
+			return nil, fmt.Errorf("report: cp-degrees figure: %w", err)
+		}
+		b.Color = policyColor(op.idx)
+		b.LineStyle.Width = 0
+		b.Offset = (vg.Length(j) - vg.Length(len(with)-1)/2) * bw
+		p.Add(b)
+		leg.Add(op.ps.Policy, b)
+	}
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
+	p.Y.Min = 0
+	return &figure{name: "cp-degrees", p: p, legend: leg, w: w, h: figH}, nil
+}

@@ -1,0 +1,477 @@
+package report
+
+// The figures of a sweep (WriteSweepFigures): series of points over GPUs or
+// HyDra's cap, split by the swept axes that are not on a figure's x axis.
+
+import (
+	"cmp"
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// WriteSweepFigures draws the figures of a sweep into dir (which must exist),
+// each as NAME.png and NAME.svg, and returns the base names of the files it
+// wrote, sorted. A policy keeps one colour throughout, by its first appearance
+// over the points in Index order; failed policies are left out. When points
+// that share a figure's x value differ in other swept axes, those axes' values
+// name separate lines (e.g. "hydra (ctx=128k)"); what remains is averaged. The
+// figures:
+//
+//   - sweep-throughput: tokens/day (billions) vs GPUs, one line per policy and
+//     model ("policy (model)" when there are several models); only with at
+//     least two distinct GPU counts.
+//   - sweep-planner: the planner's time per iteration (s, log scale) vs GPUs,
+//     modelled (PlannerModeledSeconds) solid and our Go implementation's wall
+//     time (PlannerGoSeconds) dashed; non-positive values are left out; only
+//     with at least two distinct GPU counts.
+//   - sweep-cap: HyDra's mean step time (s) vs the forced cap C (points with
+//     HydraCap > 0; log2 x), with the closed-form C* (the most common
+//     HydraClosedFormCap of those points) as a dashed vertical line; only with
+//     at least two distinct caps.
+func WriteSweepFigures(dir string, pts []SweepPoint) ([]string, error) {
+	pts = slices.Clone(pts)
+	slices.SortStableFunc(pts, func(a, b SweepPoint) int { return cmp.Compare(a.Index, b.Index) })
+	colors := sweepPolicyColors(pts)
+	var figs []figure
+	for _, build := range []func([]SweepPoint, map[string]int) (*figure, error){sweepThroughputFigure, sweepPlannerFigure, sweepCapFigure} {
+		f, err := build(pts, colors)
+		if err != nil {
+			return nil, err
+		}
+		if f != nil {
+			figs = append(figs, *f)
+		}
+	}
+	return writeFigures(dir, figs)
+}
+
+// sweepPolicyColors maps each policy onto the colour index of its first
+// appearance over pts.
+func sweepPolicyColors(pts []SweepPoint) map[string]int {
+	idx := map[string]int{}
+	for _, pt := range pts {
+		for _, ps := range pt.Summary.Policies {
+			if _, ok := idx[ps.Policy]; !ok {
+				idx[ps.Policy] = len(idx)
+			}
+		}
+	}
+	return idx
+}
+
+// axisValue is pt's value of the swept key (""  when it has none).
+func axisValue(pt *SweepPoint, key string) string {
+	for _, a := range pt.Axes {
+		if a.Key == key {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// axisTied reports whether key's value and f are one-to-one over pts.
+func axisTied(pts []SweepPoint, key string, f func(*SweepPoint) string) bool {
+	fwd, back := map[string]string{}, map[string]string{}
+	for i := range pts {
+		v, w := axisValue(&pts[i], key), f(&pts[i])
+		if x, ok := fwd[v]; ok && x != w {
+			return false
+		}
+		if x, ok := back[w]; ok && x != v {
+			return false
+		}
+		fwd[v], back[w] = w, v
+	}
+	return true
+}
+
+// varyingAxes are the keys, in order of first appearance, whose values differ
+// over pts.
+func varyingAxes(pts []SweepPoint) []string {
+	var keys []string
+	vals := map[string]map[string]bool{}
+	for i := range pts {
+		for _, a := range pts[i].Axes {
+			if vals[a.Key] == nil {
+				vals[a.Key] = map[string]bool{}
+				keys = append(keys, a.Key)
+			}
+		}
+	}
+	var out []string
+	for _, k := range keys {
+		for i := range pts {
+			vals[k][axisValue(&pts[i], k)] = true
+		}
+		if len(vals[k]) > 1 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// The fields of a sweep point that figures put on an axis or in a label.
+var (
+	gpusField  = func(p *SweepPoint) string { return strconv.Itoa(p.GPUs) }
+	modelField = func(p *SweepPoint) string { return p.Model }
+	capField   = func(p *SweepPoint) string { return strconv.Itoa(p.HydraCap) }
+)
+
+// variantKeys are the varying axes of pts not tied to one of fields.
+func variantKeys(pts []SweepPoint, fields ...func(*SweepPoint) string) []string {
+	var out []string
+	for _, k := range varyingAxes(pts) {
+		if !slices.ContainsFunc(fields, func(f func(*SweepPoint) string) bool { return axisTied(pts, k, f) }) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// variantOf is "k=v, ..." of pt's values of keys.
+func variantOf(pt *SweepPoint, keys []string) string {
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+axisValue(pt, k))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sweepSeries is one line of a sweep figure: a policy, a model and a variant,
+// with the values at each x (averaged when several).
+type sweepSeries struct {
+	policy, model, variant string
+	color, style           int
+	sum                    map[float64][2]float64 // x → (Σ y, count)
+}
+
+// points are the series' (x, mean y), by x.
+func (s *sweepSeries) points() plotter.XYs {
+	xs := make([]float64, 0, len(s.sum))
+	for x := range s.sum {
+		xs = append(xs, x)
+	}
+	slices.Sort(xs)
+	pts := make(plotter.XYs, len(xs))
+	for i, x := range xs {
+		pts[i] = plotter.XY{X: x, Y: s.sum[x][0] / s.sum[x][1]}
+	}
+	return pts
+}
+
+// seriesSet collects sweep series in order of first appearance; style numbers
+// the (model, variant) pairs in order of first appearance.
+type seriesSet struct {
+	order  []*sweepSeries
+	byKey  map[string]*sweepSeries
+	styles map[string]int
+	models map[string]bool
+}
+
+func newSeriesSet() *seriesSet {
+	return &seriesSet{byKey: map[string]*sweepSeries{}, styles: map[string]int{}, models: map[string]bool{}}
+}
+
+// add puts (x, y) on the series of (policy, model, variant).
+func (ss *seriesSet) add(policy string, color int, model, variant string, x, y float64) {
+	key := policy + "\x00" + model + "\x00" + variant
+	s := ss.byKey[key]
+	if s == nil {
+		sk := model + "\x00" + variant
+		st, ok := ss.styles[sk]
+		if !ok {
+			st = len(ss.styles)
+			ss.styles[sk] = st
+		}
+		s = &sweepSeries{policy: policy, model: model, variant: variant, color: color, style: st, sum: map[float64][2]float64{}}
+		ss.byKey[key] = s
+		ss.order = append(ss.order, s)
+		ss.models[model] = true
+	}
+	v := s.sum[x]
+	s.sum[x] = [2]float64{v[0] + y, v[1] + 1}
+}
+
+// label is "policy", or "policy (model, variant)" with the model when the set
+// has several.
+func (ss *seriesSet) label(s *sweepSeries) string {
+	var parts []string
+	if len(ss.models) > 1 {
+		parts = append(parts, s.model)
+	}
+	if s.variant != "" {
+		parts = append(parts, s.variant)
+	}
+	if len(parts) == 0 {
+		return s.policy
+	}
+	return s.policy + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// Line styles of the (model, variant) pairs of a sweep figure.
+var (
+	seriesDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}}
+	seriesGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{}}
+)
+
+// measuredLine is the line style of measured (not modelled) values in a
+// figure that shows both: thin and dotted, unlike any series style.
+var measuredLine = draw.LineStyle{Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(2.5)}}
+
+// addSeriesLine draws pts as a line with points in series s's colour and
+// style and returns the thumbnails. With line set, its width and dashes
+// replace the series' (markers still tell the series apart).
+func addSeriesLine(p *plot.Plot, pts plotter.XYs, s *sweepSeries, line *draw.LineStyle) ([]plot.Thumbnailer, error) {
+	l, sc, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return nil, err
+	}
+	col := policyColor(s.color)
+	l.Color, l.Width = col, vg.Points(1.5)
+	l.Dashes = seriesDashes[s.style%len(seriesDashes)]
+	if line != nil {
+		l.Width, l.Dashes = line.Width, line.Dashes
+	}
+	sc.Color, sc.Radius = col, vg.Points(2.5)
+	sc.Shape = seriesGlyphs[s.style%len(seriesGlyphs)]
+	p.Add(l, sc)
+	return []plot.Thumbnailer{l, sc}, nil
+}
+
+// gpuAxis puts GPU counts xs (distinct, ascending) on a and returns the x of a
+// GPU count: log10 of it (a log scale) when they span 4× or more; ticks at each
+// count when there are at most 12.
+func gpuAxis(a *plot.Axis, xs []float64) func(float64) float64 {
+	a.Label.Text = "GPUs"
+	tr := func(x float64) float64 { return x }
+	if xs[0] > 0 && xs[len(xs)-1] >= 4*xs[0] {
+		tr = math.Log10
+		a.Label.Text = "GPUs (log scale)"
+		a.Tick.Marker = log10Ticks
+	}
+	if len(xs) <= 12 {
+		ticks := make([]plot.Tick, len(xs))
+		for i, x := range xs {
+			ticks[i] = plot.Tick{Value: tr(x), Label: strconv.FormatFloat(x, 'f', -1, 64)}
+		}
+		a.Tick.Marker = plot.ConstantTicks(ticks)
+	}
+	return tr
+}
+
+// distinctGPUs are the distinct GPU counts of pts, ascending.
+func distinctGPUs(pts []SweepPoint) []float64 {
+	var xs []float64
+	for _, pt := range pts {
+		xs = append(xs, float64(pt.GPUs))
+	}
+	slices.Sort(xs)
+	return slices.Compact(xs)
+}
+
+// gpuSeries adds to ss, for each policy that did not fail, value(policy) > 0 (when
+// positive is set) against the point's GPUs into series by policy, model and
+// variant, with x = trX(GPUs), and returns ss. The variant leaves out the axes tied to GPUs or the model, and for
+// policies other than "hydra" the axis tied to HyDra's cap.
+func gpuSeries(ss *seriesSet, pts []SweepPoint, colors map[string]int, value func(*PolicySummary) float64, positive bool, trX func(float64) float64) *seriesSet {
+	keys := variantKeys(pts, gpusField, modelField)
+	capKeys := variantKeys(pts, gpusField, modelField, capField)
+	for i := range pts {
+		pt := &pts[i]
+		for j := range pt.Summary.Policies {
+			ps := &pt.Summary.Policies[j]
+			y := value(ps)
+			if ps.Error != "" || math.IsNaN(y) || math.IsInf(y, 0) || (positive && y <= 0) {
+				continue
+			}
+			k := capKeys
+			if ps.Policy == "hydra" {
+				k = keys
+			}
+			ss.add(ps.Policy, colors[ps.Policy], pt.Model, variantOf(pt, k), trX(float64(pt.GPUs)), y)
+		}
+	}
+	return ss
+}
+
+// sweepThroughputFigure is tokens/day vs GPUs; nil with fewer than two GPU
+// counts.
+func sweepThroughputFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
+	xs := distinctGPUs(pts)
+	if len(xs) < 2 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = "throughput vs scale"
+	p.Y.Label.Text = "tokens/day (billions)"
+	trX := gpuAxis(&p.X, xs)
+	ss := gpuSeries(newSeriesSet(), pts, colors, func(ps *PolicySummary) float64 { return ps.TokensPerDay / 1e9 }, false, trX)
+	if len(ss.order) == 0 {
+		return nil, nil
+	}
+	p.Add(plotter.NewGrid())
+	leg := newLegend()
+	for _, s := range ss.order {
+		th, err := addSeriesLine(p, s.points(), s, nil)
+		if err != nil {
+			return nil, fmt.Errorf("report: sweep-throughput figure: %w", err)
+		}
+		leg.Add(ss.label(s), th...)
+	}
+	p.Y.Min = 0
+	return &figure{name: "sweep-throughput", p: p, legend: leg, w: figW, h: figH}, nil
+}
+
+// sweepPlannerFigure is the planner's modelled and Go time vs GPUs on a log y
+// axis; nil with fewer than two GPU counts or no positive time.
+func sweepPlannerFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
+	xs := distinctGPUs(pts)
+	if len(xs) < 2 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = "planner time vs scale"
+	p.Y.Label.Text = "planner time per iteration (s, log scale)"
+	trX := gpuAxis(&p.X, xs)
+	// The two sets share their styles and models so a series looks (and is
+	// labelled) the same in both.
+	modeled := gpuSeries(newSeriesSet(), pts, colors, func(ps *PolicySummary) float64 { return ps.PlannerModeledSeconds }, true, trX)
+	goTime := newSeriesSet()
+	goTime.styles, goTime.models = modeled.styles, modeled.models
+	gpuSeries(goTime, pts, colors, func(ps *PolicySummary) float64 { return ps.PlannerGoSeconds }, true, trX)
+	if len(modeled.order) == 0 && len(goTime.order) == 0 {
+		return nil, nil
+	}
+	p.Add(plotter.NewGrid())
+	leg := newLegend()
+	lo, hi := math.Inf(1), math.Inf(-1)
+	labelled := map[string]bool{}
+	solid := draw.LineStyle{Width: vg.Points(1.5)}
+	for _, set := range []struct {
+		ss   *seriesSet
+		line *draw.LineStyle
+	}{{modeled, &solid}, {goTime, &measuredLine}} {
+		for _, s := range set.ss.order {
+			sp := s.points()
+			for i, pt := range sp {
+				lo, hi = min(lo, pt.Y), max(hi, pt.Y)
+				sp[i].Y = math.Log10(pt.Y)
+			}
+			th, err := addSeriesLine(p, sp, s, set.line)
+			if err != nil {
+				return nil, fmt.Errorf("report: sweep-planner figure: %w", err)
+			}
+			// One entry per series, with the solid line's style; the two
+			// entries below say which style is modelled and which is Go.
+			if label := set.ss.label(s); !labelled[label] {
+				labelled[label] = true
+				leg.Add(label, th...)
+			}
+		}
+	}
+	black := color.Gray{0}
+	leg.Add("modelled (on critical path)", &plotter.Line{LineStyle: draw.LineStyle{Color: black, Width: vg.Points(1.5)}})
+	measured := measuredLine
+	measured.Color = black
+	leg.Add("Go wall time (measured)", &plotter.Line{LineStyle: measured})
+	setLogRange(&p.Y, lo, hi)
+	return &figure{name: "sweep-planner", p: p, legend: leg, w: figW, h: figH}, nil
+}
+
+// mostCommon is the most frequent value of vs (the least on a tie); 0 for none.
+func mostCommon(vs []int) int {
+	n := map[int]int{}
+	best, bestN := 0, 0
+	for _, v := range vs {
+		n[v]++
+	}
+	for v, c := range n {
+		if c > bestN || (c == bestN && v < best) {
+			best, bestN = v, c
+		}
+	}
+	return best
+}
+
+// sweepCapFigure is HyDra's mean step time vs its forced cap, with the closed
+// form's C*; nil with fewer than two distinct caps.
+func sweepCapFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
+	var sel []SweepPoint
+	for _, pt := range pts {
+		if pt.HydraCap <= 0 {
+			continue
+		}
+		if slices.ContainsFunc(pt.Summary.Policies, func(ps PolicySummary) bool { return ps.Policy == "hydra" && ps.Error == "" }) {
+			sel = append(sel, pt)
+		}
+	}
+	var caps, closed []int
+	for _, pt := range sel {
+		caps = append(caps, pt.HydraCap)
+		if pt.HydraClosedFormCap > 0 {
+			closed = append(closed, pt.HydraClosedFormCap)
+		}
+	}
+	slices.Sort(caps)
+	if len(slices.Compact(caps)) < 2 {
+		return nil, nil
+	}
+	keys := variantKeys(sel, capField, modelField)
+	ss := newSeriesSet()
+	for i := range sel {
+		pt := &sel[i]
+		for _, ps := range pt.Summary.Policies {
+			if ps.Policy == "hydra" && ps.Error == "" && !math.IsNaN(ps.StepSecondsMean) && !math.IsInf(ps.StepSecondsMean, 0) {
+				ss.add(ps.Policy, colors[ps.Policy], pt.Model, variantOf(pt, keys), math.Log2(float64(pt.HydraCap)), ps.StepSecondsMean)
+			}
+		}
+	}
+	p := plot.New()
+	p.Title.Text = "HyDra step time vs cap C"
+	p.X.Label.Text = "HyDra cap C (log2 scale)"
+	p.Y.Label.Text = "mean step time (s)"
+	p.X.Tick.Marker = pow2Ticks
+	p.Add(plotter.NewGrid())
+	leg := newLegend()
+	ylo, yhi := math.Inf(1), math.Inf(-1)
+	for _, s := range ss.order {
+		sp := s.points()
+		for _, pt := range sp {
+			ylo, yhi = min(ylo, pt.Y), max(yhi, pt.Y)
+		}
+		th, err := addSeriesLine(p, sp, s, nil)
+		if err != nil {
+			return nil, fmt.Errorf("report: sweep-cap figure: %w", err)
+		}
+		leg.Add(ss.label(s), th...)
+	}
+	if cs := mostCommon(closed); cs > 0 && !math.IsInf(ylo, 0) {
+		x := math.Log2(float64(cs))
+		vl, err := plotter.NewLine(plotter.XYs{{X: x, Y: ylo}, {X: x, Y: yhi}})
+		if err != nil {
+			return nil, fmt.Errorf("report: sweep-cap figure: %w", err)
+		}
+		vl.Color, vl.Width = color.Gray{60}, vg.Points(1)
+		vl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: x, Y: yhi}}, Labels: []string{"closed-form C* = " + strconv.Itoa(cs)}})
+		if err != nil {
+			return nil, fmt.Errorf("report: sweep-cap figure: %w", err)
+		}
+		lbl.TextStyle[0].YAlign = text.YTop
+		lbl.TextStyle[0].Font = font.From(plot.DefaultFont, vg.Points(9))
+		lbl.Offset = vg.Point{X: vg.Points(3)}
+		p.Add(vl, lbl)
+	}
+	return &figure{name: "sweep-cap", p: p, legend: leg, w: figW, h: figH}, nil
+}

@@ -1,0 +1,104 @@
+package report
+
+import (
+	"slices"
+	"testing"
+)
+
+// testTimeline is 2 stages × 2 ranks of a few forward and backward ops, a grad
+// sync and an optimizer step, after a planner stall.
+func testTimeline(policy string) Timeline {
+	tl := Timeline{Policy: policy, Iteration: 2, IterationNanos: 10e9, PlannerStallNanos: 0.5e9, Stages: 2, Ranks: []int{0, 3}}
+	for _, r := range tl.Ranks {
+		for st := range 2 {
+			off := int64(st) * 1e9
+			tl.Slices = append(tl.Slices,
+				Slice{Stage: st, Rank: r, Kind: Forward, MB: 0, StartNanos: 1e9 + off, EndNanos: 2e9 + off},
+				Slice{Stage: st, Rank: r, Kind: Forward, MB: 1, StartNanos: 2e9 + off, EndNanos: 3e9 + off},
+				Slice{Stage: st, Rank: r, Kind: Backward, MB: 0, StartNanos: 5e9 - off, EndNanos: 7e9 - off},
+				Slice{Stage: st, Rank: r, Kind: GradSync, MB: -1, StartNanos: 8e9, EndNanos: 9e9},
+				Slice{Stage: st, Rank: r, Kind: Optimizer, MB: -1, StartNanos: 9e9, EndNanos: 10e9},
+			)
+		}
+	}
+	return tl
+}
+
+func TestTimelineGanttRange(t *testing.T) {
+	tl := testTimeline("hydra")
+	// An op that runs past the iteration's end and one on a rank not listed.
+	tl.Slices = append(tl.Slices,
+		Slice{Stage: 1, Rank: 3, Kind: Backward, StartNanos: 9.5e9, EndNanos: 12e9},
+		Slice{Stage: 0, Rank: 7, Kind: Forward, StartNanos: 0.5e9, EndNanos: 0.6e9},
+	)
+	g, tracks, kinds := timelineGantt(tl, palette[0])
+	if len(tracks) != 6 {
+		t.Fatalf("%d tracks, want 6 (2 stages × ranks 0, 3, 7)", len(tracks))
+	}
+	// Tracks top down, one unit apart, with half a unit more between stages.
+	wantTracks := []timelineTrack{{0, 0, 5.5}, {0, 3, 4.5}, {0, 7, 3.5}, {1, 0, 2}, {1, 3, 1}, {1, 7, 0}}
+	if !slices.Equal(tracks, wantTracks) {
+		t.Errorf("tracks %v, want %v", tracks, wantTracks)
+	}
+	if want := []SliceKind{Forward, Backward, GradSync, Optimizer, PlannerStall}; !slices.Equal(kinds, want) {
+		t.Errorf("kinds %v, want %v", kinds, want)
+	}
+	// The planner stall is drawn on every track, then one bar per slice.
+	if want := len(tracks) + len(tl.Slices); len(g.Bars) != want {
+		t.Fatalf("%d bars, want %d", len(g.Bars), want)
+	}
+	xmin, xmax, ymin, ymax := g.DataRange()
+	for _, sl := range tl.Slices {
+		if x0, x1 := float64(sl.StartNanos)/1e9, float64(sl.EndNanos)/1e9; x0 < xmin || x1 > xmax {
+			t.Errorf("slice %+v [%g, %g] s outside the x range [%g, %g]", sl, x0, x1, xmin, xmax)
+		}
+	}
+	for _, b := range g.Bars {
+		if b.Y0 < ymin || b.Y1 > ymax || b.X0 < xmin || b.X1 > xmax {
+			t.Errorf("bar %+v outside the range x [%g, %g], y [%g, %g]", b, xmin, xmax, ymin, ymax)
+		}
+	}
+	if xmin != 0 || xmax != 12 || ymin != -0.5 || ymax != 6 {
+		t.Errorf("range x [%g, %g] y [%g, %g], want x [0, 12] y [-0.5, 6]", xmin, xmax, ymin, ymax)
+	}
+	// Each slice's bar is on its track.
+	for i, sl := range tl.Slices {
+		b := g.Bars[len(tracks)+i]
+		j := slices.IndexFunc(tracks, func(tr timelineTrack) bool { return tr.Stage == sl.Stage && tr.Rank == sl.Rank })
+		if j < 0 || (b.Y0+b.Y1)/2 != tracks[j].Y {
+			t.Errorf("slice %+v drawn at y %g, want its track's", sl, (b.Y0+b.Y1)/2)
+		}
+	}
+}
+
+// bigTimeline is pp stages × 3 ranks × mbs microbatches of forward and
+// backward ops: 6·pp·mbs slices.
+func bigTimeline(pp, mbs int) Timeline {
+	tl := Timeline{Policy: "hydra", IterationNanos: 1, Stages: pp, Ranks: []int{0, 5, 9}}
+	for st := range pp {
+		for _, r := range tl.Ranks {
+			t := int64(st) * 50e6
+			for mb := range mbs {
+				d := int64(20e6 + (mb%7)*5e6)
+				tl.Slices = append(tl.Slices,
+					Slice{Stage: st, Rank: r, Kind: Forward, MB: mb, StartNanos: t, EndNanos: t + d},
+					Slice{Stage: st, Rank: r, Kind: Backward, MB: mb, StartNanos: t + d, EndNanos: t + 3*d})
+				t += 3 * d
+			}
+			tl.IterationNanos = max(tl.IterationNanos, t)
+		}
+	}
+	return tl
+}
+
+// BenchmarkTimelineFigure draws a 9600-slice timeline as PNG and SVG.
+func BenchmarkTimelineFigure(b *testing.B) {
+	s := &Summary{Policies: []PolicySummary{{Policy: "hydra"}}}
+	tls := []Timeline{bigTimeline(8, 200)}
+	dir := b.TempDir()
+	for b.Loop() {
+		if _, err := WriteRunFigures(dir, s, nil, tls); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
