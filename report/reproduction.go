@@ -12,8 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/dcpsim/dcpsim/sched"
 )
 
 // reproductionScenarios are the run folders the report reads, in order, and
@@ -43,20 +44,6 @@ func WriteReproduction(w io.Writer, resultsDir string) error {
 	writeReproduction(&b, resultsDir)
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// formatDegreeShares writes CP-degree shares as percentages, each with
-// format (degree name, percent), joined by sep; degree 0 is "idle".
-func formatDegreeShares(ds []DegreeShare, format, sep string) string {
-	parts := make([]string, 0, len(ds))
-	for _, d := range ds {
-		name := strconv.Itoa(d.Degree)
-		if d.Degree == 0 {
-			name = "idle"
-		}
-		parts = append(parts, fmt.Sprintf(format, name, 100*d.Share))
-	}
-	return strings.Join(parts, sep)
 }
 
 // readJSON decodes the JSON file at path into v.
@@ -200,7 +187,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 		fmt.Fprintf(w, "Share of GPU-slots by CP degree (%%), here:")
 		for _, p := range pols {
 			if ps := policyOf(s, p); ps != nil {
-				fmt.Fprintf(w, " %s: %s;", p, formatDegreeShares(ps.DegreeShares, "%s %.0f", ", "))
+				fmt.Fprintf(w, " %s: %s;", p, sched.FormatDegreeShares(ps.DegreeShares, "%s %.0f", ", "))
 			}
 		}
 		fmt.Fprintf(w, "\n\n![throughput](%s/throughput.png) ![breakdown](%s/breakdown.png)\n\n", rs[0], rs[0])
@@ -272,18 +259,19 @@ func writeReproduction(w *strings.Builder, dir string) {
 	} else {
 		fmt.Fprintln(w, "| cap C | HyDra step (s) | exposed comm (%) | PP bubble (%) | MBs |")
 		fmt.Fprintln(w, "|---|---|---|---|---|")
-		best, bestC, cstar := math.Inf(1), 0, 0
+		best, bestC, cstar := math.Inf(1), "", 0.0
 		for _, p := range cs.Points {
 			if ps := policyOf(&p.Summary, "hydra"); ps != nil {
-				fmt.Fprintf(w, "| %d | %.2f | %.1f | %.1f | %.1f |\n", p.HydraCap, ps.StepSecondsMean, 100*ps.ExposedCommShare, 100*ps.PPBubbleShare, ps.Microbatches)
+				c := axisValue(&p, "hydra.cap")
+				fmt.Fprintf(w, "| %s | %.2f | %.1f | %.1f | %.1f |\n", c, ps.StepSecondsMean, 100*ps.ExposedCommShare, 100*ps.PPBubbleShare, ps.Microbatches)
 				if ps.StepSecondsMean < best {
-					best, bestC = ps.StepSecondsMean, p.HydraCap
+					best, bestC = ps.StepSecondsMean, c
 				}
-				cstar = p.HydraClosedFormCap
+				cstar = ps.ChosenOptions["cap"]
 			}
 		}
-		fmt.Fprintf(w, "\nThe closed form picks C* = %d on the first measured batch; the cost model's best cap is %d (%.2f s).\n\n", cstar, bestC, best)
-		fmt.Fprintln(w, "![cap sweep](production-256k-cap/sweep-cap.png)")
+		fmt.Fprintf(w, "\nThe closed form picks C* = %.0f on the first measured batch; the cost model's best cap is %s (%.2f s).\n\n", cstar, bestC, best)
+		fmt.Fprintln(w, "![cap sweep](production-256k-cap/sweep-hydra-cap.png)")
 		fmt.Fprintln(w)
 	}
 	w.WriteString(reproductionProse)

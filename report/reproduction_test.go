@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dcpsim/dcpsim/sched"
 )
 
 // TestReproductionUpToDate: results/REPORT.md is what WriteReproduction writes
@@ -77,7 +79,7 @@ func reproSummary(staticFails bool) *Summary {
 		Iterations: 20, WarmupIterations: 2, PlannerStall: "modeled",
 		Policies: []PolicySummary{
 			{Policy: "hydra", StepSecondsMean: 2, TokensPerDay: 184e9, PPBubbleShare: 0.2, DPBubbleShare: 0.01, ComputeShare: 0.7,
-				MBTimeCV: 0.3, PlannerModeledSeconds: 0.005, DollarsPer1TTokens: 133e3, DegreeShares: []DegreeShare{{0, 0.1}, {1, 0.5}, {8, 0.4}}},
+				MBTimeCV: 0.3, PlannerModeledSeconds: 0.005, DollarsPer1TTokens: 133e3, DegreeShares: []sched.DegreeShare{{Degree: 0, Share: 0.1}, {Degree: 1, Share: 0.5}, {Degree: 8, Share: 0.4}}},
 			{Policy: "mcore", StepSecondsMean: 3},
 			{Policy: "static", StepSecondsMean: 4},
 		}}

@@ -1,5 +1,7 @@
 package report
 
+import "github.com/dcpsim/dcpsim/sched"
+
 // The types below are what a run of one scenario produces, in plain values with
 // units in their names: the CLI fills them from the simulator's results, and
 // this package writes them as JSON, CSV, figures and Perfetto traces. They hold
@@ -68,7 +70,8 @@ type PolicySummary struct {
 	// (means over iterations).
 	MBTimeCV         float64 `json:"mb_time_cv"`
 	MBTimeMaxOverMin float64 `json:"mb_time_max_over_min"`
-	// Microbatches is the mean microbatch count.
+	// Microbatches is the mean microbatch count of a rank (the plan's count
+	// for policies whose microbatches span the pool).
 	Microbatches float64 `json:"microbatches"`
 	// PlannerModeledSeconds is the stall put on the critical path (modelled from
 	// the policy's work); PlannerGoSeconds the measured wall time of our Go
@@ -78,18 +81,16 @@ type PolicySummary struct {
 	PlannerWorkUnits      float64 `json:"planner_work_units"`
 	// DegreeShares is the share of GPU-slots (rank × microbatch) at each CP
 	// degree, over all measured iterations, by degree.
-	DegreeShares []DegreeShare `json:"degree_shares"`
+	DegreeShares []sched.DegreeShare `json:"degree_shares"`
+	// ChosenOptions are the values the policy chose itself for its options
+	// (sched.OptionChooser) on the first measured batch, by option key; e.g.
+	// HyDra's closed-form C* under "cap", even when the run forced the cap.
+	ChosenOptions map[string]float64 `json:"chosen_options,omitempty"`
 	// DollarsPer1TTokens is GPUs × $/GPU-hour × hours per 10^12 tokens.
 	DollarsPer1TTokens float64 `json:"dollars_per_1t_tokens"`
 	// MBSeconds are every measured iteration's microbatch times pooled (for the
 	// MB-time distribution figure); not in summary.json.
 	MBSeconds []float64 `json:"-"`
-}
-
-// DegreeShare is the share of GPU-slots at one CP degree.
-type DegreeShare struct {
-	Degree int     `json:"degree"`
-	Share  float64 `json:"share"`
 }
 
 // IterationRow is one line of iterations.csv.
@@ -195,16 +196,13 @@ type SweepPoint struct {
 	GPUs          int    `json:"gpus"`
 	Model         string `json:"model"`
 	ContextTokens int    `json:"context_tokens"`
-	// HydraCap is the cap C forced on HyDra at this point (0: closed form), and
-	// HydraClosedFormCap the C* the closed form picks on the point's first
-	// measured batch (0 if HyDra is not run).
-	HydraCap           int `json:"hydra_cap"`
-	HydraClosedFormCap int `json:"hydra_closed_form_cap"`
 	// Summary is the run at this point.
 	Summary Summary `json:"summary"`
 }
 
-// Axis is one swept key's value at a sweep point.
+// Axis is one swept key's value at a sweep point. Keys are "variant",
+// "gpus", "context_tokens", "budget_tokens", "policy", and "<policy>.<key>" for
+// a policy option (sweep.options).
 type Axis struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`

@@ -35,16 +35,24 @@ import (
 //     modelled (PlannerModeledSeconds) solid and our Go implementation's wall
 //     time (PlannerGoSeconds) dashed; non-positive values are left out; only
 //     with at least two distinct GPU counts.
-//   - sweep-cap: HyDra's mean step time (s) vs the forced cap C (points with
-//     HydraCap > 0; log2 x), with the closed-form C* (the most common
-//     HydraClosedFormCap of those points) as a dashed vertical line; only with
-//     at least two distinct caps.
+//   - sweep-<policy>-<key>, one per swept policy option (axis "<policy>.<key>",
+//     sweep.options) with at least two distinct numeric values: that policy's
+//     mean step time (s) vs the option's value (log2 x when every value is a
+//     positive power of two, zeros then left out), with the value the policy chooses itself (the
+//     most common ChosenOptions[key] of those points, e.g. HyDra's closed-form
+//     C* for "cap") as a dashed vertical line.
 func WriteSweepFigures(dir string, pts []SweepPoint) ([]string, error) {
 	pts = slices.Clone(pts)
 	slices.SortStableFunc(pts, func(a, b SweepPoint) int { return cmp.Compare(a.Index, b.Index) })
 	colors := sweepPolicyColors(pts)
+	builds := []func([]SweepPoint, map[string]int) (*figure, error){sweepThroughputFigure, sweepPlannerFigure}
+	for _, key := range optionAxes(pts) {
+		builds = append(builds, func(pts []SweepPoint, colors map[string]int) (*figure, error) {
+			return sweepOptionFigure(pts, colors, key)
+		})
+	}
 	var figs []figure
-	for _, build := range []func([]SweepPoint, map[string]int) (*figure, error){sweepThroughputFigure, sweepPlannerFigure, sweepCapFigure} {
+	for _, build := range builds {
 		f, err := build(pts, colors)
 		if err != nil {
 			return nil, err
@@ -54,6 +62,26 @@ func WriteSweepFigures(dir string, pts []SweepPoint) ([]string, error) {
 		}
 	}
 	return writeFigures(dir, figs)
+}
+
+// optionAxes are the policy-option axes ("<policy>.<key>") of pts, in order of
+// first appearance.
+func optionAxes(pts []SweepPoint) []string {
+	var out []string
+	for i := range pts {
+		for _, a := range pts[i].Axes {
+			if strings.Contains(a.Key, ".") && !slices.Contains(out, a.Key) {
+				out = append(out, a.Key)
+			}
+		}
+	}
+	return out
+}
+
+// optionAxisOf splits an option axis key into its policy and option; ok is
+// false for the other axes.
+func optionAxisOf(key string) (policy, option string, ok bool) {
+	return strings.Cut(key, ".")
 }
 
 // sweepPolicyColors maps each policy onto the colour index of its first
@@ -125,7 +153,6 @@ func varyingAxes(pts []SweepPoint) []string {
 var (
 	gpusField  = func(p *SweepPoint) string { return strconv.Itoa(p.GPUs) }
 	modelField = func(p *SweepPoint) string { return p.Model }
-	capField   = func(p *SweepPoint) string { return strconv.Itoa(p.HydraCap) }
 )
 
 // variantKeys are the varying axes of pts not tied to one of fields.
@@ -282,11 +309,11 @@ func distinctGPUs(pts []SweepPoint) []float64 {
 
 // gpuSeries adds to ss, for each policy that did not fail, value(policy) > 0 (when
 // positive is set) against the point's GPUs into series by policy, model and
-// variant, with x = trX(GPUs), and returns ss. The variant leaves out the axes tied to GPUs or the model, and for
-// policies other than "hydra" the axis tied to HyDra's cap.
+// variant, with x = trX(GPUs), and returns ss. The variant leaves out the axes tied to GPUs or the model, and
+// the option axes of other policies (another policy's option does not change a
+// policy's run).
 func gpuSeries(ss *seriesSet, pts []SweepPoint, colors map[string]int, value func(*PolicySummary) float64, positive bool, trX func(float64) float64) *seriesSet {
 	keys := variantKeys(pts, gpusField, modelField)
-	capKeys := variantKeys(pts, gpusField, modelField, capField)
 	for i := range pts {
 		pt := &pts[i]
 		for j := range pt.Summary.Policies {
@@ -295,10 +322,7 @@ func gpuSeries(ss *seriesSet, pts []SweepPoint, colors map[string]int, value fun
 			if ps.Error != "" || math.IsNaN(y) || math.IsInf(y, 0) || (positive && y <= 0) {
 				continue
 			}
-			k := capKeys
-			if ps.Policy == "hydra" {
-				k = keys
-			}
+			k := ownKeys(keys, ps.Policy)
 			ss.add(ps.Policy, colors[ps.Policy], pt.Model, variantOf(pt, k), trX(float64(pt.GPUs)), y)
 		}
 	}
@@ -404,44 +428,74 @@ func mostCommon(vs []int) int {
 	return best
 }
 
-// sweepCapFigure is HyDra's mean step time vs its forced cap, with the closed
-// form's C*; nil with fewer than two distinct caps.
-func sweepCapFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
+// ownKeys drops from keys the option axes of policies other than policy.
+func ownKeys(keys []string, policy string) []string {
+	return slices.DeleteFunc(slices.Clone(keys), func(k string) bool {
+		p, _, ok := optionAxisOf(k)
+		return ok && p != policy
+	})
+}
+
+// sweepOptionFigure is a policy's mean step time vs one of its options (axis
+// key "<policy>.<option>"), with the value the policy chooses itself; nil
+// with fewer than two distinct numeric values to draw.
+func sweepOptionFigure(pts []SweepPoint, colors map[string]int, key string) (*figure, error) {
+	policy, option, _ := optionAxisOf(key)
 	var sel []SweepPoint
+	var xs []float64
+	var chosen []int
 	for _, pt := range pts {
-		if pt.HydraCap <= 0 {
+		x, err := strconv.ParseFloat(axisValue(&pt, key), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			continue
 		}
-		if slices.ContainsFunc(pt.Summary.Policies, func(ps PolicySummary) bool { return ps.Policy == "hydra" && ps.Error == "" }) {
-			sel = append(sel, pt)
+		for _, ps := range pt.Summary.Policies {
+			if ps.Policy == policy && ps.Error == "" {
+				sel, xs = append(sel, pt), append(xs, x)
+				if c, ok := ps.ChosenOptions[option]; ok && c == math.Trunc(c) {
+					chosen = append(chosen, int(c))
+				}
+			}
 		}
 	}
-	var caps, closed []int
-	for _, pt := range sel {
-		caps = append(caps, pt.HydraCap)
-		if pt.HydraClosedFormCap > 0 {
-			closed = append(closed, pt.HydraClosedFormCap)
+	// A log2 axis when every non-zero value is a power of two; a zero (the
+	// policy choosing the option itself, like HyDra's cap = 0) is then left
+	// out: the dashed line shows that choice.
+	log2 := true
+	for _, x := range xs {
+		log2 = log2 && (x == 0 || x > 0 && x == math.Trunc(x) && int64(x)&(int64(x)-1) == 0)
+	}
+	tr := func(x float64) float64 { return x }
+	if log2 {
+		tr = math.Log2
+		for i := len(xs) - 1; i >= 0; i-- {
+			if xs[i] == 0 {
+				sel, xs = slices.Delete(sel, i, i+1), slices.Delete(xs, i, i+1)
+			}
 		}
 	}
-	slices.Sort(caps)
-	if len(slices.Compact(caps)) < 2 {
+	if len(slices.Compact(slices.Sorted(slices.Values(xs)))) < 2 {
 		return nil, nil
 	}
-	keys := variantKeys(sel, capField, modelField)
+	keys := ownKeys(variantKeys(sel, func(p *SweepPoint) string { return axisValue(p, key) }, modelField), policy)
 	ss := newSeriesSet()
 	for i := range sel {
 		pt := &sel[i]
 		for _, ps := range pt.Summary.Policies {
-			if ps.Policy == "hydra" && ps.Error == "" && !math.IsNaN(ps.StepSecondsMean) && !math.IsInf(ps.StepSecondsMean, 0) {
-				ss.add(ps.Policy, colors[ps.Policy], pt.Model, variantOf(pt, keys), math.Log2(float64(pt.HydraCap)), ps.StepSecondsMean)
+			if ps.Policy == policy && ps.Error == "" && !math.IsNaN(ps.StepSecondsMean) && !math.IsInf(ps.StepSecondsMean, 0) {
+				ss.add(ps.Policy, colors[ps.Policy], pt.Model, variantOf(pt, keys), tr(xs[i]), ps.StepSecondsMean)
 			}
 		}
 	}
+	name := "sweep-" + SafeName(policy+"-"+option)
 	p := plot.New()
-	p.Title.Text = "HyDra step time vs cap C"
-	p.X.Label.Text = "HyDra cap C (log2 scale)"
+	p.Title.Text = policy + " step time vs " + option
+	p.X.Label.Text = policy + " option " + option
+	if log2 {
+		p.X.Label.Text += " (log2 scale)"
+		p.X.Tick.Marker = pow2Ticks
+	}
 	p.Y.Label.Text = "mean step time (s)"
-	p.X.Tick.Marker = pow2Ticks
 	p.Add(plotter.NewGrid())
 	leg := newLegend()
 	ylo, yhi := math.Inf(1), math.Inf(-1)
@@ -452,26 +506,27 @@ func sweepCapFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
 		}
 		th, err := addSeriesLine(p, sp, s, nil)
 		if err != nil {
-			return nil, fmt.Errorf("report: sweep-cap figure: %w", err)
+			return nil, fmt.Errorf("report: %s figure: %w", name, err)
 		}
 		leg.Add(ss.label(s), th...)
 	}
-	if cs := mostCommon(closed); cs > 0 && !math.IsInf(ylo, 0) {
-		x := math.Log2(float64(cs))
+	if cs := mostCommon(chosen); cs > 0 && !math.IsInf(ylo, 0) {
+		x := tr(float64(cs))
 		vl, err := plotter.NewLine(plotter.XYs{{X: x, Y: ylo}, {X: x, Y: yhi}})
 		if err != nil {
-			return nil, fmt.Errorf("report: sweep-cap figure: %w", err)
+			return nil, fmt.Errorf("report: %s figure: %w", name, err)
 		}
 		vl.Color, vl.Width = color.Gray{60}, vg.Points(1)
 		vl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: x, Y: yhi}}, Labels: []string{"closed-form C* = " + strconv.Itoa(cs)}})
+		lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: x, Y: yhi}},
+			Labels: []string{policy + "'s own " + option + " = " + strconv.Itoa(cs)}})
 		if err != nil {
-			return nil, fmt.Errorf("report: sweep-cap figure: %w", err)
+			return nil, fmt.Errorf("report: %s figure: %w", name, err)
 		}
 		lbl.TextStyle[0].YAlign = text.YTop
 		lbl.TextStyle[0].Font = font.From(plot.DefaultFont, vg.Points(9))
 		lbl.Offset = vg.Point{X: vg.Points(3)}
 		p.Add(vl, lbl)
 	}
-	return &figure{name: "sweep-cap", p: p, legend: leg, w: figW, h: figH}, nil
+	return &figure{name: name, p: p, legend: leg, w: figW, h: figH}, nil
 }

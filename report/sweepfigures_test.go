@@ -12,10 +12,11 @@ func sweepPoint(i, gpus, hcap int) SweepPoint {
 		return PolicySummary{
 			Policy: name, StepSecondsMean: scale * (10 + float64(hcap)), TokensPerDay: float64(gpus) * 1e9 / scale,
 			PlannerModeledSeconds: scale * 1e-3 * float64(gpus), PlannerGoSeconds: scale * 1e-4 * float64(gpus),
+			ChosenOptions: map[string]float64{"cap": 4},
 		}
 	}
 	return SweepPoint{
-		Index: i, GPUs: gpus, Model: "m", HydraCap: hcap, HydraClosedFormCap: 4,
+		Index: i, GPUs: gpus, Model: "m",
 		Axes:    []Axis{{"gpus", strconv.Itoa(gpus)}, {"hydra.cap", strconv.Itoa(hcap)}},
 		Summary: Summary{GPUs: gpus, Policies: []PolicySummary{pol("hydra", 1), pol("mcore", 1.2), {Policy: "x", Error: "failed"}}},
 	}
@@ -36,9 +37,9 @@ func TestWriteSweepFigures(t *testing.T) {
 		pts  []SweepPoint
 		want []string
 	}{
-		{"gpus and caps", grid([]int{8, 16, 32}, []int{0, 2, 4, 8}), []string{"sweep-cap", "sweep-planner", "sweep-throughput"}},
+		{"gpus and caps", grid([]int{8, 16, 32}, []int{0, 2, 4, 8}), []string{"sweep-hydra-cap", "sweep-planner", "sweep-throughput"}},
 		{"gpus only", grid([]int{8, 64}, []int{0}), []string{"sweep-planner", "sweep-throughput"}},
-		{"caps only", grid([]int{16}, []int{1, 2, 4, 8, 16}), []string{"sweep-cap"}},
+		{"caps only", grid([]int{16}, []int{1, 2, 4, 8, 16}), []string{"sweep-hydra-cap"}},
 		{"one point", grid([]int{16}, []int{2}), nil},
 		{"none", nil, nil},
 	} {

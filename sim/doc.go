@@ -1,7 +1,6 @@
 // Package sim is dcpsim's discrete-event engine core: an integer-nanosecond
-// clock, an event queue and countdown barriers. Models built on it (the
-// pipeline executor in sim/pipeline, the iteration engine later) own their
-// state and dispatch the events themselves.
+// clock and an event queue. Models built on it (the iteration engine in
+// sim/step) own their state and dispatch the events themselves.
 //
 // # Model
 //
@@ -18,8 +17,9 @@
 // (research/go-ecosystem.md §2.2 measured it about twice as fast and
 // allocation-free); it is fuzzed against container/heap as the oracle.
 //
-// A barrier or collective over N participants is a Countdown: N arrivals give
-// one completion at the time of the last arrival, rather than N messages.
+// A barrier or collective over N participants is one event when its last
+// participant arrives (sim/step counts the arrivals an op awaits), rather than
+// N messages.
 //
 // # Determinism
 //

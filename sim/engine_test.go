@@ -50,48 +50,6 @@ func TestEngineRejectsThePast(t *testing.T) {
 	e.At(9, 0, 0, 0)
 }
 
-// TestCountdownBarrier runs N arrivals through the engine and checks that
-// exactly one completion fires, at the time of the last arrival.
-func TestCountdownBarrier(t *testing.T) {
-	const (
-		arrive uint16 = iota
-		complete
-	)
-	arrivals := []Nanos{40, 5, 70, 70, 12}
-	var e Engine
-	bar := []Countdown{NewCountdown(len(arrivals))}
-	for i, at := range arrivals {
-		e.At(at, arrive, 0, int64(i))
-	}
-	var completions []Nanos
-	for {
-		ev, ok := e.Next()
-		if !ok {
-			break
-		}
-		switch ev.Kind {
-		case arrive:
-			if bar[ev.Obj].Arrive(e.Now()) {
-				e.At(bar[ev.Obj].At(), complete, ev.Obj, 0)
-			}
-		case complete:
-			completions = append(completions, e.Now())
-		}
-	}
-	if len(completions) != 1 || completions[0] != 70 {
-		t.Fatalf("completions %v, want one at 70", completions)
-	}
-	if !bar[0].Done() || bar[0].Left() != 0 {
-		t.Errorf("barrier not done: %+v", bar[0])
-	}
-	defer func() {
-		if recover() == nil {
-			t.Error("Arrive after completion did not panic")
-		}
-	}()
-	bar[0].Arrive(80)
-}
-
 func TestFromSeconds(t *testing.T) {
 	for _, tc := range []struct {
 		s    float64

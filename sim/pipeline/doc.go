@@ -24,31 +24,11 @@
 //
 // # Execution
 //
-// Run drives the sim engine with two event kinds, "op done" and "dependency
-// arrived". Each stage is one compute stream running its ops in schedule
-// order; an op starts when the previous op of its stage has ended and its
-// dependency (Schedule.Dep: the same micro-batch's previous virtual stage in
-// forward, the next one in backward, the loss between them) has ended plus,
-// across stages, the P2P time the caller's Durations gives. P2P transfers do
-// not occupy the compute stream and do not contend with each other: the
-// usual dependency-only model of overlapped p2p (research/baselines.md §2.3).
-//
-// With uniform ops and free communication the executor reproduces the
-// closed-form makespan (m·v + p − 1)·(t_f + t_b)/v of Narayanan et al.
-// (SC'21 §2.2.2) exactly; with per-micro-batch costs, the DCP case, only the
-// event simulation gives the answer.
-//
-// # Towards sync domains
-//
-// A "stage" here is the owner of one compute stream, indexed 0..p−1, with
-// durations asked per (stage, chunk, micro-batch). The iteration engine will
-// replace it by a sync domain: the ranks of one pipeline stage that a
-// micro-batch's CP and EP groups keep in lock-step. Then an op of micro-batch
-// mb on stage r occupies every rank stream in mb's domain: it starts at the
-// latest of those streams' readiness and its dependency's arrival, and ends
-// them all together; ops of different domains on disjoint ranks run
-// concurrently, and a sim.Countdown joins the domains at the EP and DP
-// barriers. The schedule, Dep and the event loop stay as they are; what
-// changes is that "stage r is idle" becomes "all ranks of the op's domain are
-// idle" and per-stage busy/idle become per-rank.
+// The package builds schedules and answers Dep; sim/step runs them on sync
+// domains (the ranks a micro-batch's CP and EP groups keep in lock-step), with
+// one op stream per rank and an op occupying every rank of its domain. With
+// uniform ops and free communication that reproduces the closed-form makespan
+// (m·v + p − 1)·(t_f + t_b)/v of Narayanan et al. (SC'21 §2.2.2) exactly
+// (sim/step's TestInterleaved1F1BBubble); with per-micro-batch costs, the DCP
+// case, only the event simulation gives the answer.
 package pipeline

@@ -55,11 +55,11 @@
 //	                                         fill/drain, dependency stalls, and
 //	                                         waiting for the slowest stage)
 //
-// Result.PPBubble and Result.DPBubble are their means over all pp·G (stage,
+// Result.PPBubbleShare and Result.DPBubbleShare are their means over all pp·G (stage,
 // rank) pairs divided by T: the share of the iteration's GPU-time spent in
 // each bubble, the reading of the paper's PP/DP bubble percentages (Figs.
 // 15/16) as a fraction of the iteration. Busy + PP + DP + Y = T for every
-// rank, so in load mode (Y = 0) busy share + PPBubble + DPBubble = 1. With
+// rank, so in load mode (Y = 0) busy share + PPBubbleShare + DPBubbleShare = 1. With
 // equal microbatches and free communication the PP bubble is the classic
 // (p−1)/(m·v+p−1) of interleaved 1F1B. Busy includes a light rank's time
 // held by its domain's slowest rank (CP or EP imbalance), which is neither
@@ -82,7 +82,7 @@
 //
 // # Cost-model mode
 //
-// ModelCosts prices the same events with calib (GEMM, attention, LM head,
-// optimizer) and sim/network (CP, MoE dispatch/combine, P2P, gradient sync)
-// under the CP execution a policy assumes (ExecFor); see its doc.
+// The engine imports no cost model: package costmodel prices a Layout's
+// domains with calib (compute) and sim/network (communication) under the CP
+// execution a policy assumes, ahead of the run, and hands Run a Costs.
 package step

@@ -59,8 +59,8 @@ func TestInterleaved1F1BBubble(t *testing.T) {
 					if res.Iteration != want {
 						t.Errorf("p %d v %d m %d g %d: iteration %d ns, want %d", p, v, m, g, res.Iteration, want)
 					}
-					if w := float64(p-1) / float64(m*v+p-1); !near(res.PPBubble, w) || res.DPBubble != 0 {
-						t.Errorf("p %d v %d m %d: PP bubble %v DP %v, want %v and 0", p, v, m, res.PPBubble, res.DPBubble, w)
+					if w := float64(p-1) / float64(m*v+p-1); !near(res.PPBubbleShare, w) || res.DPBubbleShare != 0 {
+						t.Errorf("p %d v %d m %d: PP bubble %v DP %v, want %v and 0", p, v, m, res.PPBubbleShare, res.DPBubbleShare, w)
 					}
 				}
 			}
@@ -96,8 +96,8 @@ func TestOneStageIsSumOfMBs(t *testing.T) {
 	if want := []float64{12e-6, 12e-6, 12e-6}; !reflect.DeepEqual(res.MBSeconds, want) {
 		t.Errorf("MB seconds %v, want %v", res.MBSeconds, want)
 	}
-	if !near(res.DPBubble, 0.25) || res.PPBubble != 0 { // 18 of 2·36 µs
-		t.Errorf("bubbles PP %v DP %v, want 0 and 0.25", res.PPBubble, res.DPBubble)
+	if !near(res.DPBubbleShare, 0.25) || res.PPBubbleShare != 0 { // 18 of 2·36 µs
+		t.Errorf("bubbles PP %v DP %v, want 0 and 0.25", res.PPBubbleShare, res.DPBubbleShare)
 	}
 }
 
@@ -129,9 +129,9 @@ func TestEPBarrier(t *testing.T) {
 			busy = append(busy, r.Busy)
 		}
 		if res.Iteration != 12000 || len(res.Domains) != tc.domains || !reflect.DeepEqual(busy, tc.busy) ||
-			!near(res.DPBubble, tc.dp) || res.PPBubble != 0 {
+			!near(res.DPBubbleShare, tc.dp) || res.PPBubbleShare != 0 {
 			t.Errorf("ep %d: iteration %d, %d domains, busy %v, DP %v PP %v; want 12000, %d, %v, %v, 0",
-				tc.ep, res.Iteration, len(res.Domains), busy, res.DPBubble, res.PPBubble, tc.domains, tc.busy, tc.dp)
+				tc.ep, res.Iteration, len(res.Domains), busy, res.DPBubbleShare, res.PPBubbleShare, tc.domains, tc.busy, tc.dp)
 		}
 	}
 }
@@ -210,8 +210,8 @@ func TestDPBubbleTwoStages(t *testing.T) {
 	if r := res.Stages[1].Ranks[0]; r.LastBackwardEnd != 3500 || r.DPBubble != 10500 || r.PPBubble != 4500 || r.Busy != 3000 {
 		t.Errorf("stage 1 rank 0: %+v", r)
 	}
-	if !near(res.DPBubble, 1.0/3) || !near(res.PPBubble, 0.25) {
-		t.Errorf("DP %v PP %v, want 1/3 and 1/4", res.DPBubble, res.PPBubble)
+	if !near(res.DPBubbleShare, 1.0/3) || !near(res.PPBubbleShare, 0.25) {
+		t.Errorf("DP %v PP %v, want 1/3 and 1/4", res.DPBubbleShare, res.PPBubbleShare)
 	}
 	if want := []float64{6e-6, 6e-6}; !reflect.DeepEqual(res.MBSeconds, want) {
 		t.Errorf("MB seconds %v, want %v", res.MBSeconds, want)
@@ -280,7 +280,6 @@ func (c scaled) ChunkSeconds(s, ch int, d *step.Domain) (float64, float64) {
 // no deadlock, iteration ≥ every rank's busy time and own work, busy + PP +
 // DP = 1 in load mode, more work never shortens the iteration, deterministic.
 func TestPropertiesOnPolicyPlans(t *testing.T) {
-	reg := policies.Registry()
 	x := uint64(7)
 	rnd := func(n int) int {
 		x = x*6364136223846793005 + 1442695040888963407
@@ -288,8 +287,8 @@ func TestPropertiesOnPolicyPlans(t *testing.T) {
 	}
 	runs := 0
 	for trial := range 40 {
-		for _, name := range reg.Names() {
-			pol, err := reg.New(name, nil)
+		for _, name := range policies.Names() {
+			pol, err := policies.New(name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -334,8 +333,8 @@ func TestPropertiesOnPolicyPlans(t *testing.T) {
 					busyShare += float64(rr.Busy) / float64(res.Iteration) / float64(pp*g)
 				}
 			}
-			if !near(busyShare+res.PPBubble+res.DPBubble, 1) {
-				t.Errorf("%s trial %d: busy %v + PP %v + DP %v != 1", name, trial, busyShare, res.PPBubble, res.DPBubble)
+			if !near(busyShare+res.PPBubbleShare+res.DPBubbleShare, 1) {
+				t.Errorf("%s trial %d: busy %v + PP %v + DP %v != 1", name, trial, busyShare, res.PPBubbleShare, res.DPBubbleShare)
 			}
 			again, err := step.Simulate(plan, pp, vpp, ep, costs)
 			if err != nil || !reflect.DeepEqual(res, again) {
@@ -393,8 +392,8 @@ func TestPlannerStallAndCommSplit(t *testing.T) {
 			t.Fatalf("op %d: %+v, want %+v shifted by 5 µs", i, res.Ops[i], base.Ops[i])
 		}
 	}
-	if !near(res.StallShare, 0.25) || !near(res.PPBubble, base.PPBubble*15/20) || res.DPBubble != 0 {
-		t.Errorf("stall %v PP %v DP %v; want 0.25, %v, 0", res.StallShare, res.PPBubble, base.PPBubble*15/20, res.DPBubble)
+	if !near(res.StallShare, 0.25) || !near(res.PPBubbleShare, base.PPBubbleShare*15/20) || res.DPBubbleShare != 0 {
+		t.Errorf("stall %v PP %v DP %v; want 0.25, %v, 0", res.StallShare, res.PPBubbleShare, base.PPBubbleShare*15/20, res.DPBubbleShare)
 	}
 	// Busy 12 µs per rank: 3 µs of it exposed communication.
 	if r := res.Stages[0].Ranks[0]; r.Busy != 12000 || r.ExposedComm != 3000 {
@@ -403,7 +402,7 @@ func TestPlannerStallAndCommSplit(t *testing.T) {
 	if !near(res.ExposedCommShare, 3.0/20) || !near(res.ComputeShare, 9.0/20) {
 		t.Errorf("comm %v compute %v, want 0.15 and 0.45", res.ExposedCommShare, res.ComputeShare)
 	}
-	if sum := res.ComputeShare + res.ExposedCommShare + res.PPBubble + res.DPBubble + res.StallShare + res.SyncShare; !near(sum, 1) {
+	if sum := res.ComputeShare + res.ExposedCommShare + res.PPBubbleShare + res.DPBubbleShare + res.StallShare + res.SyncShare; !near(sum, 1) {
 		t.Errorf("shares sum to %v", sum)
 	}
 	if _, err := step.Simulate(plan, 2, 1, 1, stalled{uniform{1e-6, 2e-6}, 0, 1.5}); err == nil || !strings.Contains(err.Error(), "exposed communication") {

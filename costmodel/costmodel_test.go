@@ -1,38 +1,21 @@
-package step
+package costmodel
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/network"
+	"github.com/dcpsim/dcpsim/sim/step"
 )
-
-func TestExecFor(t *testing.T) {
-	for _, c := range []struct {
-		policy  string
-		exec    sched.CPExec
-		overlap bool
-	}{
-		{"hydra", sched.UlyssesRing, true},
-		{"hydra-scan", sched.UlyssesRing, true},
-		{"mcore", sched.Ulysses, false},
-		{"static", sched.Ulysses, false},
-		{"wlb", 0, false},
-	} {
-		e, o := ExecFor(c.policy)
-		if e != c.exec || o != c.overlap {
-			t.Errorf("ExecFor(%q) = %v, %v; want %v, %v", c.policy, e, o, c.exec, c.overlap)
-		}
-	}
-}
 
 // modelSetup is 16 H20 GPUs (2 nodes), tp1 pp1 ep8, DeepSeek-V2-Lite (27
 // layers: 1 dense, 26 MoE). constant makes GEMM and attention efficiencies
 // constant (Half = 0).
-func modelSetup(t *testing.T, constant bool) (*calib.Compute, network.Topology) {
+func modelSetup(t *testing.T, constant bool, opts Options) (*Model, *calib.Compute, network.Topology) {
 	t.Helper()
 	p, err := calib.LookupProfile("H20")
 	if err != nil {
@@ -50,15 +33,25 @@ func modelSetup(t *testing.T, constant bool) (*calib.Compute, network.Topology) 
 	}
 	j := job.Job{Model: m, Cluster: job.Cluster{GPU: "H20", GPUs: 16, GPUsPerNode: 8},
 		Parallel: job.Parallel{TP: 1, PP: 1, VPP: 1, EP: 8, BudgetTokens: 8192}, ContextTokens: 8192}
-	comp, err := calib.NewCompute(&prof, j)
+	mod, err := New(j, &prof, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	topo, err := network.NewTopology(prof, j.Cluster, 1, 1)
+	return mod, mod.Devices()[0].Compute, mod.Topology()
+}
+
+// price lays plan out (ep 8) and prices it under exec.
+func price(t *testing.T, mod *Model, plan *sched.Plan, lengths []int, exec sched.CPExec, overlap bool) (*step.Layout, *Iteration) {
+	t.Helper()
+	l, err := step.NewLayout(plan, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return comp, topo
+	it, err := mod.Price(l, lengths, Exec{CP: exec, OverlapAllToAll: overlap}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, it
 }
 
 // modelPlan is one MB: sequence 0 (long tokens) on ranks {0, 1}, sequences
@@ -79,15 +72,12 @@ func modelPlan(long int) (*sched.Plan, []int) {
 // MoE communication, and ranks 2..7 are held for all of it (the EP barrier),
 // while block 1 (ranks 8..15, 1,024 tokens each) is much faster.
 func TestModelCostsHand(t *testing.T) {
-	comp, topo := modelSetup(t, true)
+	mod, comp, topo := modelSetup(t, true, Options{})
 	plan, lengths := modelPlan(8192)
-	mc, err := NewModelCosts(comp, topo, lengths, sched.UlyssesRing, true)
+	l, mc := price(t, mod, plan, lengths, sched.UlyssesRing, true)
+	res, err := step.Run(l, 1, 1, mc)
 	if err != nil {
 		t.Fatal(err)
-	}
-	res, err := Simulate(plan, 1, 1, 8, mc)
-	if err != nil {
-		t.Fatal(err, mc.Err())
 	}
 	if len(res.Domains) != 2 {
 		t.Fatalf("%d domains, want 2", len(res.Domains))
@@ -141,17 +131,10 @@ func TestModelCostsHand(t *testing.T) {
 // rank, LM head included.
 func TestModelCostsNoCommIsCompute(t *testing.T) {
 	for _, constant := range []bool{true, false} {
-		comp, topo := modelSetup(t, constant)
+		mod, comp, _ := modelSetup(t, constant, Options{NoComm: true})
 		plan, lengths := modelPlan(12288)
-		mc, err := NewModelCosts(comp, topo, lengths, sched.Ulysses, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mc.NoComm = true
-		doms, err := Domains(plan, 8)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l, mc := price(t, mod, plan, lengths, sched.Ulysses, false)
+		doms := l.Domains
 		f, b := mc.ChunkSeconds(0, 0, &doms[0])
 		want := comp.RankStageSeconds(0, 6144, []calib.Piece{{SeqTokens: 12288, CPDegree: 2, BlockTokens: 12288}})
 		if math.Abs(f-want.FwdSeconds()) > 1e-12 || math.Abs(b-want.BwdSeconds()) > 1e-12 {
@@ -171,21 +154,14 @@ func TestModelCostsNoCommIsCompute(t *testing.T) {
 // TestModelCostsMonotone: more tokens in the long group never cost less, under
 // every exec, with communication and size-dependent efficiencies.
 func TestModelCostsMonotone(t *testing.T) {
-	comp, topo := modelSetup(t, false)
+	mod, _, _ := modelSetup(t, false, Options{})
 	for _, exec := range []sched.CPExec{sched.Ulysses, sched.Ring, sched.UlyssesRing} {
 		for _, overlap := range []bool{false, true} {
 			var pf, pb float64
 			for long := 256; long <= 65536; long += 256 {
 				plan, lengths := modelPlan(long)
-				mc, err := NewModelCosts(comp, topo, lengths, exec, overlap)
-				if err != nil {
-					t.Fatal(err)
-				}
-				doms, _ := Domains(plan, 8)
-				f, b := mc.ChunkSeconds(0, 0, &doms[0])
-				if mc.Err() != nil {
-					t.Fatal(mc.Err())
-				}
+				l, mc := price(t, mod, plan, lengths, exec, overlap)
+				f, b := mc.ChunkSeconds(0, 0, &l.Domains[0])
 				if f < pf-1e-15 || b < pb-1e-15 {
 					t.Fatalf("%v overlap %v: %d tokens cost %g/%g s, fewer cost %g/%g", exec, overlap, long, f, b, pf, pb)
 				}
@@ -200,13 +176,13 @@ func TestModelCostsMonotone(t *testing.T) {
 // the priced chunk and a compute-only one for the slowest group when the
 // domain has one group.
 func TestModelCostsCommSplit(t *testing.T) {
-	comp, topo := modelSetup(t, false)
+	mod, _, _ := modelSetup(t, false, Options{})
+	silent, _, _ := modelSetup(t, false, Options{NoComm: true})
 	plan, lengths := modelPlan(65536)
-	doms, _ := Domains(plan, 8)
 	for _, exec := range []sched.CPExec{sched.Ulysses, sched.Ring, sched.UlyssesRing} {
-		mc, _ := NewModelCosts(comp, topo, lengths, exec, false)
-		quiet, _ := NewModelCosts(comp, topo, lengths, exec, false)
-		quiet.NoComm = true
+		l, mc := price(t, mod, plan, lengths, exec, false)
+		_, quiet := price(t, silent, plan, lengths, exec, false)
+		doms := l.Domains
 		for i := range doms {
 			f, b := mc.ChunkSeconds(0, 0, &doms[i])
 			cf, cb := mc.ChunkExposedCommSeconds(0, 0, &doms[i])
@@ -228,16 +204,65 @@ func TestModelCostsCommSplit(t *testing.T) {
 
 // TestPlannerStall prices each kind of work at its profile constant.
 func TestPlannerStall(t *testing.T) {
-	p, err := calib.LookupProfile("H800")
+	mod, _, _ := modelSetup(t, false, Options{})
+	p := mod.Devices()[0].Profile
+	w := sched.StallWork{PoolVisits: 1e7, HeapOps: 1e5, SequenceVisits: 1e6}
+	want := 1e7*p.CPythonPoolVisitSeconds.Value + 1e5*p.CPythonHeapOpSeconds.Value + 1e6*p.CPythonSequenceVisitSeconds.Value
+	if got := mod.PlannerStallSeconds(w); math.Abs(got-want) > 1e-12 || got <= 0 {
+		t.Errorf("stall %g s, want %g", got, want)
+	}
+	if mod.PlannerStallSeconds(sched.StallWork{}) != 0 {
+		t.Error("no work, yet a stall")
+	}
+}
+
+// TestPriceErrors: a plan the cost model cannot price is an error from Price,
+// never a NaN found later; a question outside the priced layout gets NaN,
+// which the engine refuses.
+func TestPriceErrors(t *testing.T) {
+	mod, _, _ := modelSetup(t, false, Options{})
+	plan, lengths := modelPlan(8192)
+	l, err := step.NewLayout(plan, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := sched.StallWork{PoolVisits: 1e7, HeapOps: 1e5, SequenceVisits: 1e6}
-	want := 1e7*p.CPythonPoolVisitSeconds.Value + 1e5*p.CPythonHeapOpSeconds.Value + 1e6*p.CPythonSequenceVisitSeconds.Value
-	if got := PlannerStall(p, w); math.Abs(got-want) > 1e-12 || got <= 0 {
-		t.Errorf("stall %g s, want %g", got, want)
+	for _, c := range []struct {
+		name    string
+		l       *step.Layout
+		lengths []int
+		exec    Exec
+		stall   float64
+		want    string
+	}{
+		{"short batch", l, lengths[:3], Exec{CP: sched.Ulysses}, 0, "sequence 3 outside the batch [0, 3)"},
+		{"bad exec", l, lengths, Exec{}, 0, "invalid CP exec 0"},
+		{"nil layout", nil, lengths, Exec{CP: sched.Ulysses}, 0, "nil layout"},
+		{"bad stall", l, lengths, Exec{CP: sched.Ulysses}, math.NaN(), "planner stall NaN"},
+	} {
+		if _, err := mod.Price(c.l, c.lengths, c.exec, c.stall); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
 	}
-	if PlannerStall(p, sched.StallWork{}) != 0 {
-		t.Error("no work, yet a stall")
+	l1, _ := step.NewLayout(plan, 1)
+	if _, err := mod.Price(l1, lengths, Exec{CP: sched.Ulysses}, 0); err == nil || !strings.Contains(err.Error(), "ep = 1") {
+		t.Errorf("ep mismatch: %v", err)
+	}
+	it, err := mod.Price(l, lengths, Exec{CP: sched.Ulysses}, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := l.Domains[1]
+	stray.Index = 0
+	if f, _ := it.ChunkSeconds(0, 0, &stray); !math.IsNaN(f) {
+		t.Errorf("a domain outside the layout priced %v", f)
+	}
+	if f, _ := it.ChunkSeconds(0, 5, &l.Domains[0]); !math.IsNaN(f) {
+		t.Errorf("chunk 5 of vpp 1 priced %v", f)
+	}
+	if it.PlannerStallSeconds() != 0.5 || math.IsNaN(it.GradSyncSeconds(0)) || !math.IsNaN(it.GradSyncSeconds(1)) {
+		t.Errorf("stall %v, sync %v / %v", it.PlannerStallSeconds(), it.GradSyncSeconds(0), it.GradSyncSeconds(1))
+	}
+	if mod.DeviceOf(15).Name != "H20" || len(mod.Devices()) != 1 {
+		t.Errorf("devices %+v", mod.Devices())
 	}
 }

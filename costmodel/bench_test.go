@@ -1,4 +1,4 @@
-package step
+package costmodel
 
 import (
 	"fmt"
@@ -8,14 +8,16 @@ import (
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/hydra"
-	"github.com/dcpsim/dcpsim/sim/network"
+	"github.com/dcpsim/dcpsim/sched/policies"
+	"github.com/dcpsim/dcpsim/sim/step"
 	"github.com/dcpsim/dcpsim/workload"
 )
 
 // BenchmarkIteration times one iteration of DeepSeek-V3 on H800 (tp1 pp16 ep64,
 // 3 + 4·14 + 2 layers, B = 8192, 256K context, 16,384 tokens per GPU of
-// long-256k) planned by HyDra outside the timed loop: ModelCosts (built anew
-// each time, so its per-domain cache is cold) and Simulate.
+// long-256k) planned by HyDra outside the timed loop: the layout, Price (every
+// domain priced anew) and the engine's Run, from 8K GPUs to 131,072 (the next
+// generation of clusters).
 func BenchmarkIteration(b *testing.B) {
 	prof, err := calib.LookupProfile("H800")
 	if err != nil {
@@ -25,16 +27,16 @@ func BenchmarkIteration(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, gpus := range []int{8192, 16384, 40960} {
+	d, err := policies.Lookup(hydra.Name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, gpus := range []int{8192, 16384, 40960, 131072} {
 		b.Run(fmt.Sprintf("gpus=%d", gpus), func(b *testing.B) {
 			j := job.Job{Model: m, Cluster: job.Cluster{GPU: "H800", GPUs: gpus, GPUsPerNode: 8},
 				Parallel: job.Parallel{TP: 1, PP: 16, VPP: 1, EP: 64, BudgetTokens: 8192,
 					FirstStageLayers: 3, LastStageLayers: 2}, ContextTokens: 262144}
-			comp, err := calib.NewCompute(prof, j)
-			if err != nil {
-				b.Fatal(err)
-			}
-			topo, err := network.NewTopology(*prof, j.Cluster, 1, 16)
+			mod, err := New(j, prof, Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -45,8 +47,8 @@ func BenchmarkIteration(b *testing.B) {
 			}
 			lengths := s.Batch(0).Lengths
 			in := sched.Inputs{PoolRanks: j.PoolRanks(), BudgetTokens: 8192, PP: 16, VPP: 1, ContextTokens: 262144,
-				OverheadRatio: comp.OverheadRatio(sched.MemoryDegree(262144, 8192), 8192)}
-			p, err := hydra.New(nil)
+				EP: 64, OverheadRatio: mod.Overhead().RatioSquareTokens}
+			p, err := d.New(nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -54,18 +56,22 @@ func BenchmarkIteration(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			exec, overlap := ExecFor(hydra.Name)
+			exec := Exec{CP: d.Exec, OverlapAllToAll: d.OverlapAllToAll}
 			var events uint64
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				mc, err := NewModelCosts(comp, topo, lengths, exec, overlap)
+				l, err := step.NewLayout(plan, 64)
 				if err != nil {
 					b.Fatal(err)
 				}
-				res, err := Simulate(plan, 16, 1, 64, mc)
+				it, err := mod.Price(l, lengths, exec, 0)
 				if err != nil {
-					b.Fatal(err, mc.Err())
+					b.Fatal(err)
+				}
+				res, err := step.Run(l, 16, 1, it)
+				if err != nil {
+					b.Fatal(err)
 				}
 				events += res.Events
 			}

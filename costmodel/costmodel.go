@@ -1,0 +1,214 @@
+// Package costmodel prices a DCP plan for the engine (sim/step): calib prices
+// the computation and sim/network the communication of one job, each HDP rank
+// on its own device, under the CP execution the policy assumes. The engine
+// imports neither calib nor sim/network; it asks a step.Costs, which
+// Model.Price builds.
+//
+// # Devices
+//
+// A Model maps every HDP rank to a Device: a GPU kind with its calibration
+// profile and compute model. Today a cluster has one kind, so every rank maps
+// to the one device; a group's time is the slowest of its ranks' devices, so
+// ranks on different kinds need no change to the engine or to Price's callers.
+//
+// # Pricing a domain op
+//
+// For a domain op of one chunk on one stage, per layer of the chunk:
+//
+//   - every CP group (all its ranks alike) runs the GEMMs of its per-rank tokens
+//     ⌈Σ s / k⌉, the core attention of each of its sequences (s, k) at the kernel
+//     block the exec implies (s for Ulysses, s/r for a ring of r), and the CP
+//     communication network.CPLayer leaves exposed (ring steps hidden behind
+//     attention blocks; with overlap the Q/K/V all-to-alls hidden behind the
+//     rank's GEMM time of the layer);
+//   - the domain's layer time is the slowest group's, plus on an MoE layer the
+//     slowest EP block's dispatch and combine (network.MoELayer at the most
+//     tokens any rank of the block routes): the all-to-all is a barrier, so the
+//     whole block waits for it.
+//
+// A chunk is layers [c·n/v, (c+1)·n/v) of the stage's n layers (integer
+// division, calib.Compute.StageLayers); the last stage's last chunk adds the
+// LM head for the domain's fullest rank. A Ulysses group wider than the query
+// heads per TP rank allow runs as UlyssesRing (Megatron's a2a+p2p
+// hierarchical CP). P2P moves the fullest rank's activations (or gradients)
+// across the stage boundary. The gradient sync is network.GradSync of the
+// stage's dense parameters per GPU (embedding on the first stage, output layer
+// on the last, /tp) and routed-expert parameters (/(tp·ep)); the optimizer
+// step updates the distributed optimizer's shard: dense/G + expert·ep/G.
+//
+// Price prices every domain before the run and returns an error for a plan the
+// network cannot run, so the engine's questions are lookups that cannot fail.
+package costmodel
+
+import (
+	"fmt"
+
+	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sim/network"
+)
+
+// Device is one GPU kind of the cluster.
+type Device struct {
+	// Name is the profile's name, e.g. "H800".
+	Name string
+	// Profile holds the kind's calibrated constants.
+	Profile *calib.Profile
+	// Compute prices the job's computation on this kind.
+	Compute *calib.Compute
+}
+
+// Options are what-if switches of the cost model.
+type Options struct {
+	// UlyssesAcrossNodes lets the inner Ulysses degree of a Ulysses × ring
+	// group grow past the node, up to the query heads per TP rank
+	// (network.UlyssesDegreeWithin); false keeps it inside NVLink.
+	UlyssesAcrossNodes bool
+	// NoComm prices compute only: CP, MoE, P2P and gradient sync are free.
+	NoComm bool
+	// FP8Dispatch sends MoE dispatch buffers in FP8.
+	FP8Dispatch bool
+}
+
+// Model is the cost model of one job on one cluster. It is immutable after New
+// and safe for concurrent use; Price builds a per-plan step.Costs.
+type Model struct {
+	job     job.Job
+	opts    Options
+	devices []Device
+	// rankDevice[r] is the index in devices of HDP rank r's device; nil when
+	// every rank runs on devices[0].
+	rankDevice []int
+	topo       network.Topology
+	vpp, ep    int
+	// One dense and one MoE layer of the model (-1: none): layers of a kind
+	// cost the same.
+	denseLayer, moeLayer int
+	layerKind            [][]chunkLayers // [stage][chunk]
+	gradSync, optimizer  []float64       // per stage, seconds
+}
+
+// chunkLayers counts a chunk's dense and MoE layers.
+type chunkLayers struct{ dense, moe int }
+
+// New builds the cost model of job j with every rank on the GPU kind of prof.
+// It fails when the profile, the job and the network do not fit together (a
+// stage with fewer layers than vpp chunks, ep not dividing the pool, ...).
+func New(j job.Job, prof *calib.Profile, opts Options) (*Model, error) {
+	if prof == nil {
+		return nil, fmt.Errorf("costmodel: nil profile")
+	}
+	comp, err := calib.NewCompute(prof, j)
+	if err != nil {
+		return nil, err
+	}
+	par := j.Parallel
+	topo, err := network.NewTopology(*prof, j.Cluster, par.TP, max(par.PP, 1))
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{job: j, opts: opts, devices: []Device{{Name: prof.Name, Profile: prof, Compute: comp}}, topo: topo,
+		vpp: max(par.VPP, 1), ep: max(par.EP, 1), denseLayer: -1, moeLayer: -1}
+	if topo.PoolRanks%m.ep != 0 {
+		return nil, fmt.Errorf("costmodel: ep = %d does not divide the pool's %d ranks", m.ep, topo.PoolRanks)
+	}
+	model := j.Model
+	for l := range model.Layers {
+		if model.IsMoELayer(l) {
+			m.moeLayer = max(m.moeLayer, l)
+		} else {
+			m.denseLayer = max(m.denseLayer, l)
+		}
+	}
+	for s := range topo.PP {
+		first, n := comp.StageLayers(s)
+		if n < m.vpp {
+			return nil, fmt.Errorf("costmodel: stage %d has %d layers, fewer than vpp = %d chunks", s, n, m.vpp)
+		}
+		chunks := make([]chunkLayers, m.vpp)
+		for c := range m.vpp {
+			k := &chunks[c]
+			for l := first + c*n/m.vpp; l < first+(c+1)*n/m.vpp; l++ {
+				if model.IsMoELayer(l) {
+					k.moe++
+				} else {
+					k.dense++
+				}
+			}
+		}
+		m.layerKind = append(m.layerKind, chunks)
+		dense, expert := m.stageParams(s)
+		var sync float64
+		if !opts.NoComm {
+			sync = network.GradSync(topo.ForStage(s), dense, expert, m.ep).Seconds()
+		}
+		g := float64(topo.PoolRanks)
+		m.gradSync = append(m.gradSync, sync)
+		m.optimizer = append(m.optimizer, comp.OptimizerStepSeconds(dense/g+expert*float64(m.ep)/g))
+	}
+	return m, nil
+}
+
+// Job returns the job the model prices.
+func (m *Model) Job() job.Job { return m.job }
+
+// Topology returns the network of stage 0.
+func (m *Model) Topology() network.Topology { return m.topo }
+
+// Devices returns the cluster's device kinds.
+func (m *Model) Devices() []Device { return m.devices }
+
+// DeviceOf returns HDP rank r's device.
+func (m *Model) DeviceOf(r int) *Device {
+	if m.rankDevice == nil {
+		return &m.devices[0]
+	}
+	return &m.devices[m.rankDevice[r]]
+}
+
+// MaxCPDegree is the largest CP degree exec runs on this job
+// (network.MaxCPDegree): a policy's Inputs.MaxDegree.
+func (m *Model) MaxCPDegree(exec sched.CPExec) int {
+	return network.MaxCPDegree(exec, m.topo, m.job.Model)
+}
+
+// Overhead is HyDra's θ/c for the job (calib.Compute.Overhead) at the
+// memory-minimum CP degree of the context and a block of B tokens (a rank at
+// the load target holds up to B tokens), on the first device.
+func (m *Model) Overhead() calib.Overhead {
+	b := m.job.Parallel.BudgetTokens
+	return m.devices[0].Compute.Overhead(sched.MemoryDegree(m.job.ContextTokens, b), b)
+}
+
+// PlannerStallSeconds models a plan's planning stall on the host: its
+// StallWork priced with the profile's per-operation CPython costs (pool
+// visits, heap operations, sequence visits). The systems compared ship Python
+// planners that run at the head of every iteration on the critical path (HyDra
+// §3.4); this is the deterministic model of that time, not our Go planners'
+// wall time.
+func (m *Model) PlannerStallSeconds(w sched.StallWork) float64 {
+	prof := m.devices[0].Profile
+	return float64(w.PoolVisits)*prof.CPythonPoolVisitSeconds.Value +
+		float64(w.HeapOps)*prof.CPythonHeapOpSeconds.Value +
+		float64(w.SequenceVisits)*prof.CPythonSequenceVisitSeconds.Value
+}
+
+// stageParams returns a stage's dense and routed-expert parameters per GPU.
+func (m *Model) stageParams(stage int) (dense, expert float64) {
+	model := m.job.Model
+	first, n := m.devices[0].Compute.StageLayers(stage)
+	for l := first; l < first+n; l++ {
+		e := model.LayerExpertParams(l)
+		dense += model.LayerParams(l) - e
+		expert += e
+	}
+	if stage == 0 {
+		dense += model.EmbeddingParams()
+	}
+	if stage == m.topo.PP-1 {
+		dense += model.OutputParams()
+	}
+	tp := float64(m.topo.TP)
+	return dense / tp, expert / (tp * float64(m.ep))
+}

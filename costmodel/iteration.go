@@ -1,0 +1,315 @@
+package costmodel
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sim/network"
+	"github.com/dcpsim/dcpsim/sim/step"
+)
+
+// Exec is the CP execution a policy's plans are priced under.
+type Exec struct {
+	// CP is how every group executes attention across its ranks.
+	CP sched.CPExec
+	// OverlapAllToAll hides the Q/K/V all-to-alls behind independent compute.
+	OverlapAllToAll bool
+}
+
+// Iteration is the priced cost of one laid-out plan: a step.Costs (also a
+// step.CommSplitter and a step.PlannerStaller) whose answers were all computed
+// by Price. It is immutable.
+type Iteration struct {
+	m      *Model
+	layout *step.Layout
+	// cost[class][domain]: class is the stage when stages differ in their
+	// node layout (G·tp not node-aligned), else 0.
+	cost         [][]domainCost
+	stallSeconds float64
+}
+
+var (
+	_ step.Costs          = (*Iteration)(nil)
+	_ step.CommSplitter   = (*Iteration)(nil)
+	_ step.PlannerStaller = (*Iteration)(nil)
+)
+
+// domainCost is a domain's per-layer times, forward and backward.
+type domainCost struct {
+	dense, moe [2]float64 // compute + exposed CP, max over groups
+	// denseComm and moeCPComm are the exposed CP part of dense and moe (the
+	// slowest group's).
+	denseComm, moeCPComm [2]float64
+	moeComm              [2]float64 // EP dispatch + combine, max over blocks
+	maxTokens            int        // the fullest rank's tokens
+}
+
+// Price prices every domain of the layout for the batch lengths under exec,
+// with stallSeconds of planning at the head of the iteration. It fails when a
+// group names a sequence outside the batch, the layout's EP differs from the
+// job's, or the network cannot run a group.
+func (m *Model) Price(l *step.Layout, lengths []int, exec Exec, stallSeconds float64) (*Iteration, error) {
+	switch {
+	case l == nil || l.Plan == nil:
+		return nil, fmt.Errorf("costmodel: nil layout")
+	case !exec.CP.Valid():
+		return nil, fmt.Errorf("costmodel: invalid CP exec %d", int(exec.CP))
+	case l.EP != m.ep:
+		return nil, fmt.Errorf("costmodel: layout for ep = %d, job ep = %d", l.EP, m.ep)
+	case l.Plan.PoolRanks != m.topo.PoolRanks:
+		return nil, fmt.Errorf("costmodel: plan spans %d ranks, the job's pool %d", l.Plan.PoolRanks, m.topo.PoolRanks)
+	case !(stallSeconds >= 0) || math.IsInf(stallSeconds, 0):
+		return nil, fmt.Errorf("costmodel: planner stall %v s: need a finite value >= 0", stallSeconds)
+	}
+	it := &Iteration{m: m, layout: l, stallSeconds: stallSeconds}
+	classes := 1
+	if m.topo.PoolRanks%m.topo.RanksPerNode != 0 {
+		classes = m.topo.PP // stages start part way through a node
+	}
+	p := pricer{m: m, lengths: lengths, exec: exec}
+	for c := range classes {
+		costs := make([]domainCost, len(l.Domains))
+		t := m.topo.ForStage(c)
+		for i := range l.Domains {
+			dc, err := p.domain(t, &l.Domains[i])
+			if err != nil {
+				return nil, err
+			}
+			costs[i] = dc
+		}
+		it.cost = append(it.cost, costs)
+	}
+	return it, nil
+}
+
+// pricer prices the domains of one plan.
+type pricer struct {
+	m       *Model
+	lengths []int
+	exec    Exec
+	blocks  []int // scratch: per EP block of a domain, the fullest rank's tokens
+}
+
+// groupTokens is a group's per-rank tokens ⌈Σ s / k⌉ and its total Σ s.
+func (p *pricer) groupTokens(g sched.Group) (perRank, total int, err error) {
+	if g.Size < 1 {
+		return 0, 0, fmt.Errorf("group at rank %d has %d ranks", g.FirstRank, g.Size)
+	}
+	for _, id := range g.Seqs {
+		if id < 0 || id >= len(p.lengths) {
+			return 0, 0, fmt.Errorf("group at rank %d names sequence %d outside the batch [0, %d)", g.FirstRank, id, len(p.lengths))
+		}
+		total += p.lengths[id]
+	}
+	return (total + g.Size - 1) / g.Size, total, nil
+}
+
+// cpExec returns the execution of a group of degree k and its ring degree
+// (decided on stage 0's layout).
+func (p *pricer) cpExec(k int) (sched.CPExec, int) {
+	m := p.m
+	e := p.exec.CP
+	if e == sched.Ulysses && k > network.MaxCPDegree(sched.Ulysses, m.topo, m.job.Model) {
+		e = sched.UlyssesRing
+	}
+	switch e {
+	case sched.Ring:
+		return e, k
+	case sched.UlyssesRing:
+		return e, k / network.UlyssesDegreeWithin(m.topo, m.job.Model, k, m.opts.UlyssesAcrossNodes)
+	}
+	return e, 1
+}
+
+// groupCompute is a group's attention and GEMM seconds per layer kind on the
+// slowest device among its ranks.
+type groupCompute struct {
+	attn [2]float64    // forward, backward
+	gemm [2][2]float64 // [dense, moe][forward, backward]
+}
+
+func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
+	m := p.m
+	var out groupCompute
+	seen := -1
+	for r := g.FirstRank; r <= g.LastRank(); r++ {
+		dev := 0
+		if m.rankDevice != nil {
+			dev = m.rankDevice[r]
+		}
+		if dev == seen {
+			continue
+		}
+		seen = dev
+		comp := m.devices[dev].Compute
+		var c groupCompute
+		for _, id := range g.Seqs {
+			s := p.lengths[id]
+			if s == 0 {
+				continue
+			}
+			blk := calib.KernelBlockTokens(s, ring)
+			c.attn[0] += comp.AttentionFwdSeconds(s, g.Size, blk)
+			c.attn[1] += comp.AttentionBwdSeconds(s, g.Size, blk)
+		}
+		for kind, l := range [2]int{m.denseLayer, m.moeLayer} {
+			if l >= 0 {
+				f := comp.GEMMFwdSeconds(l, per)
+				c.gemm[kind] = [2]float64{f, 2 * f}
+			}
+		}
+		if c.attn[0]+c.gemm[1][0]+c.gemm[0][0] > out.attn[0]+out.gemm[1][0]+out.gemm[0][0] {
+			out = c
+		}
+	}
+	return out
+}
+
+// domain prices one domain on the stages of topology t.
+func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) {
+	m := p.m
+	var dc domainCost
+	if len(d.Groups) == 0 {
+		// An idle block of a global MB: it runs the MB empty, in no collective
+		// with anyone (its EP block holds no token).
+		return dc, nil
+	}
+	nb := d.Size / m.ep
+	p.blocks = append(p.blocks[:0], make([]int, nb)...)
+	for _, g := range d.Groups {
+		per, total, err := p.groupTokens(g)
+		if err != nil {
+			return dc, fmt.Errorf("costmodel: microbatch %d: %w", d.MB, err)
+		}
+		dc.maxTokens = max(dc.maxTokens, per)
+		for b := (g.FirstRank - d.FirstRank) / m.ep; b <= (g.LastRank()-d.FirstRank)/m.ep; b++ {
+			p.blocks[b] = max(p.blocks[b], per)
+		}
+		exec, ring := p.cpExec(g.Size)
+		c := p.compute(g, per, ring)
+		for kind, l := range [2]int{m.denseLayer, m.moeLayer} {
+			if l < 0 {
+				continue
+			}
+			gf, gb := c.gemm[kind][0], c.gemm[kind][1]
+			f, b := gf+c.attn[0], gb+c.attn[1]
+			if !m.opts.NoComm && g.Size > 1 {
+				cp, err := network.CPLayer(t, m.job.Model, network.CPGroup{Exec: exec, FirstRank: g.FirstRank, Degree: g.Size,
+					UlyssesDegree: g.Size / ring, OverlapAllToAll: p.exec.OverlapAllToAll}, total,
+					network.CPOverlap{AttentionFwdSeconds: c.attn[0], AttentionBwdSeconds: c.attn[1],
+						IndependentFwdSeconds: gf, IndependentBwdSeconds: gb})
+				if err != nil {
+					return dc, fmt.Errorf("costmodel: microbatch %d group at rank %d (degree %d): %w", d.MB, g.FirstRank, g.Size, err)
+				}
+				f += cp.Fwd.ExposedSeconds
+				b += cp.Bwd.ExposedSeconds
+			}
+			dst, comm := &dc.dense, &dc.denseComm
+			if kind == 1 {
+				dst, comm = &dc.moe, &dc.moeCPComm
+			}
+			for k, sec := range [2]float64{f, b} {
+				if sec > dst[k] {
+					dst[k], comm[k] = sec, sec-[2]float64{gf + c.attn[0], gb + c.attn[1]}[k]
+				}
+			}
+		}
+	}
+	if !m.opts.NoComm && m.moeLayer >= 0 && m.ep > 1 {
+		for b, tok := range p.blocks {
+			c := network.MoELayer(t, m.job.Model, d.FirstRank+b*m.ep, m.ep, tok, m.opts.FP8Dispatch)
+			dc.moeComm[0], dc.moeComm[1] = max(dc.moeComm[0], c.FwdSeconds), max(dc.moeComm[1], c.BwdSeconds)
+		}
+	}
+	return dc, nil
+}
+
+// lookup returns domain d's per-layer costs on stage and the layers of chunk;
+// ok is false for a question outside the priced layout (an engine bug).
+func (it *Iteration) lookup(stage, chunk int, d *step.Domain) (domainCost, chunkLayers, bool) {
+	m := it.m
+	if stage < 0 || stage >= len(m.layerKind) || chunk < 0 || chunk >= m.vpp || d == nil ||
+		d.Index < 0 || d.Index >= len(it.layout.Domains) || it.layout.Domains[d.Index].FirstRank != d.FirstRank ||
+		it.layout.Domains[d.Index].MB != d.MB {
+		return domainCost{}, chunkLayers{}, false
+	}
+	class := 0
+	if len(it.cost) > 1 {
+		class = stage
+	}
+	return it.cost[class][d.Index], m.layerKind[stage][chunk], true
+}
+
+// ChunkSeconds returns the chunk's layers × the domain's per-layer times (see
+// the package doc), plus the LM head on the last stage's last chunk. A
+// question outside the priced layout gets NaN, which the engine refuses.
+func (it *Iteration) ChunkSeconds(stage, chunk int, d *step.Domain) (forward, backward float64) {
+	dc, ck, ok := it.lookup(stage, chunk, d)
+	if !ok {
+		return math.NaN(), math.NaN()
+	}
+	var out [2]float64
+	for k := range 2 {
+		out[k] = float64(ck.dense)*dc.dense[k] + float64(ck.moe)*(dc.moe[k]+dc.moeComm[k])
+	}
+	if stage == len(it.m.layerKind)-1 && chunk == it.m.vpp-1 && dc.maxTokens > 0 {
+		comp := it.m.devices[0].Compute
+		out[0] += comp.LMHeadFwdSeconds(dc.maxTokens)
+		out[1] += comp.LMHeadBwdSeconds(dc.maxTokens)
+	}
+	return out[0], out[1]
+}
+
+// ChunkExposedCommSeconds is the part of ChunkSeconds spent in exposed
+// communication: per layer, the slowest group's exposed CP communication plus,
+// on MoE layers, the EP dispatch and combine (step.CommSplitter).
+func (it *Iteration) ChunkExposedCommSeconds(stage, chunk int, d *step.Domain) (forward, backward float64) {
+	dc, ck, ok := it.lookup(stage, chunk, d)
+	if !ok {
+		return math.NaN(), math.NaN()
+	}
+	var out [2]float64
+	for k := range 2 {
+		out[k] = float64(ck.dense)*dc.denseComm[k] + float64(ck.moe)*(dc.moeCPComm[k]+dc.moeComm[k])
+	}
+	return out[0], out[1]
+}
+
+// PlannerStallSeconds returns the stall Price was given (step.PlannerStaller).
+func (it *Iteration) PlannerStallSeconds() float64 { return it.stallSeconds }
+
+// P2PSeconds is the fullest rank's activations (or gradients, the same size)
+// sent over the boundary between the two stages (network.P2PSeconds from the
+// lower one; the interleaved wrap from the last stage to the first is priced
+// as the last boundary).
+func (it *Iteration) P2PSeconds(fromStage, toStage, _ int, d *step.Domain, _ bool) float64 {
+	m := it.m
+	if m.opts.NoComm || m.topo.PP < 2 {
+		return 0
+	}
+	dc, _, ok := it.lookup(fromStage, 0, d)
+	if !ok {
+		return math.NaN()
+	}
+	lo := min(min(fromStage, toStage), m.topo.PP-2)
+	return network.P2PSeconds(m.topo, lo, d.FirstRank, network.P2PActivationBytes(m.topo, m.job.Model.Hidden, dc.maxTokens))
+}
+
+// GradSyncSeconds is network.GradSync of the stage's parameters per GPU.
+func (it *Iteration) GradSyncSeconds(stage int) float64 {
+	if stage < 0 || stage >= len(it.m.gradSync) {
+		return math.NaN()
+	}
+	return it.m.gradSync[stage]
+}
+
+// OptimizerSeconds is the optimizer step over this GPU's shard of the stage's
+// parameters: dense/G + expert/(G/ep).
+func (it *Iteration) OptimizerSeconds(stage int) float64 {
+	if stage < 0 || stage >= len(it.m.optimizer) {
+		return math.NaN()
+	}
+	return it.m.optimizer[stage]
+}
