@@ -65,7 +65,9 @@
 // reduce_scatter and "bytes" is the per-rank buffer. kv_heads is recorded but does
 // not change FLOPs. Unknown operations or shape keys are errors. FitCurve fits one
 // curve by weighted least squares on 1/η against 1/x and refuses ill-conditioned
-// data.
+// data; Fit fits every curve the rows cover onto a base profile, and
+// FitDetermined does the same but keeps the base's values for the curves the
+// rows cannot determine, listing them with the reason.
 package calib
 
 // Const is one calibration constant and where it came from: a datasheet URL, a

@@ -128,14 +128,24 @@ func constSpecs() []constSpec {
 
 var profileNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
+// ValidateProfileName checks a profile name as Validate does: letters, digits,
+// '.', '_' and '-', starting with a letter or digit, at most 64 characters. The
+// error names the key ("name = ...").
+func ValidateProfileName(name string) error {
+	if !profileNameRE.MatchString(name) {
+		return fmt.Errorf("name = %q: must match %s", name, profileNameRE)
+	}
+	return nil
+}
+
 // Validate checks the profile: a name of [A-Za-z0-9._-] (at most 64 characters),
 // and every Const with a non-empty source and a finite value in its sane range
 // (curve Max in (0, MaxFitEfficiency], Half >= 0, gpus_per_node an integer, ...).
 // It returns every problem, joined, each naming the TOML key.
 func (p *Profile) Validate() error {
 	var errs []error
-	if !profileNameRE.MatchString(p.Name) {
-		errs = append(errs, fmt.Errorf("name = %q: must match %s", p.Name, profileNameRE))
+	if err := ValidateProfileName(p.Name); err != nil {
+		errs = append(errs, err)
 	}
 	for _, s := range constSpecs() {
 		c := s.get(p)
