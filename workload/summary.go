@@ -103,3 +103,36 @@ func Summarize(lengths []int, thresholds []int) Summary {
 	}
 	return sum
 }
+
+// BatchStats describes one batch, as `dcpsim workload stats` lists it per
+// iteration (the JSON names are those of its --json output).
+type BatchStats struct {
+	// Iteration is the batch's training iteration.
+	Iteration int `json:"iteration"`
+	// Sequences is the number of sequences (a piece of a split sequence counts
+	// as one).
+	Sequences int `json:"sequences"`
+	// Tokens is Σ s.
+	Tokens int64 `json:"tokens"`
+	// SumSquares is Σ s², summed exactly as Summarize sums it, then rounded.
+	SumSquares float64 `json:"sum_squares"`
+	// MaxTokens is the longest sequence.
+	MaxTokens int `json:"max_tokens"`
+	// AttentionWeightedMeanTokens is Σ s² / Σ s = E[s²]/E[s]: the mean length
+	// of the sequence a token belongs to, which sets the token's attention cost.
+	AttentionWeightedMeanTokens float64 `json:"attention_weighted_mean_tokens"`
+}
+
+// Stats describes the batch: Summarize's counts and sums for its lengths (each
+// >= 1; a smaller one panics), without percentiles or thresholds. An empty
+// batch has all-zero statistics but its iteration.
+func (b Batch) Stats() BatchStats {
+	st := BatchStats{Iteration: b.Iteration}
+	if len(b.Lengths) == 0 {
+		return st
+	}
+	s := Summarize(b.Lengths, nil)
+	st.Sequences, st.Tokens, st.SumSquares, st.MaxTokens = s.Sequences, s.Tokens, s.SumSquares, s.MaxTokens
+	st.AttentionWeightedMeanTokens = s.SumSquares / float64(s.Tokens)
+	return st
+}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
 	"testing"
@@ -43,5 +44,51 @@ func TestDefaultThresholdsFresh(t *testing.T) {
 	a[0] = 1
 	if DefaultThresholds()[0] != 2048 {
 		t.Error("DefaultThresholds shares its slice")
+	}
+}
+
+func TestBatchStats(t *testing.T) {
+	// Σ s = 6180, Σ s² = 26012130 (as in TestSummarize).
+	b := Batch{Iteration: 7, Lengths: []int{40, 3, 1000, 1, 20, 5000, 2, 100, 4, 10}}
+	want := BatchStats{Iteration: 7, Sequences: 10, Tokens: 6180, SumSquares: 26012130, MaxTokens: 5000,
+		AttentionWeightedMeanTokens: 26012130.0 / 6180}
+	if got := b.Stats(); got != want {
+		t.Errorf("Stats = %+v, want %+v", got, want)
+	}
+	if got := (Batch{Iteration: 3}).Stats(); got != (BatchStats{Iteration: 3}) {
+		t.Errorf("empty batch: Stats = %+v, want zeros but the iteration", got)
+	}
+	// Exact Σ s² beyond int64, like Summarize.
+	if got := (Batch{Lengths: []int{1 << 31, 1 << 31, 1 << 31, 1 << 31, 1}}).Stats(); got.SumSquares != math.Ldexp(1, 64)+1 {
+		t.Errorf("SumSquares = %v, want 2⁶⁴+1", got.SumSquares)
+	}
+}
+
+// TestBatchStatsSampled: a sampled batch's stats agree with its Tokens and with
+// Summarize, and name the JSON fields `workload stats --json` prints.
+func TestBatchStatsSampled(t *testing.T) {
+	d, err := Preset("long-32k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSampler(d, BatchSpec{TargetTokens: 1 << 20, ContextTokens: 32768, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 3 {
+		b := s.Batch(k)
+		st, sum := b.Stats(), Summarize(b.Lengths, nil)
+		if st.Iteration != k || st.Tokens != b.Tokens() || st.Tokens != 1<<20 || st.Sequences != len(b.Lengths) ||
+			st.SumSquares != sum.SumSquares || st.MaxTokens != sum.MaxTokens || st.AttentionWeightedMeanTokens != sum.SumSquares/float64(sum.Tokens) {
+			t.Errorf("batch %d: Stats %+v disagree with Summarize %+v", k, st, sum)
+		}
+	}
+	data, err := json.Marshal(BatchStats{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wantJSON = `{"iteration":0,"sequences":0,"tokens":0,"sum_squares":0,"max_tokens":0,"attention_weighted_mean_tokens":0}`
+	if string(data) != wantJSON {
+		t.Errorf("JSON %s, want %s", data, wantJSON)
 	}
 }

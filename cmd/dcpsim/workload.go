@@ -39,23 +39,13 @@ func workloadCommand() command {
 
 // statsReport is what `workload stats --json` prints.
 type statsReport struct {
-	Source        string           `json:"source"`
-	Distribution  string           `json:"distribution,omitempty"`
-	ContextTokens int              `json:"context_tokens,omitempty"`
-	BatchTokens   int64            `json:"batch_tokens,omitempty"`
-	Seed          uint64           `json:"seed"`
-	Summary       workload.Summary `json:"summary"`
-	Batches       []batchStats     `json:"batches,omitempty"`
-}
-
-// batchStats describes one sampled batch.
-type batchStats struct {
-	Iteration       int     `json:"iteration"`
-	Sequences       int     `json:"sequences"`
-	Tokens          int64   `json:"tokens"`
-	SumSquares      float64 `json:"sum_squares"`
-	MaxTokens       int     `json:"max_tokens"`
-	AttnWeightedLen float64 `json:"attention_weighted_mean_tokens"`
+	Source        string                `json:"source"`
+	Distribution  string                `json:"distribution,omitempty"`
+	ContextTokens int                   `json:"context_tokens,omitempty"`
+	BatchTokens   int64                 `json:"batch_tokens,omitempty"`
+	Seed          uint64                `json:"seed"`
+	Summary       workload.Summary      `json:"summary"`
+	Batches       []workload.BatchStats `json:"batches,omitempty"`
 }
 
 func runWorkload(args []string, stdout, stderr io.Writer) error {
@@ -151,11 +141,7 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		for _, b := range batches {
-			s := workload.Summarize(b.Lengths, nil)
-			rep.Batches = append(rep.Batches, batchStats{
-				Iteration: b.Iteration, Sequences: s.Sequences, Tokens: s.Tokens, SumSquares: s.SumSquares,
-				MaxTokens: s.MaxTokens, AttnWeightedLen: s.SumSquares / float64(s.Tokens),
-			})
+			rep.Batches = append(rep.Batches, b.Stats())
 			pooled = append(pooled, b.Lengths...)
 		}
 	}
@@ -269,7 +255,7 @@ func printStats(w io.Writer, r statsReport) error {
 		fmt.Fprintln(tw, "iteration\tsequences\tΣ s (tokens)\tΣ s² (tokens²)\tmax s\tE[s²]/E[s]\t")
 		for _, b := range r.Batches {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%.4g\t%s\t%s\t\n", b.Iteration, thousands(int64(b.Sequences)), thousands(b.Tokens),
-				b.SumSquares, thousands(int64(b.MaxTokens)), thousands(int64(b.AttnWeightedLen+0.5)))
+				b.SumSquares, thousands(int64(b.MaxTokens)), thousands(int64(b.AttentionWeightedMeanTokens+0.5)))
 		}
 		return tw.Flush()
 	}
