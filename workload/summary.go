@@ -136,3 +136,45 @@ func (b Batch) Stats() BatchStats {
 	st.AttentionWeightedMeanTokens = s.SumSquares / float64(s.Tokens)
 	return st
 }
+
+// PaperShape compares a set of lengths with the dataset shape the HyDra paper
+// (§2.2) states for its long-context corpus: more than 85% of sequences at
+// most 2K tokens, fewer than 0.6% above 32K, and lengths spanning four orders
+// of magnitude.
+type PaperShape struct {
+	// AtMost2K is the fraction of sequences of at most 2048 tokens;
+	// AtMost2KOK says whether it is above 0.85.
+	AtMost2K   float64
+	AtMost2KOK bool
+	// Above32K is the fraction of sequences longer than 32768 tokens;
+	// Above32KOK says whether it is below 0.006.
+	Above32K   float64
+	Above32KOK bool
+	// Span is MaxTokens / MinTokens; SpanOK says whether it is at least 10⁴.
+	Span   float64
+	SpanOK bool
+}
+
+// PaperShape checks the summary against the paper's dataset shape. ok is false
+// when the summary has no sequences or its thresholds lack 2048 or 32768
+// (DefaultThresholds has both).
+func (s Summary) PaperShape() (shape PaperShape, ok bool) {
+	if s.Sequences == 0 {
+		return PaperShape{}, false
+	}
+	var has2K, has32K bool
+	for _, a := range s.Above {
+		switch a.Tokens {
+		case 2048:
+			shape.AtMost2K, has2K = 1-a.SequenceFraction, true
+		case 32768:
+			shape.Above32K, has32K = a.SequenceFraction, true
+		}
+	}
+	if !has2K || !has32K {
+		return PaperShape{}, false
+	}
+	shape.Span = float64(s.MaxTokens) / float64(max(s.MinTokens, 1))
+	shape.AtMost2KOK, shape.Above32KOK, shape.SpanOK = shape.AtMost2K > 0.85, shape.Above32K < 0.006, shape.Span >= 1e4
+	return shape, true
+}

@@ -92,3 +92,39 @@ func TestBatchStatsSampled(t *testing.T) {
 		t.Errorf("JSON %s, want %s", data, wantJSON)
 	}
 }
+
+func TestPaperShape(t *testing.T) {
+	// 90 sequences of 100 tokens, 9 of 4096 and 1 of 2²⁰: 90% at most 2K, 1%
+	// above 32K, a span of 10486×.
+	lengths := make([]int, 0, 100)
+	for range 90 {
+		lengths = append(lengths, 100)
+	}
+	for range 9 {
+		lengths = append(lengths, 4096)
+	}
+	lengths = append(lengths, 1<<20)
+	got, ok := Summarize(lengths, DefaultThresholds()).PaperShape()
+	want := PaperShape{AtMost2K: 0.9, AtMost2KOK: true, Above32K: 0.01, Above32KOK: false, Span: 10485.76, SpanOK: true}
+	if !ok || got != want {
+		t.Errorf("PaperShape = %+v, %v; want %+v", got, ok, want)
+	}
+	if _, ok := Summarize(nil, DefaultThresholds()).PaperShape(); ok {
+		t.Error("no sequences, yet a shape")
+	}
+	if _, ok := Summarize(lengths, []int{2048}).PaperShape(); ok {
+		t.Error("no 32K threshold, yet a shape")
+	}
+	// A batch of the long-256k preset has the paper's ≤2K and >32K shares.
+	d, err := Preset("long-256k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSampler(d, BatchSpec{TargetTokens: 1 << 24, ContextTokens: 1 << 18, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh, ok := Summarize(s.Batch(0).Lengths, DefaultThresholds()).PaperShape(); !ok || !sh.AtMost2KOK || !sh.Above32KOK {
+		t.Errorf("long-256k: %+v, want the paper's ≤2K and >32K shares", sh)
+	}
+}

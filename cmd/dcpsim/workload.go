@@ -234,19 +234,9 @@ func printStats(w io.Writer, r statsReport) error {
 	}
 
 	// The shape hydra-paper.txt §2.2 states for its dataset.
-	if s.Sequences > 0 {
-		var le2k, gt32k float64
-		for _, a := range s.Above {
-			switch a.Tokens {
-			case 2048:
-				le2k = 1 - a.SequenceFraction
-			case 32768:
-				gt32k = a.SequenceFraction
-			}
-		}
-		span := float64(s.MaxTokens) / float64(max(s.MinTokens, 1))
+	if sh, ok := s.PaperShape(); ok {
 		fmt.Fprintf(w, "\npaper §2.2 shape (its 256K dataset): ≤2K %s (wants >85%%: %s), >32K %s (wants <0.6%%: %s), max/min %.0f× (four orders of magnitude: %s)\n",
-			pct(le2k), okMiss(le2k > 0.85), pct(gt32k), okMiss(gt32k < 0.006), span, okMiss(span >= 1e4))
+			pct(sh.AtMost2K), okMiss(sh.AtMost2KOK), pct(sh.Above32K), okMiss(sh.Above32KOK), sh.Span, okMiss(sh.SpanOK))
 	}
 
 	if len(r.Batches) > 0 {
