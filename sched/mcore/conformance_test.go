@@ -13,9 +13,9 @@ import (
 	"github.com/dcpsim/dcpsim/sched"
 )
 
-// conformanceDir holds the vectors produced by Megatron-LM's own code; the
-// repository sits next to shared/.
-const conformanceDir = "../../../shared/conformance"
+// conformanceDir holds the vectors produced by Megatron-LM's own code, copied
+// from the project's shared/conformance (testdata/README.md).
+const conformanceDir = "testdata"
 
 // vector is one line of mcore-dcp-g2*.jsonl.
 type vector struct {
@@ -32,7 +32,7 @@ func readVectors(t testing.TB, name string) []vector {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(conformanceDir, name))
 	if err != nil {
-		t.Fatalf("conformance vectors: %v (the repository must sit next to shared/)", err)
+		t.Fatalf("conformance vectors: %v", err)
 	}
 	var vs []vector
 	for i, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {

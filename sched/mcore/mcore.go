@@ -4,8 +4,8 @@
 // d48bd6be0a (2026-08-21), megatron/core/datasets/data_schedule_utils.py
 // (next_hdp_group_packing_aware, align_sample_id_groups, dcp_gpus_needed) as
 // data_schedule.py drives them (DefaultDynamicCPScheduler.get_groups_and_subsamples).
-// Its plans equal Megatron's on every vector of shared/conformance/mcore-dcp-g2*.jsonl
-// and on testdata/megatron-extra.jsonl (VPP alignment, min_cp_size, pools that are
+// Its plans equal Megatron's on every vector of testdata/mcore-dcp-g2*.jsonl
+// and testdata/megatron-extra.jsonl (VPP alignment, min_cp_size, pools that are
 // not a power of two), all produced by Megatron's own code.
 //
 // # Algorithm
@@ -150,7 +150,7 @@ const Name = "mcore"
 
 // CPythonSecondsPerWorkUnit is the CPython time of one work unit (see the package
 // doc): the least-squares fit through the origin of cpython_seconds against
-// WorkUnits over the seven batches of shared/conformance/mcore-dcp-g2-timing.jsonl
+// WorkUnits over the seven batches of testdata/mcore-dcp-g2-timing.jsonl
 // (Megatron's scheduler under CPython 3.11 on one core of a 2-core x86-64
 // machine; 256 to 4096 sequences, R = 32 to 128). R² = 0.995; the fitted times
 // are within 20% of the measured ones except on the smallest batch (0.017 s
