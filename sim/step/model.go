@@ -312,14 +312,14 @@ func (m *ModelCosts) ChunkExposedCommSeconds(stage, chunk int, d *Domain) (forwa
 func (m *ModelCosts) PlannerStallSeconds() float64 { return m.PlannerSeconds }
 
 // PlannerStall models a plan's planning stall on the host: its StallWork priced
-// with the profile's per-operation CPython costs (pool visits, heap operations,
+// with calib.CPython's per-operation costs (pool visits, heap operations,
 // sequence visits). The systems compared ship Python planners that run at the
 // head of every iteration on the critical path (HyDra §3.4); this is the
 // deterministic model of that time, not our Go planners' wall time.
-func PlannerStall(prof *calib.Profile, w sched.StallWork) float64 {
-	return float64(w.PoolVisits)*prof.CPythonPoolVisitSeconds.Value +
-		float64(w.HeapOps)*prof.CPythonHeapOpSeconds.Value +
-		float64(w.SequenceVisits)*prof.CPythonSequenceVisitSeconds.Value
+func PlannerStall(w sched.StallWork) float64 {
+	return float64(w.PoolVisits)*calib.CPython.PoolVisitSeconds.Value +
+		float64(w.HeapOps)*calib.CPython.HeapOpSeconds.Value +
+		float64(w.SequenceVisits)*calib.CPython.SequenceVisitSeconds.Value
 }
 
 // P2PSeconds is the fullest rank's activations (or gradients, the same size)
