@@ -25,6 +25,14 @@
 // seconds, so a model that adds the base latencies on top counts latency twice at
 // small sizes.
 //
+// # Planner costs
+//
+// CPython prices the elementary operations of a planner written in Python on
+// the host CPU (a pool visit, a heapq operation, a sequence visit), which the
+// simulator turns into the modelled planning stall. They describe the host and
+// the interpreter, not a GPU, so they are stored once (planner.go), each with
+// its source, and are not keys of a profile.
+//
 // # Compute costs
 //
 // NewCompute(profile, job) prices one job (see Compute): per rank (one TP group;
@@ -65,7 +73,9 @@
 // reduce_scatter and "bytes" is the per-rank buffer. kv_heads is recorded but does
 // not change FLOPs. Unknown operations or shape keys are errors. FitCurve fits one
 // curve by weighted least squares on 1/η against 1/x and refuses ill-conditioned
-// data.
+// data; Fit fits every curve the rows cover onto a base profile, and
+// FitDetermined does the same but keeps the base's values for the curves the
+// rows cannot determine, listing them with the reason.
 package calib
 
 // Const is one calibration constant and where it came from: a datasheet URL, a
@@ -131,14 +141,6 @@ type Profile struct {
 	InterP2PLatencySeconds Const `toml:"inter_p2p_latency_seconds"`
 	// KernelLaunchSeconds is the fixed cost of one kernel launch.
 	KernelLaunchSeconds Const `toml:"kernel_launch_seconds"`
-	// CPythonPoolVisitSeconds, CPythonHeapOpSeconds and
-	// CPythonSequenceVisitSeconds price a planner's elementary operations on the
-	// node's host CPU (sched.StallWork: a rank visited by a Python list scan, a
-	// heapq operation, a sequence read in a Python loop) for the modelled
-	// planning stall: the systems compared ship planners written in Python.
-	CPythonPoolVisitSeconds     Const `toml:"cpython_pool_visit_seconds"`
-	CPythonHeapOpSeconds        Const `toml:"cpython_heap_op_seconds"`
-	CPythonSequenceVisitSeconds Const `toml:"cpython_sequence_visit_seconds"`
 
 	// GEMM is the GEMM efficiency vs tokens per rank.
 	GEMM Curve `toml:"gemm"`

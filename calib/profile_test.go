@@ -125,15 +125,7 @@ func TestProvenance(t *testing.T) {
 					t.Errorf("%s = %v, but fitting %s gives %v", key, c.Value, m[1], want)
 				}
 			case strings.HasPrefix(src, "measurement: "):
-				// A measurement committed with its script: the file must exist.
-				m := regexp.MustCompile(`^measurement: (calib/[a-z0-9_/]+\.csv|\.\./shared/conformance/[a-z0-9_.-]+\.jsonl) \(.+\)`).FindStringSubmatch(src)
-				if m == nil {
-					t.Errorf("%s: source %q: want measurement: calib/<file>.csv (<how>) or ../shared/conformance/<file>.jsonl (<how>)", key, src)
-					continue
-				}
-				if _, err := os.Stat(filepath.Join("..", m[1])); err != nil && strings.HasPrefix(m[1], "calib/") {
-					t.Errorf("%s: cites a missing file: %v", key, err)
-				}
+				checkMeasurementSource(t, key, src)
 			case strings.HasPrefix(src, "assumption: "), strings.Contains(src, "[R"), strings.Contains(src, "arxiv.org/"):
 				// A stated assumption or a cited source.
 			default:
@@ -146,6 +138,24 @@ func TestProvenance(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// measurementRE is the form of a "measurement:" source: a file in the
+// repository, committed with the script or test that produced it, and how.
+var measurementRE = regexp.MustCompile(`^measurement: ((?:calib|sched/mcore/testdata)/[a-z0-9_/.-]+\.(?:csv|jsonl)) \(.+\)`)
+
+// checkMeasurementSource checks that src has measurementRE's form and that the
+// file it cites exists (paths are relative to the repository root).
+func checkMeasurementSource(t *testing.T, key, src string) {
+	t.Helper()
+	m := measurementRE.FindStringSubmatch(src)
+	if m == nil {
+		t.Errorf("%s: source %q: want measurement: calib/<file>.csv (<how>) or sched/mcore/testdata/<file>.jsonl (<how>)", key, src)
+		return
+	}
+	if _, err := os.Stat(filepath.Join("..", m[1])); err != nil {
+		t.Errorf("%s: cites a missing file: %v", key, err)
 	}
 }
 
@@ -201,6 +211,8 @@ func TestParseProfileStrict(t *testing.T) {
 		{"fractional GPUs", strings.Replace(src, "value = 8.0", "value = 7.5", 1), []string{"gpus_per_node.value = 7.5", "integer"}},
 		{"bad name", strings.Replace(src, `name = "H20"`, `name = "H 20"`, 1), []string{`name = "H 20"`}},
 		{"syntax", src + "\n[oops\n", []string{"x.toml:"}},
+		{"moved CPython cost", strings.Replace(src, "[gemm.max]", "[cpython_heap_op_seconds]\nvalue = 6.159e-07\nsource = \"x\"\n\n[gemm.max]", 1),
+			[]string{"x.toml:", "unknown key cpython_heap_op_seconds: ", "calib.CPython.HeapOpSeconds"}},
 		{"wrong type", strings.Replace(src, "value = 1.019", `value = "high"`, 1), []string{"x.toml"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -223,5 +235,9 @@ func TestParseProfileStrict(t *testing.T) {
 	line := strings.Count(edit[:strings.Index(edit, "valu = 1")], "\n") + 1
 	if _, err := ParseProfile([]byte(edit), "x.toml"); err == nil || !strings.Contains(err.Error(), "x.toml:"+strconv.Itoa(line)+": unknown key") {
 		t.Errorf("error %v, want one at line %d", err, line)
+	}
+	// An unknown table is one error, not one per key in it.
+	if _, err := ParseProfile([]byte(src+"\n[nvlink_latency]\nvalue = 1.0\nsource = \"x\"\n"), "x.toml"); err == nil || strings.Count(err.Error(), "unknown key") != 1 {
+		t.Errorf("unknown table: error %v, want one unknown key", err)
 	}
 }

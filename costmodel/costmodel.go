@@ -182,16 +182,16 @@ func (m *Model) Overhead() calib.Overhead {
 }
 
 // PlannerStallSeconds models a plan's planning stall on the host: its
-// StallWork priced with the profile's per-operation CPython costs (pool
+// StallWork priced with the per-operation CPython costs of calib.CPython (pool
 // visits, heap operations, sequence visits). The systems compared ship Python
 // planners that run at the head of every iteration on the critical path (HyDra
 // §3.4); this is the deterministic model of that time, not our Go planners'
 // wall time.
-func (m *Model) PlannerStallSeconds(w sched.StallWork) float64 {
-	prof := m.devices[0].Profile
-	return float64(w.PoolVisits)*prof.CPythonPoolVisitSeconds.Value +
-		float64(w.HeapOps)*prof.CPythonHeapOpSeconds.Value +
-		float64(w.SequenceVisits)*prof.CPythonSequenceVisitSeconds.Value
+func PlannerStallSeconds(w sched.StallWork) float64 {
+	c := calib.CPython
+	return float64(w.PoolVisits)*c.PoolVisitSeconds.Value +
+		float64(w.HeapOps)*c.HeapOpSeconds.Value +
+		float64(w.SequenceVisits)*c.SequenceVisitSeconds.Value
 }
 
 // stageParams returns a stage's dense and routed-expert parameters per GPU.

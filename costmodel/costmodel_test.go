@@ -202,16 +202,15 @@ func TestModelCostsCommSplit(t *testing.T) {
 	}
 }
 
-// TestPlannerStall prices each kind of work at its profile constant.
+// TestPlannerStall prices each kind of work at its calib.CPython constant.
 func TestPlannerStall(t *testing.T) {
-	mod, _, _ := modelSetup(t, false, Options{})
-	p := mod.Devices()[0].Profile
+	c := calib.CPython
 	w := sched.StallWork{PoolVisits: 1e7, HeapOps: 1e5, SequenceVisits: 1e6}
-	want := 1e7*p.CPythonPoolVisitSeconds.Value + 1e5*p.CPythonHeapOpSeconds.Value + 1e6*p.CPythonSequenceVisitSeconds.Value
-	if got := mod.PlannerStallSeconds(w); math.Abs(got-want) > 1e-12 || got <= 0 {
+	want := 1e7*c.PoolVisitSeconds.Value + 1e5*c.HeapOpSeconds.Value + 1e6*c.SequenceVisitSeconds.Value
+	if got := PlannerStallSeconds(w); math.Abs(got-want) > 1e-12 || got <= 0 {
 		t.Errorf("stall %g s, want %g", got, want)
 	}
-	if mod.PlannerStallSeconds(sched.StallWork{}) != 0 {
+	if PlannerStallSeconds(sched.StallWork{}) != 0 {
 		t.Error("no work, yet a stall")
 	}
 }

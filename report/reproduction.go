@@ -122,7 +122,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 	fmt.Fprintln(w, "do not edit by hand. \"Here\" is dcpsim; \"paper\" is a number the HyDra paper (shared/papers/hydra-paper.txt)")
 	fmt.Fprintln(w, "published, measured on hardware (§6.2-6.3) or with the authors' own simulator (§6.4), labelled with its section.")
 	fmt.Fprintln(w, "Cells read `here / paper (×here÷paper)`. Nothing in dcpsim is fitted to these numbers: the costs come from")
-	fmt.Fprintln(w, "datasheets, published kernel tables and measured CPython costs (calib/profiles), the model is a public stand-in for")
+	fmt.Fprintln(w, "datasheets, published kernel tables (calib/profiles) and measured CPython costs (calib/planner.go), the model is a public stand-in for")
 	fmt.Fprintln(w, "the paper's unnamed one, and the lengths are synthetic with the paper's stated shape.")
 	fmt.Fprintln(w)
 

@@ -33,7 +33,7 @@
 // whole-pool scans; static CP: items visited), and StallWork, the same kind of
 // count sorted by operation for the implementation whose planning stall the
 // simulator models (the Python planners the systems ship). The engine prices
-// StallWork with per-operation CPython costs from the GPU profile into a
+// StallWork with per-operation CPython costs (calib.CPython) into a
 // deterministic stall at the head of the iteration; the measured Go wall time is
 // reported beside it, never mixed in.
 //
@@ -91,8 +91,8 @@ type Plan struct {
 }
 
 // StallWork counts the elementary operations of a planner implementation by
-// kind, each priced by its own per-operation cost (calib.Profile's CPython
-// constants): a plan's modelled stall is Σ count × cost.
+// kind, each priced by its own per-operation cost (calib.CPython): a plan's
+// modelled stall is Σ count × cost.
 type StallWork struct {
 	// PoolVisits are ranks or groups visited by Python-level scans over the
 	// pool (Megatron-Core DCP's list scans).

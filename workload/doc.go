@@ -60,6 +60,8 @@
 //
 // [Summarize] computes what `dcpsim workload stats` prints: count, tokens, min, max, mean,
 // Σ s², percentiles and, per threshold, the share of sequences, tokens and Σ s² above it.
+// [Batch.Stats] gives the per-batch line of that report: sequences, Σ s, Σ s², the longest
+// sequence and E[s²]/E[s].
 //
 // Results are deterministic on a given platform: the same seed gives byte-identical
 // batches across runs and GOMAXPROCS settings. (Floating-point contractions differ between

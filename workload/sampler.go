@@ -77,8 +77,10 @@ func ParseListOrder(s string) (ListOrder, error) {
 // Batch is the global batch of one training iteration. Sequence id i has Lengths[i]
 // tokens; after Split a piece of a sequence counts as a sequence of its own.
 type Batch struct {
+	// Iteration is the training iteration the batch is for (Sampler.Batch's argument).
 	Iteration int
-	Lengths   []int
+	// Lengths are the sequence lengths in tokens, in the order the sampler filled the batch.
+	Lengths []int
 }
 
 // Tokens returns the number of tokens in the batch.

@@ -103,3 +103,78 @@ func Summarize(lengths []int, thresholds []int) Summary {
 	}
 	return sum
 }
+
+// BatchStats describes one batch, as `dcpsim workload stats` lists it per
+// iteration (the JSON names are those of its --json output).
+type BatchStats struct {
+	// Iteration is the batch's training iteration.
+	Iteration int `json:"iteration"`
+	// Sequences is the number of sequences (a piece of a split sequence counts
+	// as one).
+	Sequences int `json:"sequences"`
+	// Tokens is Σ s.
+	Tokens int64 `json:"tokens"`
+	// SumSquares is Σ s², summed exactly as Summarize sums it, then rounded.
+	SumSquares float64 `json:"sum_squares"`
+	// MaxTokens is the longest sequence.
+	MaxTokens int `json:"max_tokens"`
+	// AttentionWeightedMeanTokens is Σ s² / Σ s = E[s²]/E[s]: the mean length
+	// of the sequence a token belongs to, which sets the token's attention cost.
+	AttentionWeightedMeanTokens float64 `json:"attention_weighted_mean_tokens"`
+}
+
+// Stats describes the batch: Summarize's counts and sums for its lengths (each
+// >= 1; a smaller one panics), without percentiles or thresholds. An empty
+// batch has all-zero statistics but its iteration.
+func (b Batch) Stats() BatchStats {
+	st := BatchStats{Iteration: b.Iteration}
+	if len(b.Lengths) == 0 {
+		return st
+	}
+	s := Summarize(b.Lengths, nil)
+	st.Sequences, st.Tokens, st.SumSquares, st.MaxTokens = s.Sequences, s.Tokens, s.SumSquares, s.MaxTokens
+	st.AttentionWeightedMeanTokens = s.SumSquares / float64(s.Tokens)
+	return st
+}
+
+// PaperShape compares a set of lengths with the dataset shape the HyDra paper
+// (§2.2) states for its long-context corpus: more than 85% of sequences at
+// most 2K tokens, fewer than 0.6% above 32K, and lengths spanning four orders
+// of magnitude.
+type PaperShape struct {
+	// AtMost2K is the fraction of sequences of at most 2048 tokens;
+	// AtMost2KOK says whether it is above 0.85.
+	AtMost2K   float64
+	AtMost2KOK bool
+	// Above32K is the fraction of sequences longer than 32768 tokens;
+	// Above32KOK says whether it is below 0.006.
+	Above32K   float64
+	Above32KOK bool
+	// Span is MaxTokens / MinTokens; SpanOK says whether it is at least 10⁴.
+	Span   float64
+	SpanOK bool
+}
+
+// PaperShape checks the summary against the paper's dataset shape. ok is false
+// when the summary has no sequences or its thresholds lack 2048 or 32768
+// (DefaultThresholds has both).
+func (s Summary) PaperShape() (shape PaperShape, ok bool) {
+	if s.Sequences == 0 {
+		return PaperShape{}, false
+	}
+	var has2K, has32K bool
+	for _, a := range s.Above {
+		switch a.Tokens {
+		case 2048:
+			shape.AtMost2K, has2K = 1-a.SequenceFraction, true
+		case 32768:
+			shape.Above32K, has32K = a.SequenceFraction, true
+		}
+	}
+	if !has2K || !has32K {
+		return PaperShape{}, false
+	}
+	shape.Span = float64(s.MaxTokens) / float64(max(s.MinTokens, 1))
+	shape.AtMost2KOK, shape.Above32KOK, shape.SpanOK = shape.AtMost2K > 0.85, shape.Above32K < 0.006, shape.Span >= 1e4
+	return shape, true
+}

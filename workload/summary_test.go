@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
 	"testing"
@@ -43,5 +44,87 @@ func TestDefaultThresholdsFresh(t *testing.T) {
 	a[0] = 1
 	if DefaultThresholds()[0] != 2048 {
 		t.Error("DefaultThresholds shares its slice")
+	}
+}
+
+func TestBatchStats(t *testing.T) {
+	// Σ s = 6180, Σ s² = 26012130 (as in TestSummarize).
+	b := Batch{Iteration: 7, Lengths: []int{40, 3, 1000, 1, 20, 5000, 2, 100, 4, 10}}
+	want := BatchStats{Iteration: 7, Sequences: 10, Tokens: 6180, SumSquares: 26012130, MaxTokens: 5000,
+		AttentionWeightedMeanTokens: 26012130.0 / 6180}
+	if got := b.Stats(); got != want {
+		t.Errorf("Stats = %+v, want %+v", got, want)
+	}
+	if got := (Batch{Iteration: 3}).Stats(); got != (BatchStats{Iteration: 3}) {
+		t.Errorf("empty batch: Stats = %+v, want zeros but the iteration", got)
+	}
+	// Exact Σ s² beyond int64, like Summarize.
+	if got := (Batch{Lengths: []int{1 << 31, 1 << 31, 1 << 31, 1 << 31, 1}}).Stats(); got.SumSquares != math.Ldexp(1, 64)+1 {
+		t.Errorf("SumSquares = %v, want 2⁶⁴+1", got.SumSquares)
+	}
+}
+
+// TestBatchStatsSampled: a sampled batch's stats agree with its Tokens and with
+// Summarize, and name the JSON fields `workload stats --json` prints.
+func TestBatchStatsSampled(t *testing.T) {
+	d, err := Preset("long-32k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSampler(d, BatchSpec{TargetTokens: 1 << 20, ContextTokens: 32768, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 3 {
+		b := s.Batch(k)
+		st, sum := b.Stats(), Summarize(b.Lengths, nil)
+		if st.Iteration != k || st.Tokens != b.Tokens() || st.Tokens != 1<<20 || st.Sequences != len(b.Lengths) ||
+			st.SumSquares != sum.SumSquares || st.MaxTokens != sum.MaxTokens || st.AttentionWeightedMeanTokens != sum.SumSquares/float64(sum.Tokens) {
+			t.Errorf("batch %d: Stats %+v disagree with Summarize %+v", k, st, sum)
+		}
+	}
+	data, err := json.Marshal(BatchStats{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wantJSON = `{"iteration":0,"sequences":0,"tokens":0,"sum_squares":0,"max_tokens":0,"attention_weighted_mean_tokens":0}`
+	if string(data) != wantJSON {
+		t.Errorf("JSON %s, want %s", data, wantJSON)
+	}
+}
+
+func TestPaperShape(t *testing.T) {
+	// 90 sequences of 100 tokens, 9 of 4096 and 1 of 2²⁰: 90% at most 2K, 1%
+	// above 32K, a span of 10486×.
+	lengths := make([]int, 0, 100)
+	for range 90 {
+		lengths = append(lengths, 100)
+	}
+	for range 9 {
+		lengths = append(lengths, 4096)
+	}
+	lengths = append(lengths, 1<<20)
+	got, ok := Summarize(lengths, DefaultThresholds()).PaperShape()
+	want := PaperShape{AtMost2K: 0.9, AtMost2KOK: true, Above32K: 0.01, Above32KOK: false, Span: 10485.76, SpanOK: true}
+	if !ok || got != want {
+		t.Errorf("PaperShape = %+v, %v; want %+v", got, ok, want)
+	}
+	if _, ok := Summarize(nil, DefaultThresholds()).PaperShape(); ok {
+		t.Error("no sequences, yet a shape")
+	}
+	if _, ok := Summarize(lengths, []int{2048}).PaperShape(); ok {
+		t.Error("no 32K threshold, yet a shape")
+	}
+	// A batch of the long-256k preset has the paper's ≤2K and >32K shares.
+	d, err := Preset("long-256k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSampler(d, BatchSpec{TargetTokens: 1 << 24, ContextTokens: 1 << 18, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh, ok := Summarize(s.Batch(0).Lengths, DefaultThresholds()).PaperShape(); !ok || !sh.AtMost2KOK || !sh.Above32KOK {
+		t.Errorf("long-256k: %+v, want the paper's ≤2K and >32K shares", sh)
 	}
 }

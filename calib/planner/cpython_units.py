@@ -2,7 +2,7 @@
 """Time the elementary operations of a planner written in CPython.
 
 dcpsim models a policy's planner stall as its work units (sched.Plan.WorkUnits)
-times a per-unit CPython cost from the GPU profile (calib.Profile.Planner). This
+times a per-unit CPython cost (calib.CPython, calib/planner.go). This
 script measures two of those costs on the machine that runs it and prints CSV
 (operation, pool_ranks, units, seconds, seconds_per_unit) on stdout:
 

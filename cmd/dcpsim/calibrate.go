@@ -279,93 +279,29 @@ func profileName(name, baseName string) (string, error) {
 	if name == "" {
 		return baseName, nil
 	}
-	probe := calib.Profile{Name: name}
-	if err := probe.Validate(); err != nil {
-		for _, e := range unjoin(err) {
-			if strings.HasPrefix(e.Error(), "name ") {
-				return "", badInput("--name: %v", e)
-			}
-		}
+	if err := calib.ValidateProfileName(name); err != nil {
+		return "", badInput("--name: %v", err)
 	}
 	return name, nil
 }
 
-// unjoin returns the errors an errors.Join holds, or err itself.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
-}
-
-// curveOf returns the profile curve a measurement operation calibrates, or ""
-// for an operation calib does not know (Fit then says so).
-func curveOf(op string) string {
-	switch op {
-	case calib.OpGEMM:
-		return calib.CurveGEMM
-	case calib.OpAttentionFwd:
-		return calib.CurveAttentionFwd
-	case calib.OpAttentionBwd:
-		return calib.CurveAttentionBwd
-	}
-	if strings.HasSuffix(op, "_intra") {
-		return calib.CurveCollectiveIntra
-	}
-	if strings.HasSuffix(op, "_inter") {
-		return calib.CurveCollectiveInter
-	}
-	return ""
-}
-
-// peakOf returns the peak a curve's efficiency is relative to, and its unit.
-func peakOf(p *calib.Profile, curve string) (float64, string) {
-	switch curve {
-	case calib.CurveCollectiveIntra:
-		return p.NVLinkBytesPerSecond.Value, "B/s"
-	case calib.CurveCollectiveInter:
-		return p.NICBytesPerSecond.Value, "B/s"
-	}
-	return p.PeakBF16FLOPs.Value, "FLOP/s"
-}
-
-// fitProfile fits ms over base with source "fit:<file>" and prints the table.
-// When calib refuses some curves as ill-conditioned it fits the others alone,
-// keeps the base's values for the refused ones, and lists them with the reason;
-// it fails when no curve fits or a measurement is unusable.
+// fitProfile fits ms over base with source "fit:<file>" (calib.FitDetermined:
+// curves the data cannot determine keep the base's values) and prints the
+// table, listing the refused curves with the reason; it fails when no curve
+// fits or a measurement is unusable.
 func fitProfile(ms []calib.Measurement, base *calib.Profile, file string, stdout io.Writer) (*calib.Profile, error) {
-	source := "fit:" + file
-	prof, reports, err := calib.Fit(ms, base, source)
-	refused := map[string]error{}
-	if err != nil {
-		if !errors.Is(err, calib.ErrIllConditioned) {
-			return nil, err
-		}
-		byCurve := map[string][]calib.Measurement{}
-		for _, m := range ms {
-			byCurve[curveOf(m.Operation)] = append(byCurve[curveOf(m.Operation)], m)
-		}
-		var keep []calib.Measurement
-		for curve, group := range byCurve {
-			if _, _, err := calib.Fit(group, base, source); err != nil {
-				refused[curve] = err
-				continue
-			}
-			keep = append(keep, group...)
-		}
-		if len(keep) == 0 {
-			printFits(stdout, base, nil, refused)
-			return nil, fmt.Errorf("no curve could be fitted from %s (see the table)", file)
-		}
-		prof, reports, err = calib.Fit(keep, base, source)
-		if err != nil {
-			return nil, err
-		}
+	fit, err := calib.FitDetermined(ms, base, "fit:"+file)
+	if errors.Is(err, calib.ErrNoCurveFitted) {
+		printFits(stdout, base, nil, fit.Refused)
+		return nil, fmt.Errorf("no curve could be fitted from %s (see the table)", file)
 	}
-	if err := printFits(stdout, prof, reports, refused); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	return prof, nil
+	if err := printFits(stdout, fit.Profile, fit.Reports, fit.Refused); err != nil {
+		return nil, err
+	}
+	return fit.Profile, nil
 }
 
 // printFits writes the fit table: one row per fitted curve, then the refused
@@ -374,7 +310,7 @@ func printFits(w io.Writer, p *calib.Profile, reports []calib.FitReport, refused
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "curve\toperations\tpoints\tsizes\tR²\tmax rel err\tMax\tHalf\tMax × peak\t")
 	for _, r := range reports {
-		peak, unit := peakOf(p, r.Curve)
+		peak, unit := p.CurvePeak(r.Curve)
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4f\t%.1f%%\t%.4g\t%.4g\t%s\t\n", r.Curve, strings.Join(r.Operations, ","),
 			r.Points, r.Sizes, r.RSquared, 100*r.MaxRelErr, r.Max, r.Half, siRate(r.Max*peak, unit))
 	}

@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/dcpsim/dcpsim/calib"
-	"github.com/dcpsim/dcpsim/sched/mcore"
 )
 
 // writeTiny writes the tiny scenario (vpp 1) with policies and an optional
@@ -199,20 +196,6 @@ func TestSweepResumeAndShards(t *testing.T) {
 	for _, args := range [][]string{{"sweep", sc, "--shard", "2/2"}, {"sweep", writeTiny(t, dir, "nosweep", `["hydra"]`, "")}, {"merge", a}} {
 		if code, _, errOut := dcpsim(t, args...); code != exitInput {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
-		}
-	}
-}
-
-// TestPoolVisitConstant: every profile prices a pool visit at the CPython
-// constant sched/mcore fits on Megatron's timings (one number, two homes).
-func TestPoolVisitConstant(t *testing.T) {
-	for _, name := range calib.ProfileNames() {
-		p, err := calib.LookupProfile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.CPythonPoolVisitSeconds.Value != mcore.CPythonSecondsPerWorkUnit {
-			t.Errorf("%s: cpython_pool_visit_seconds %g, sched/mcore fits %g", name, p.CPythonPoolVisitSeconds.Value, mcore.CPythonSecondsPerWorkUnit)
 		}
 	}
 }

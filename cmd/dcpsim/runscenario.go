@@ -164,7 +164,7 @@ func printSummary(w io.Writer, s *report.Summary) error {
 		"The shares of the iteration (compute-busy, exposed comm, PP and DP bubble, planner stall, and the gradient sync + optimizer rest) "+
 		"are means over (stage, rank) and sum to 100; compute-busy includes time a light rank is held by a slower one of its CP/EP domain. "+
 		"MB-time = a microbatch's forward+backward time through one stage. planner modelled = the policy's planning work priced at the "+
-		"profile's CPython per-operation costs, on the critical path; planner Go = this machine's wall time of our Go planner, reported only. "+
+		"measured CPython per-operation costs (calib.CPython), on the critical path; planner Go = this machine's wall time of our Go planner, reported only. "+
 		"$ per 1T tokens at $%g per GPU-hour.\n", measured, ref, ref, ref, s.DollarsPerGPUHour)
 	return nil
 }

@@ -212,7 +212,7 @@ func runPolicyIterations(sc *scenarios.Scenario, name string, batches []workload
 			return fail(err)
 		}
 		mc.UlyssesAcrossNodes = sc.UlyssesAcrossNodes
-		stall := step.PlannerStall(comp.Profile, plan.StallWork)
+		stall := step.PlannerStall(plan.StallWork)
 		if sc.PlannerStall == scenarios.PlannerStallModeled {
 			mc.PlannerSeconds = stall
 		}

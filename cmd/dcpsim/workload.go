@@ -39,23 +39,13 @@ func workloadCommand() command {
 
 // statsReport is what `workload stats --json` prints.
 type statsReport struct {
-	Source        string           `json:"source"`
-	Distribution  string           `json:"distribution,omitempty"`
-	ContextTokens int              `json:"context_tokens,omitempty"`
-	BatchTokens   int64            `json:"batch_tokens,omitempty"`
-	Seed          uint64           `json:"seed"`
-	Summary       workload.Summary `json:"summary"`
-	Batches       []batchStats     `json:"batches,omitempty"`
-}
-
-// batchStats describes one sampled batch.
-type batchStats struct {
-	Iteration       int     `json:"iteration"`
-	Sequences       int     `json:"sequences"`
-	Tokens          int64   `json:"tokens"`
-	SumSquares      float64 `json:"sum_squares"`
-	MaxTokens       int     `json:"max_tokens"`
-	AttnWeightedLen float64 `json:"attention_weighted_mean_tokens"`
+	Source        string                `json:"source"`
+	Distribution  string                `json:"distribution,omitempty"`
+	ContextTokens int                   `json:"context_tokens,omitempty"`
+	BatchTokens   int64                 `json:"batch_tokens,omitempty"`
+	Seed          uint64                `json:"seed"`
+	Summary       workload.Summary      `json:"summary"`
+	Batches       []workload.BatchStats `json:"batches,omitempty"`
 }
 
 func runWorkload(args []string, stdout, stderr io.Writer) error {
@@ -151,11 +141,7 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		for _, b := range batches {
-			s := workload.Summarize(b.Lengths, nil)
-			rep.Batches = append(rep.Batches, batchStats{
-				Iteration: b.Iteration, Sequences: s.Sequences, Tokens: s.Tokens, SumSquares: s.SumSquares,
-				MaxTokens: s.MaxTokens, AttnWeightedLen: s.SumSquares / float64(s.Tokens),
-			})
+			rep.Batches = append(rep.Batches, b.Stats())
 			pooled = append(pooled, b.Lengths...)
 		}
 	}
@@ -248,19 +234,9 @@ func printStats(w io.Writer, r statsReport) error {
 	}
 
 	// The shape hydra-paper.txt §2.2 states for its dataset.
-	if s.Sequences > 0 {
-		var le2k, gt32k float64
-		for _, a := range s.Above {
-			switch a.Tokens {
-			case 2048:
-				le2k = 1 - a.SequenceFraction
-			case 32768:
-				gt32k = a.SequenceFraction
-			}
-		}
-		span := float64(s.MaxTokens) / float64(max(s.MinTokens, 1))
+	if sh, ok := s.PaperShape(); ok {
 		fmt.Fprintf(w, "\npaper §2.2 shape (its 256K dataset): ≤2K %s (wants >85%%: %s), >32K %s (wants <0.6%%: %s), max/min %.0f× (four orders of magnitude: %s)\n",
-			pct(le2k), okMiss(le2k > 0.85), pct(gt32k), okMiss(gt32k < 0.006), span, okMiss(span >= 1e4))
+			pct(sh.AtMost2K), okMiss(sh.AtMost2KOK), pct(sh.Above32K), okMiss(sh.Above32KOK), sh.Span, okMiss(sh.SpanOK))
 	}
 
 	if len(r.Batches) > 0 {
@@ -269,7 +245,7 @@ func printStats(w io.Writer, r statsReport) error {
 		fmt.Fprintln(tw, "iteration\tsequences\tΣ s (tokens)\tΣ s² (tokens²)\tmax s\tE[s²]/E[s]\t")
 		for _, b := range r.Batches {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%.4g\t%s\t%s\t\n", b.Iteration, thousands(int64(b.Sequences)), thousands(b.Tokens),
-				b.SumSquares, thousands(int64(b.MaxTokens)), thousands(int64(b.AttnWeightedLen+0.5)))
+				b.SumSquares, thousands(int64(b.MaxTokens)), thousands(int64(b.AttentionWeightedMeanTokens+0.5)))
 		}
 		return tw.Flush()
 	}

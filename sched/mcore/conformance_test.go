@@ -10,12 +10,13 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/sched"
 )
 
-// conformanceDir holds the vectors produced by Megatron-LM's own code; the
-// repository sits next to shared/.
-const conformanceDir = "../../../shared/conformance"
+// conformanceDir holds the vectors produced by Megatron-LM's own code, copied
+// from the project's shared/conformance (testdata/README.md).
+const conformanceDir = "testdata"
 
 // vector is one line of mcore-dcp-g2*.jsonl.
 type vector struct {
@@ -32,7 +33,7 @@ func readVectors(t testing.TB, name string) []vector {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(conformanceDir, name))
 	if err != nil {
-		t.Fatalf("conformance vectors: %v (the repository must sit next to shared/)", err)
+		t.Fatalf("conformance vectors: %v", err)
 	}
 	var vs []vector
 	for i, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
@@ -115,8 +116,14 @@ func TestConformanceTiming(t *testing.T) {
 }
 
 // TestCPythonTimingFit fits seconds per work unit to the CPython timings of
-// mcore-dcp-g2-timing.jsonl by least squares through the origin and checks that
-// CPythonSecondsPerWorkUnit is that fit and that the fit explains the timings.
+// mcore-dcp-g2-timing.jsonl (Megatron's scheduler under CPython 3.11 on one core
+// of a 2-core x86-64 machine; 256 to 4096 sequences, R = 32 to 128) by least
+// squares through the origin, and checks that the fit explains the timings and
+// that calib.CPython.PoolVisitSeconds, the cost the simulator prices a pool visit
+// at, is that fit. (R² = 0.995; the fitted times are within 20% of the measured
+// ones except on the smallest batch, 0.017 s fitted and 0.036 s measured, where
+// fixed overheads dominate; Megatron's code on that batch took 0.022 s on
+// another machine.)
 func TestCPythonTimingFit(t *testing.T) {
 	vs := readVectors(t, "mcore-dcp-g2-timing.jsonl")
 	p := mustPolicy(t, Options{MinCPSize: 1})
@@ -148,7 +155,7 @@ func TestCPythonTimingFit(t *testing.T) {
 	if r2 < 0.98 {
 		t.Errorf("R² = %.4f < 0.98: the work count no longer explains the CPython times", r2)
 	}
-	if rel := math.Abs(CPythonSecondsPerWorkUnit-k) / k; rel > 0.01 {
-		t.Errorf("CPythonSecondsPerWorkUnit = %g, the fit gives %.4g", CPythonSecondsPerWorkUnit, k)
+	if got := calib.CPython.PoolVisitSeconds.Value; math.Abs(got-k)/k > 0.01 {
+		t.Errorf("calib.CPython.PoolVisitSeconds = %g, the fit gives %.4g", got, k)
 	}
 }

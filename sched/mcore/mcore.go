@@ -4,8 +4,8 @@
 // d48bd6be0a (2026-08-21), megatron/core/datasets/data_schedule_utils.py
 // (next_hdp_group_packing_aware, align_sample_id_groups, dcp_gpus_needed) as
 // data_schedule.py drives them (DefaultDynamicCPScheduler.get_groups_and_subsamples).
-// Its plans equal Megatron's on every vector of shared/conformance/mcore-dcp-g2*.jsonl
-// and on testdata/megatron-extra.jsonl (VPP alignment, min_cp_size, pools that are
+// Its plans equal Megatron's on every vector of testdata/mcore-dcp-g2*.jsonl
+// and testdata/megatron-extra.jsonl (VPP alignment, min_cp_size, pools that are
 // not a power of two), all produced by Megatron's own code.
 //
 // # Algorithm
@@ -92,7 +92,7 @@
 //   - VPP alignment: R per split attempt and R per refill step.
 //
 // Megatron's cost per item is O(log R · groups · R); TestCPythonTimingFit fits
-// CPythonSecondsPerWorkUnit to measured CPython times. The Go code reaches the
+// seconds per work unit to measured CPython times (calib.CPython.PoolVisitSeconds). The Go code reaches the
 // same decisions without those scans: all members of a group share one load and
 // free ranks hold 0, so a candidate's score is max(load + s²/cp, current maximum)
 // (the maximum is kept incrementally), and per-size segment trees over the groups
@@ -107,7 +107,7 @@
 //   - "pool-scan" (default): the production scheduler the HyDra paper profiled,
 //     which per its §3.4 "for each sub-sample linearly scans the entire HDP
 //     pool": N·G pool visits for N sequences and G ranks. Priced at
-//     CPythonSecondsPerWorkUnit (fitted on Megatron's dev code below, not on
+//     calib.CPython.PoolVisitSeconds (fitted on Megatron's dev code below, not on
 //     the paper), it gives 0.79 s for the paper's 2,048-GPU production batch
 //     (N ≈ 22,800, G = 512; the paper measured 0.78 s, §6.3) and 50 s at 16K
 //     GPUs (G = 4096, N ≈ 181,000; the paper's Fig. 19: 47.85 s). Neither number
@@ -147,16 +147,6 @@ import (
 
 // Name is the registry name of the policy.
 const Name = "mcore"
-
-// CPythonSecondsPerWorkUnit is the CPython time of one work unit (see the package
-// doc): the least-squares fit through the origin of cpython_seconds against
-// WorkUnits over the seven batches of shared/conformance/mcore-dcp-g2-timing.jsonl
-// (Megatron's scheduler under CPython 3.11 on one core of a 2-core x86-64
-// machine; 256 to 4096 sequences, R = 32 to 128). R² = 0.995; the fitted times
-// are within 20% of the measured ones except on the smallest batch (0.017 s
-// fitted, 0.036 s measured, where fixed overheads dominate; Megatron's code on
-// that batch took 0.022 s on another machine). TestCPythonTimingFit recomputes it.
-const CPythonSecondsPerWorkUnit = 6.77e-8
 
 // Options are the policy's scenario options ([run.options.mcore]).
 type Options struct {
