@@ -5,19 +5,23 @@ SCENARIO ?= testbed-256k
 .PHONY: run test build bench fuzz fmt clean calibrate figures
 
 ## run: the main job on the embedded default scenario (the paper's 512-GPU testbed at
-## 256K): every policy on identical batches, timed with the cost model.
+## 256K): every policy on identical batches, timed with the cost model. It writes
+## runs/$(SCENARIO)/ (ignored by git); only `make figures` writes results/.
 run: build
-	bin/dcpsim run --scenario $(SCENARIO)
+	bin/dcpsim run --scenario $(SCENARIO) --out runs/$(SCENARIO)
 
-## test: gofmt check, go vet, staticcheck, and every test; then vet and test again
-## with the cuda tag (the CUDA backend builds through cgo without CUDA installed
-## and its tests skip when no GPU is found).
+## test: gofmt check, go vet, staticcheck, and every test; the packages that start
+## goroutines again under the race detector; then vet and test again with the cuda
+## tag (the CUDA backend builds through cgo without CUDA installed and its tests
+## skip when no GPU is found).
+RACE_PACKAGES = ./experiment/ ./cmd/dcpsim/ ./hwbackend/
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	$(GO) test ./...
+	$(GO) test -race $(RACE_PACKAGES)
 	$(GO) vet -tags cuda ./...
 	$(GO) test -tags cuda ./...
 
@@ -35,12 +39,16 @@ build:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-## fuzz: each fuzz target for FUZZTIME (default 20s).
+## fuzz: every fuzz target of every package (found with go test -list), each for
+## FUZZTIME (default 20s).
 FUZZTIME ?= 20s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./scenarios/
-	$(GO) test -run '^$$' -fuzz '^FuzzReadLengths$$' -fuzztime $(FUZZTIME) ./workload/
-	$(GO) test -run '^$$' -fuzz '^FuzzReadJSONL$$' -fuzztime $(FUZZTIME) ./workload/
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "$$pkg $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -265,3 +265,29 @@ func TestPriceErrors(t *testing.T) {
 		t.Errorf("devices %+v", mod.Devices())
 	}
 }
+
+// TestUnevenPlan: a plan of partial microbatches, DP replica A (EP block 0,
+// ranks 0-7) running three MBs and replica B (ranks 8-15) one, is priced and
+// timed: A's ranks are busy about three times as long as B's, which wait for
+// the gradient sync.
+func TestUnevenPlan(t *testing.T) {
+	mod, _, _ := modelSetup(t, false, Options{})
+	lengths := []int{4096, 4096, 4096, 4096}
+	mb := func(first int, seq int) sched.Microbatch {
+		return sched.Microbatch{Groups: []sched.Group{{FirstRank: first, Size: 8, Seqs: []int{seq}}}}
+	}
+	plan := &sched.Plan{PoolRanks: 16, PartialMicrobatches: true, Microbatches: []sched.Microbatch{mb(0, 0), mb(8, 1), mb(0, 2), mb(0, 3)}}
+	in := sched.Inputs{PoolRanks: 16, BudgetTokens: 8192, PP: 1, VPP: 1, EP: 8}
+	if err := sched.Validate(plan, lengths, in, sched.Promises{}); err != nil {
+		t.Fatal(err)
+	}
+	l, it := price(t, mod, plan, lengths, sched.Ulysses, false)
+	res, err := step.Run(l, 1, 1, it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := res.Stages[0].Ranks[0], res.Stages[0].Ranks[8]
+	if a.Microbatches != 3 || b.Microbatches != 1 || math.Abs(float64(a.Busy)/float64(b.Busy)-3) > 0.01 || b.DPBubble <= 0 || a.DPBubble != 0 {
+		t.Errorf("replica A %+v, replica B %+v", a, b)
+	}
+}

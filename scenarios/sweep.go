@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -109,15 +110,26 @@ func (p *parser) optionAxes(md *toml.MetaData, raw map[string]toml.Primitive, po
 type Point struct {
 	// Name identifies the point, e.g. "hy3/gpus=8192".
 	Name string
+	// Axes are the point's value on each swept axis, in the sweep's order.
+	Axes []AxisValue
 	// Scenario is the base scenario with the point's values applied, validated.
 	Scenario *Scenario
 }
 
-// axis is one dimension of a sweep's cartesian product: n values, and how to
-// apply value i to a point (returning the point-name part; empty for none).
+// AxisValue is a point's value on one swept axis. Keys are "variant", "gpus",
+// "context_tokens", "budget_tokens", "<policy>.<key>" for a policy option
+// (OptionAxis.Name) and "policy".
+type AxisValue struct {
+	Key, Value string
+}
+
+// axis is one dimension of a sweep's cartesian product: n values, its key,
+// the label of its part of point names ("" for the variant, whose value is
+// the part), and how to apply value i to a point (returning the value).
 type axis struct {
-	n     int
-	apply func(pt *Scenario, i int) string
+	n          int
+	key, label string
+	apply      func(pt *Scenario, i int) string
 }
 
 // sweepAxes lists the axes of s's sweep in the fixed order of Points.
@@ -125,7 +137,7 @@ func (s *Scenario) sweepAxes() []axis {
 	sw := s.Sweep
 	var axes []axis
 	if len(sw.Variants) > 0 {
-		axes = append(axes, axis{len(sw.Variants), func(pt *Scenario, i int) string {
+		axes = append(axes, axis{len(sw.Variants), "variant", "", func(pt *Scenario, i int) string {
 			v := sw.Variants[i]
 			pt.Job.Parallel = v.Parallel
 			if v.Model != "" {
@@ -134,32 +146,32 @@ func (s *Scenario) sweepAxes() []axis {
 			return v.Name
 		}})
 	}
-	intAxis := func(vals []int, name string, set func(pt *Scenario, v int)) {
+	intAxis := func(vals []int, key, label string, set func(pt *Scenario, v int)) {
 		if len(vals) > 0 {
-			axes = append(axes, axis{len(vals), func(pt *Scenario, i int) string {
+			axes = append(axes, axis{len(vals), key, label, func(pt *Scenario, i int) string {
 				set(pt, vals[i])
-				return fmt.Sprintf("%s=%d", name, vals[i])
+				return strconv.Itoa(vals[i])
 			}})
 		}
 	}
-	intAxis(sw.GPUs, "gpus", func(pt *Scenario, g int) { pt.Job.Cluster.GPUs = g })
-	intAxis(sw.ContextTokens, "context", func(pt *Scenario, c int) { pt.Job.ContextTokens, pt.Workload.ContextTokens = c, c })
-	intAxis(sw.BudgetTokens, "budget", func(pt *Scenario, b int) { pt.Job.Parallel.BudgetTokens = b })
+	intAxis(sw.GPUs, "gpus", "gpus", func(pt *Scenario, g int) { pt.Job.Cluster.GPUs = g })
+	intAxis(sw.ContextTokens, "context_tokens", "context", func(pt *Scenario, c int) { pt.Job.ContextTokens, pt.Workload.ContextTokens = c, c })
+	intAxis(sw.BudgetTokens, "budget_tokens", "budget", func(pt *Scenario, b int) { pt.Job.Parallel.BudgetTokens = b })
 	for _, oa := range sw.Options {
-		axes = append(axes, axis{len(oa.Values), func(pt *Scenario, i int) string {
+		axes = append(axes, axis{len(oa.Values), oa.Name(), oa.Name(), func(pt *Scenario, i int) string {
 			t := maps.Clone(pt.optionTables[oa.Policy])
 			if t == nil {
 				t = map[string]any{}
 			}
 			t[oa.Key] = oa.Values[i]
 			pt.optionTables[oa.Policy] = t
-			return fmt.Sprintf("%s=%v", oa.Name(), oa.Values[i])
+			return fmt.Sprint(oa.Values[i])
 		}})
 	}
 	if len(sw.Policies) > 0 {
-		axes = append(axes, axis{len(sw.Policies), func(pt *Scenario, i int) string {
+		axes = append(axes, axis{len(sw.Policies), "policy", "policy", func(pt *Scenario, i int) string {
 			pt.Run.Policies = []string{sw.Policies[i]}
-			return "policy=" + sw.Policies[i]
+			return sw.Policies[i]
 		}})
 	}
 	return axes
@@ -195,17 +207,21 @@ func (s *Scenario) Points() ([]Point, error) {
 			pt.optionTables = map[string]map[string]any{}
 		}
 		var parts []string
+		var vals []AxisValue
 		for k, a := range axes {
-			if part := a.apply(&pt, idx[k]); part != "" {
-				parts = append(parts, part)
+			v := a.apply(&pt, idx[k])
+			vals = append(vals, AxisValue{Key: a.key, Value: v})
+			if a.label != "" {
+				v = a.label + "=" + v
 			}
+			parts = append(parts, v)
 		}
 		if pt.Workload.BatchTokensPerGPU > 0 {
 			pt.Workload.BatchTokens = pt.Workload.BatchTokensPerGPU * int64(pt.Job.Cluster.GPUs)
 		}
 		pt.Name = s.Name + "/" + strings.Join(parts, "/")
 		if p.point(&pt, s.Sweep.Options) {
-			points = append(points, Point{Name: pt.Name, Scenario: &pt})
+			points = append(points, Point{Name: pt.Name, Axes: vals, Scenario: &pt})
 		}
 		for k := len(idx) - 1; k >= 0; k-- { // next index, the last axis fastest
 			if idx[k]++; idx[k] < axes[k].n {

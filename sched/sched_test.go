@@ -139,8 +139,6 @@ func TestStatsAndViews(t *testing.T) {
 	}
 }
 
-
-
 // partialPlan is a plan of partial microbatches on 8 ranks with ep = 2: DP
 // replica A (ranks 0-3) runs three MBs, replica B (ranks 4-7) one.
 func partialPlan() (*Plan, []int) {

@@ -27,11 +27,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strings"
 
+	"github.com/dcpsim/dcpsim/experiment"
 	"github.com/dcpsim/dcpsim/scenarios"
+	"github.com/dcpsim/dcpsim/sched"
 )
 
 // Exit codes.
@@ -44,7 +45,10 @@ const (
 // badInputError marks an error caused by the user's input (exit status 2).
 type badInputError struct{ err error }
 
+// Error is the wrapped error's message.
 func (e badInputError) Error() string { return e.err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e badInputError) Unwrap() error { return e.err }
 
 // badInput wraps err as bad input; a formatted message when err is nil.
@@ -128,12 +132,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "dcpsim %s: %v\n", c.name, err)
-	var bad badInputError
-	var scErr *scenarios.Error
-	if errors.As(err, &bad) || errors.As(err, &scErr) {
+	if isBadInput(err) {
 		return exitInput
 	}
 	return exitFailure
+}
+
+// isBadInput reports whether err blames the user's input (exit status 2): a
+// flag, a scenario file, a batch line, a shard folder, or a batch a policy
+// cannot plan.
+func isBadInput(err error) bool {
+	var bad badInputError
+	var scErr *scenarios.Error
+	return errors.As(err, &bad) || errors.As(err, &scErr) || errors.Is(err, experiment.ErrInput) ||
+		errors.Is(err, sched.ErrInvalidInput)
 }
 
 func names(cmds map[string]command) []string {
@@ -194,53 +206,18 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// build is what the binary's build info says about it.
-type build struct {
-	ok                 bool
-	version, goVersion string
-	revision           string
-	modified           bool
-}
-
-// readBuild reads the module version, Go version and VCS stamp of this binary.
-func readBuild() build {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return build{version: "(devel)"}
-	}
-	b := build{ok: true, version: bi.Main.Version, goVersion: bi.GoVersion}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			b.revision = s.Value
-		case "vcs.modified":
-			b.modified = s.Value == "true"
-		}
-	}
-	return b
-}
-
-// revisionTag is the VCS revision with "+modified" for a build from a
-// modified tree; empty without a VCS stamp.
-func (b build) revisionTag() string {
-	if b.modified && b.revision != "" {
-		return b.revision + "+modified"
-	}
-	return b.revision
-}
-
 // version reports the module version and VCS revision from the build info.
 func version() string {
-	b := readBuild()
-	if !b.ok {
+	b := experiment.ReadBuild()
+	if !b.OK {
 		return "dcpsim (unknown build)"
 	}
-	v := "dcpsim " + b.version
-	if b.revision != "" {
-		v += " " + b.revision
+	v := "dcpsim " + b.Version
+	if b.Revision != "" {
+		v += " " + b.Revision
 	}
-	if b.modified {
+	if b.Modified {
 		v += " (modified)"
 	}
-	return v + " " + b.goVersion
+	return v + " " + b.GoVersion
 }

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/dcpsim/dcpsim/experiment"
 )
 
 // dcpsim runs the CLI in-process and returns its exit status and output.
@@ -199,7 +201,7 @@ func TestPlanBatches(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("%d output lines, want 2 (one per non-blank input line)", len(got))
 	}
-	var first planLine
+	var first experiment.PlanLine
 	if err := json.Unmarshal([]byte(got[0]), &first); err != nil {
 		t.Fatal(err)
 	}

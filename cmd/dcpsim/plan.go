@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,18 +10,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/dcpsim/dcpsim/calib"
-	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/experiment"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"
 )
-
-// DefaultOverheadRatio is the θ/c (tokens²) HyDra uses for a --batches line that
-// gives none (such a line names no model or GPU, so the cost model cannot derive
-// it): a fixed per-microbatch cost equal to the attention work of one 4,096-token
-// sequence on one rank (4096² = 2^24). Scenarios derive θ/c from their profile.
-const DefaultOverheadRatio = 1 << 24
 
 const planUsage = `  dcpsim plan --policy P [--scenario S] [--iteration K] [--overhead-ratio R]
   dcpsim plan --policy P --batches FILE.jsonl [--out FILE]
@@ -54,7 +42,7 @@ func planCommand() command {
 
 func runPlan(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("plan", planUsage, stderr)
-	policy := fs.String("policy", "", "policy name (required): "+strings.Join(policies.Registry().Names(), ", "))
+	policy := fs.String("policy", "", "policy name (required): "+strings.Join(policies.Names(), ", "))
 	scenario := fs.String("scenario", "", "embedded scenario name or .toml file (default "+scenarios.DefaultPreset+")")
 	iteration := fs.Int("iteration", 0, "which batch of the scenario to plan (>= 0)")
 	ratio := fs.Float64("overhead-ratio", -1, "HyDra's θ/c in tokens² (default: from the scenario's GPU profile; 2^24 for --batches lines without one)")
@@ -67,7 +55,7 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		return badInput("unexpected arguments %q", fs.Args())
 	}
 	if *policy == "" {
-		return badInput("--policy is required (one of %s)", strings.Join(policies.Registry().Names(), ", "))
+		return badInput("--policy is required (one of %s)", strings.Join(policies.Names(), ", "))
 	}
 	if *ratio != -1 && *ratio < 0 {
 		return badInput("--overhead-ratio = %v: must be >= 0", *ratio)
@@ -76,11 +64,13 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		if *scenario != "" {
 			return badInput("--batches and --scenario are exclusive")
 		}
-		p, err := policies.Registry().New(*policy, nil)
+		p, err := policies.New(*policy)
 		if err != nil {
 			return badInput("%v", err)
 		}
-		return planBatches(p, *batches, *out, *ratio, stdout)
+		return withBatches(*batches, *out, stdout, func(r io.Reader, w io.Writer) error {
+			return experiment.PlanBatches(r, *batches, w, p, *ratio)
+		})
 	}
 	if *out != "" {
 		return badInput("--out goes with --batches")
@@ -92,12 +82,8 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, err := policies.Registry().New(*policy, func(v any) error { return sc.DecodeOptions(*policy, v) })
+	p, err := sc.PolicyFor(*policy)
 	if err != nil {
-		var scErr *scenarios.Error
-		if errors.As(err, &scErr) {
-			return err
-		}
 		return badInput("%v", err)
 	}
 	sampler, err := sc.NewSampler()
@@ -105,16 +91,16 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	lengths := sampler.Batch(*iteration).Lengths
-	in := scenarioInputs(sc, 0)
+	setup, err := experiment.NewSetup(sc)
+	if err != nil {
+		return err
+	}
+	in := setup.Inputs
 	ratioNote := "given with --overhead-ratio"
 	if *ratio >= 0 {
 		in.OverheadRatio = *ratio
 	} else {
-		o, err := scenarioOverhead(sc)
-		if err != nil {
-			return err
-		}
-		in.OverheadRatio = o.RatioSquareTokens
+		o := setup.Overhead
 		ratioNote = fmt.Sprintf("from the %s profile: θ = %.2f ms per MB (launches %.2f, p2p %.2f, MoE %.2f, CP %.2f), c = %.3g s/token² at block %d, CP %d",
 			profileLabel(sc), o.ThetaSeconds*1e3, o.LaunchSeconds*1e3, o.PipelineP2PSeconds*1e3, o.MoECollectiveSeconds*1e3,
 			o.CPCollectiveSeconds*1e3, o.CSecondsPerSquareToken, o.BlockTokens, o.CPDegree)
@@ -123,15 +109,10 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	plan, err := p.Plan(lengths, in)
 	wall := time.Since(start)
 	if err != nil {
-		if errors.Is(err, sched.ErrInvalidInput) {
-			return badInput("%s iteration %d: %v", sc.Name, *iteration, err)
-		}
 		return fmt.Errorf("%s iteration %d: %w", sc.Name, *iteration, err)
 	}
-	if pr, ok := p.(sched.Promiser); ok {
-		if err := sched.Validate(plan, lengths, in, pr.Promises()); err != nil {
-			return fmt.Errorf("policy %s broke its promises on %s iteration %d: %w", p.Name(), sc.Name, *iteration, err)
-		}
+	if err := experiment.Check(p, plan, lengths, in); err != nil {
+		return fmt.Errorf("%s iteration %d: %w", sc.Name, *iteration, err)
 	}
 	return printPlan(stdout, sc, *iteration, lengths, in, ratioNote, plan, wall)
 }
@@ -144,177 +125,6 @@ func profileLabel(sc *scenarios.Scenario) string {
 	return sc.Job.Cluster.GPU
 }
 
-// scenarioInputs are the scheduling inputs of a scenario's job with θ/c = ratio.
-func scenarioInputs(sc *scenarios.Scenario, ratio float64) sched.Inputs {
-	par := sc.Job.Parallel
-	return sched.Inputs{
-		PoolRanks:     sc.Job.PoolRanks(),
-		BudgetTokens:  par.BudgetTokens,
-		PP:            max(par.PP, 1),
-		VPP:           max(par.VPP, 1),
-		ContextTokens: sc.Job.ContextTokens,
-		OverheadRatio: ratio,
-	}
-}
-
-// scenarioOverhead derives HyDra's θ/c for a scenario from its GPU profile and
-// job (calib.Compute.Overhead), at the memory-minimum CP degree of the context
-// and a block of B tokens (a rank at the load target holds up to B tokens).
-func scenarioOverhead(sc *scenarios.Scenario) (calib.Overhead, error) {
-	comp, err := scenarioCompute(sc)
-	if err != nil {
-		return calib.Overhead{}, err
-	}
-	return overheadFor(sc, comp), nil
-}
-
-// scenarioCompute is the compute cost model of a scenario: its profile and job.
-func scenarioCompute(sc *scenarios.Scenario) (*calib.Compute, error) {
-	prof, err := sc.Profile()
-	if err != nil {
-		return nil, err
-	}
-	return calib.NewCompute(prof, sc.Job)
-}
-
-// overheadFor is scenarioOverhead for an already built cost model.
-func overheadFor(sc *scenarios.Scenario, comp *calib.Compute) calib.Overhead {
-	b := sc.Job.Parallel.BudgetTokens
-	return comp.Overhead(sched.MemoryDegree(sc.Job.ContextTokens, b), b)
-}
-
-// batchLine is one input line of --batches.
-type batchLine struct {
-	Ranks         int      `json:"ranks"`
-	BudgetTokens  int      `json:"budget_tokens"`
-	Lengths       []int    `json:"lengths"`
-	OverheadRatio *float64 `json:"overhead_ratio"`
-	PP            int      `json:"pp"`
-	VPP           int      `json:"vpp"`
-	ContextTokens int      `json:"context_tokens"`
-	EP            int      `json:"ep"`
-	// Fields of the conformance vectors, accepted and ignored.
-	Microbatches    json.RawMessage `json:"microbatches"`
-	CPythonSeconds  json.RawMessage `json:"cpython_seconds"`
-	MicrobatchCount json.RawMessage `json:"microbatch_count"`
-}
-
-// planLine is one output line of --batches.
-type planLine struct {
-	Microbatches [][][]int       `json:"microbatches"`
-	Groups       [][]sched.Group `json:"groups"`
-	Diagnostics  map[string]any  `json:"diagnostics"`
-}
-
-// planBatches plans every line of file and writes one JSON line per input line.
-func planBatches(p sched.Policy, file, out string, ratio float64, stdout io.Writer) error {
-	return eachBatchLine(file, out, stdout, func(line []byte) ([]byte, error) { return planOneLine(p, line, ratio) })
-}
-
-// eachBatchLine reads the JSONL file ('-': stdin), calls do on every non-blank
-// line and writes its result as one line to out (atomically) or stdout. An
-// error of do is reported as FILE:LINE, as bad input when it is one.
-func eachBatchLine(file, out string, stdout io.Writer, do func(line []byte) ([]byte, error)) error {
-	var r io.Reader
-	if file == "-" {
-		r = os.Stdin
-	} else {
-		f, err := os.Open(file)
-		if err != nil {
-			return badInput("--batches: %v", err)
-		}
-		defer f.Close()
-		r = f
-	}
-	write := func(w io.Writer) error {
-		br := bufio.NewReaderSize(r, 1<<20)
-		bw := bufio.NewWriter(w)
-		for n := 1; ; n++ {
-			raw, readErr := br.ReadBytes('\n')
-			if line := bytes.TrimSpace(raw); len(line) > 0 {
-				res, err := do(line)
-				if err != nil {
-					if errors.Is(err, sched.ErrInvalidInput) || errors.As(err, new(badInputError)) {
-						return badInput("%s:%d: %v", file, n, err)
-					}
-					return fmt.Errorf("%s:%d: %w", file, n, err)
-				}
-				if _, err := bw.Write(res); err != nil {
-					return err
-				}
-				if err := bw.WriteByte('\n'); err != nil {
-					return err
-				}
-			}
-			if errors.Is(readErr, io.EOF) {
-				break
-			}
-			if readErr != nil {
-				return fmt.Errorf("%s: %w", file, readErr)
-			}
-		}
-		return bw.Flush()
-	}
-	if out == "" {
-		return write(stdout)
-	}
-	return report.WriteFileAtomic(out, write)
-}
-
-// planBatchLine decodes one --batches line strictly, plans it with p (ratio >=
-// 0 overrides the line's overhead_ratio) and checks the policy's promises.
-func planBatchLine(p sched.Policy, line []byte, ratio float64) (batchLine, sched.Inputs, *sched.Plan, error) {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	var b batchLine
-	if err := dec.Decode(&b); err != nil {
-		return b, sched.Inputs{}, nil, badInputError{fmt.Errorf("not a batch object: %w", err)}
-	}
-	in := sched.Inputs{PoolRanks: b.Ranks, BudgetTokens: b.BudgetTokens, PP: max(b.PP, 1), VPP: max(b.VPP, 1),
-		ContextTokens: b.ContextTokens, OverheadRatio: DefaultOverheadRatio}
-	if b.OverheadRatio != nil {
-		in.OverheadRatio = *b.OverheadRatio
-	}
-	if ratio >= 0 {
-		in.OverheadRatio = ratio
-	}
-	plan, err := p.Plan(b.Lengths, in)
-	if err != nil {
-		return b, in, nil, err
-	}
-	if pr, ok := p.(sched.Promiser); ok {
-		if err := sched.Validate(plan, b.Lengths, in, pr.Promises()); err != nil {
-			return b, in, nil, fmt.Errorf("policy %s broke its promises: %w", p.Name(), err)
-		}
-	}
-	return b, in, plan, nil
-}
-
-func planOneLine(p sched.Policy, line []byte, ratio float64) ([]byte, error) {
-	_, _, plan, err := planBatchLine(p, line, ratio)
-	if err != nil {
-		return nil, err
-	}
-	res := planLine{Microbatches: plan.PerRank(), Groups: make([][]sched.Group, len(plan.Microbatches))}
-	for i, mb := range plan.Microbatches {
-		res.Groups[i] = mb.Groups
-	}
-	res.Diagnostics = map[string]any{}
-	if plan.Diagnostics != nil {
-		raw, err := json.Marshal(plan.Diagnostics)
-		if err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(raw, &res.Diagnostics); err != nil {
-			return nil, err
-		}
-	}
-	res.Diagnostics["policy"] = plan.Policy
-	res.Diagnostics["work_units"] = plan.WorkUnits
-	res.Diagnostics["microbatch_count"] = len(plan.Microbatches)
-	return json.Marshal(res)
-}
-
 func printPlan(w io.Writer, sc *scenarios.Scenario, iteration int, lengths []int, in sched.Inputs, ratioNote string,
 	plan *sched.Plan, wall time.Duration) error {
 	var tokens int64
@@ -323,7 +133,7 @@ func printPlan(w io.Writer, sc *scenarios.Scenario, iteration int, lengths []int
 	}
 	fmt.Fprintf(w, "policy %s on %s, iteration %d: %s sequences, %s tokens; G = %d, B = %d, pp %d, vpp %d\n",
 		plan.Policy, sc.Name, iteration, thousands(int64(len(lengths))), thousands(tokens), in.PoolRanks, in.BudgetTokens, in.PP, in.VPP)
-	st := sched.ComputeStats(plan, lengths)
+	st := sched.ComputeStats(plan, lengths, in.EPSize())
 	hw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if plan.Diagnostics != nil {
 		for _, kv := range plan.Diagnostics.Summary() {

@@ -1,15 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/dcpsim/dcpsim/experiment"
+	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
-	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"
-	"github.com/dcpsim/dcpsim/sim/step"
 )
 
 const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no-files]
@@ -19,14 +19,14 @@ const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no
   Scenario mode (S: an embedded scenario name or a .toml file; default ` + scenarios.DefaultPreset + `):
   run every policy of the scenario (or only --policy P) on the same batches for the
   scenario's iterations: plan each batch (HyDra's θ/c from the scenario's GPU
-  profile), put the planner's modelled stall at the head of the iteration, simulate
-  it with the cost model (sim/step.ModelCosts: calib compute, sim/network CP, MoE,
-  P2P and gradient-sync communication, each policy's CP execution) and print one row
-  per policy, means over the iterations after the warm-up. Then write DIR (default
-  results/<scenario>/): summary.json, iterations.csv, figures (PNG and SVG),
-  trace-<policy>.json for ui.perfetto.dev (ranks: --trace-ranks, default rank 0 and
-  stage 0's busiest and idlest ranks), and manifest.json last. --no-files prints the
-  table only.
+  profile), put the planner's modelled stall at the head of the iteration, price the
+  plan with the cost model (costmodel: calib compute, sim/network CP, MoE, P2P and
+  gradient-sync communication, each policy's CP execution), time it with the engine
+  (sim/step) and print one row per policy, means over the iterations after the
+  warm-up. Then write DIR (default runs/<scenario>/): summary.json, iterations.csv,
+  figures (PNG and SVG), trace-<policy>.json for ui.perfetto.dev (ranks:
+  --trace-ranks, default rank 0 and stage 0's busiest and idlest ranks), and
+  manifest.json last. --no-files prints the table only.
 
   --batches: plan every batch of FILE with policy P and simulate one training
   iteration of the plan across the pipeline (sim/step): sync domains of CP groups
@@ -51,22 +51,12 @@ func runCommand() command {
 	}
 }
 
-// runLine is one output line of run --batches. The first four fields are an
-// external contract: keep their names and meaning.
-type runLine struct {
-	IterationSeconds float64   `json:"iteration_seconds"`
-	PPBubble         float64   `json:"pp_bubble"`
-	DPBubble         float64   `json:"dp_bubble"`
-	MBSeconds        []float64 `json:"mb_seconds"`
-	MicrobatchCount  int       `json:"microbatch_count"`
-}
-
 func runRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", runUsage, stderr)
-	policy := fs.String("policy", "", "policy name (required): "+strings.Join(policies.Registry().Names(), ", "))
+	policy := fs.String("policy", "", "policy name: "+strings.Join(policies.Names(), ", ")+" (required with --batches)")
 	batches := fs.String("batches", "", "JSONL file of batches (as for plan --batches); '-' for stdin")
 	costs := fs.String("costs", "load", "--batches cost mode: load (the only one for --batches)")
-	out := fs.String("out", "", "scenario mode: results folder (default results/<scenario>); --batches: write the JSON lines to this file")
+	out := fs.String("out", "", "scenario mode: results folder (default runs/<scenario>); --batches: write the JSON lines to this file")
 	scenario := fs.String("scenario", "", "embedded scenario name or .toml file (default "+scenarios.DefaultPreset+"); exclusive with --batches")
 	noFiles := fs.Bool("no-files", false, "scenario mode: print the table only, write no results folder")
 	traceRanks := fs.String("trace-ranks", "", "scenario mode: HDP ranks drawn in timelines and traces, e.g. 0,17 (default: rank 0, stage 0's busiest and idlest)")
@@ -101,31 +91,33 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	case *scenario != "":
 		return badInput("--batches and --scenario are exclusive")
 	case *costs != "load":
-		return badInput("--costs %q: only --costs load is implemented; the cost-model mode arrives with the engine", *costs)
+		return badInput("--costs %q: --batches lines name no model or GPU, so only --costs load applies; the cost model runs in scenario mode", *costs)
 	case *policy == "":
-		return badInput("--policy is required (one of %s)", strings.Join(policies.Registry().Names(), ", "))
+		return badInput("--policy is required (one of %s)", strings.Join(policies.Names(), ", "))
 	}
-	p, err := policies.Registry().New(*policy, nil)
+	p, err := policies.New(*policy)
 	if err != nil {
 		return badInput("%v", err)
 	}
-	return eachBatchLine(*batches, *out, stdout, func(line []byte) ([]byte, error) { return runLoadLine(p, line) })
+	return withBatches(*batches, *out, stdout, func(r io.Reader, w io.Writer) error {
+		return experiment.RunBatches(r, *batches, w, p)
+	})
 }
 
-// runLoadLine plans one --batches line and simulates it in load mode.
-func runLoadLine(p sched.Policy, line []byte) ([]byte, error) {
-	b, in, plan, err := planBatchLine(p, line, -1)
-	if err != nil {
-		return nil, err
+// withBatches opens the --batches input (a file, or '-' for stdin) and the
+// output (stdout, or out written atomically) for do.
+func withBatches(file, out string, stdout io.Writer, do func(r io.Reader, w io.Writer) error) error {
+	var r io.Reader = os.Stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return badInput("--batches: %v", err)
+		}
+		defer f.Close()
+		r = f
 	}
-	ep := max(b.EP, 1)
-	if b.EP < 0 || in.PoolRanks%ep != 0 {
-		return nil, badInput("ep = %d: must be >= 1 and divide ranks = %d (EP groups are aligned blocks of ep ranks)", b.EP, in.PoolRanks)
+	if out == "" {
+		return do(r, stdout)
 	}
-	res, err := step.Simulate(plan, in.PP, in.VPP, ep, step.LoadCosts{Lengths: b.Lengths, PP: in.PP, VPP: in.VPP})
-	if err != nil {
-		return nil, badInputError{err}
-	}
-	return json.Marshal(runLine{IterationSeconds: res.IterationSeconds(), PPBubble: res.PPBubble, DPBubble: res.DPBubble,
-		MBSeconds: res.MBSeconds, MicrobatchCount: len(plan.Microbatches)})
+	return report.WriteFileAtomic(out, func(w io.Writer) error { return do(r, w) })
 }

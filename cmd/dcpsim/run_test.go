@@ -51,8 +51,8 @@ func TestRunBatchesLoad(t *testing.T) {
 		line string
 		want string
 	}{
-		{[]string{"--costs", "model"}, "", "only --costs load is implemented; the cost-model mode arrives with the engine"},
-		{nil, `{"ranks": 4, "budget_tokens": 2000, "lengths": [1], "ep": 3}`, "in.jsonl:1: ep = 3"},
+		{[]string{"--costs", "model"}, "", "only --costs load applies"},
+		{nil, `{"ranks": 4, "budget_tokens": 2000, "lengths": [1], "ep": 3}`, "in.jsonl:1: hydra: invalid scheduling input: sched: ep = 3: must be >= 1 and divide ranks = 4"},
 		{nil, `{"ranks": 4, "budget": 4, "lengths": [1]}`, `in.jsonl:1: not a batch object`},
 		{nil, `{"ranks": 4, "budget_tokens": 4, "lengths": [1], "pp": 2, "vpp": 2}`, "in.jsonl:1: hydra: no legal microbatch count for the interleaved schedule"},
 	} {
@@ -117,12 +117,9 @@ func TestRunScenario(t *testing.T) {
 		}
 		return f
 	}
-	code, out, errOut := dcpsim(t, "run", "--no-files", "--scenario", write("1", `["hydra", "mcore", "static", "wlb"]`))
+	code, out, errOut := dcpsim(t, "run", "--no-files", "--scenario", write("1", `["hydra", "mcore", "static"]`))
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	if !strings.Contains(errOut, "skipping wlb: not implemented yet") {
-		t.Errorf("stderr %q: want a note on wlb", errOut)
 	}
 	lines := strings.Split(out, "\n")
 	var header string
@@ -168,9 +165,20 @@ func TestRunScenario(t *testing.T) {
 		t.Errorf("vpp 3: exit %d: %s%s", code, out, errOut)
 	}
 
-	// Only an unknown policy: nothing ran.
-	code, _, errOut = dcpsim(t, "run", "--no-files", "--scenario", write("1", `["wlb"]`))
-	if code != exitFailure || !strings.Contains(errOut, "no implemented policy") {
-		t.Errorf("exit %d, want 1: %s", code, errOut)
+	// A policy the registry does not know is bad input, before anything runs.
+	code, _, errOut = dcpsim(t, "run", "--no-files", "--scenario", write("1", `["hydra", "wlb"]`))
+	if code != exitInput || !strings.Contains(errOut, `run.policies: unknown policy "wlb"; known: hydra, hydra-scan, mcore, static`) {
+		t.Errorf("exit %d, want 2: %s", code, errOut)
+	}
+
+	// A bad [run.options.hydra] is exit 2 from run and scenarios check alike.
+	f := write("1", `["hydra", "mcore"]`)
+	s, _ := os.ReadFile(f)
+	os.WriteFile(f, append(s, "\n[run.options.hydra]\nbogus = 3\n"...), 0o644)
+	for _, args := range [][]string{{"run", "--no-files", f}, {"scenarios", "check", f}} {
+		code, _, errOut = dcpsim(t, args...)
+		if code != exitInput || !strings.Contains(errOut, `run.options.hydra.bogus: unknown option for policy "hydra"`) {
+			t.Errorf("%v: exit %d, want 2: %s", args, code, errOut)
+		}
 	}
 }

@@ -10,8 +10,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dcpsim/dcpsim/experiment"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
+	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/policies"
 )
 
 // scenarioFlags are dcpsim run's options in scenario mode.
@@ -38,9 +41,11 @@ func parseRanks(s string) ([]int, error) {
 	return out, nil
 }
 
-// defaultResultsDir is results/<scenario name, file-safe>.
+// defaultResultsDir is runs/<scenario name, file-safe>: an ignored folder of
+// the repository, so a run never rewrites the committed results/ (make figures
+// names it).
 func defaultResultsDir(sc *scenarios.Scenario) string {
-	return filepath.Join("results", safeName(sc.Name))
+	return filepath.Join("runs", report.SafeName(sc.Name))
 }
 
 // runScenario simulates every policy of the scenario (or only one) on the same
@@ -54,30 +59,25 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	if sc.Sweep != nil {
 		return badInput("scenario %s has a [sweep]: run it with dcpsim sweep (dcpsim run simulates one scenario)", sc.Name)
 	}
-	if f.policy != "" && !slices.Contains(scenarios.PolicyNames, f.policy) {
-		return badInput("--policy %q: unknown; known: %s", f.policy, strings.Join(scenarios.PolicyNames, ", "))
+	if f.policy != "" {
+		if _, err := policies.Lookup(f.policy); err != nil {
+			return badInput("--policy: %v", err)
+		}
 	}
 	for _, r := range f.traceRanks {
 		if g := sc.Job.PoolRanks(); r >= g {
 			return badInput("--trace-ranks: rank %d outside the HDP pool [0, %d) of scenario %s", r, g, sc.Name)
 		}
 	}
-	run, err := simulateScenario(sc, runOptions{policy: f.policy, traceRanks: f.traceRanks, dollarsPerGPUHour: f.dollars,
-		parallel: true, timelines: !f.noFiles})
-	if len(run.skipped) > 0 {
-		fmt.Fprintf(stderr, "dcpsim run: skipping %s: not implemented yet\n", strings.Join(run.skipped, ", "))
-	}
+	out, err := experiment.Run(sc, experiment.Options{Policy: f.policy, TraceRanks: f.traceRanks, DollarsPerGPUHour: f.dollars,
+		Timelines: !f.noFiles})
 	if err != nil {
 		return err
 	}
-	if err := printSummary(stdout, &run.summary); err != nil {
+	if err := printSummary(stdout, &out.Summary); err != nil {
 		return err
 	}
-	ok := false
-	for _, p := range run.summary.Policies {
-		ok = ok || p.Error == ""
-	}
-	if !ok {
+	if !slices.ContainsFunc(out.Summary.Policies, func(p report.PolicySummary) bool { return p.Error == "" }) {
 		return errors.New("no policy ran")
 	}
 	if f.noFiles {
@@ -87,7 +87,7 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = defaultResultsDir(sc)
 	}
-	files, err := writeRunResults(dir, sc, run, true)
+	files, err := experiment.WriteRun(dir, sc, out, true)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", dir, err)
 	}
@@ -157,7 +157,7 @@ func printSummary(w io.Writer, s *report.Summary) error {
 		if p.Error != "" {
 			continue
 		}
-		fmt.Fprintf(w, "  %-8s %s\n", p.Policy, formatDegreeShares(p.DegreeShares, "%s: %.1f", "  "))
+		fmt.Fprintf(w, "  %-8s %s\n", p.Policy, sched.FormatDegreeShares(p.DegreeShares, "%s: %.1f", "  "))
 	}
 	fmt.Fprintf(w, "\nmeans over %d iterations; p95 is the nearest-rank 95th percentile of the step times. "+
 		"tokens/day = batch tokens × 86400 / step time; step / %s = this policy's mean step time over %s's (%s's speedup over it). "+
@@ -167,18 +167,4 @@ func printSummary(w io.Writer, s *report.Summary) error {
 		"measured CPython per-operation costs (calib.CPython), on the critical path; planner Go = this machine's wall time of our Go planner, reported only. "+
 		"$ per 1T tokens at $%g per GPU-hour.\n", measured, ref, ref, ref, s.DollarsPerGPUHour)
 	return nil
-}
-
-// formatDegreeShares writes CP-degree shares as percentages, each with
-// format (degree name, percent), joined by sep; degree 0 is "idle".
-func formatDegreeShares(ds []report.DegreeShare, format, sep string) string {
-	parts := make([]string, 0, len(ds))
-	for _, d := range ds {
-		name := strconv.Itoa(d.Degree)
-		if d.Degree == 0 {
-			name = "idle"
-		}
-		parts = append(parts, fmt.Sprintf(format, name, 100*d.Share))
-	}
-	return strings.Join(parts, sep)
 }

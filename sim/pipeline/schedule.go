@@ -167,12 +167,3 @@ func (s *Schedule) next(r int, op Op) (stage int, succ Op, ok bool) {
 		return 0, Op{}, false
 	}
 }
-
-// key numbers the ops of all stages densely: 0 .. 2·v·m·p−1.
-func (s *Schedule) key(r int, op Op) int {
-	b := 0
-	if op.Backward {
-		b = 1
-	}
-	return ((b*s.v+int(op.Chunk))*s.m+int(op.MB))*s.p + r
-}

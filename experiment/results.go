@@ -1,4 +1,4 @@
-package main
+package experiment
 
 import (
 	"encoding/csv"
@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 
@@ -14,9 +15,48 @@ import (
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
-// manifest is manifest.json: what produced a results folder. It holds no
+// Build is what the running binary's build info says about it.
+type Build struct {
+	// OK is false when the binary carries no build info.
+	OK bool
+	// Version is the module version, GoVersion the toolchain's.
+	Version, GoVersion string
+	// Revision is the VCS revision, Modified whether the tree was modified.
+	Revision string
+	Modified bool
+}
+
+// ReadBuild reads the module version, Go version and VCS stamp of this binary.
+func ReadBuild() Build {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return Build{Version: "(devel)"}
+	}
+	b := Build{OK: true, Version: bi.Main.Version, GoVersion: bi.GoVersion}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+}
+
+// RevisionTag is the VCS revision with "+modified" for a build from a
+// modified tree; empty without a VCS stamp. Sweeps resume only points of the
+// same tag.
+func (b Build) RevisionTag() string {
+	if b.Modified && b.Revision != "" {
+		return b.Revision + "+modified"
+	}
+	return b.Revision
+}
+
+// Manifest is manifest.json: what produced a results folder. It holds no
 // wall-clock time, so the same build, scenario and seed write the same bytes.
-type manifest struct {
+type Manifest struct {
 	Version      string   `json:"dcpsim_version"`
 	VCSRevision  string   `json:"vcs_revision,omitempty"`
 	VCSModified  bool     `json:"vcs_modified,omitempty"`
@@ -29,15 +69,11 @@ type manifest struct {
 	Files        []string `json:"files"`
 }
 
-func newManifest(sc *scenarios.Scenario, hash string, files []string) manifest {
-	b := readBuild()
-	return manifest{Version: b.version, VCSRevision: b.revision, VCSModified: b.modified, GoVersion: b.goVersion,
+func newManifest(sc *scenarios.Scenario, hash string, files []string) Manifest {
+	b := ReadBuild()
+	return Manifest{Version: b.Version, VCSRevision: b.Revision, VCSModified: b.Modified, GoVersion: b.GoVersion,
 		Scenario: sc.Name, ScenarioFile: sc.File, Hash: hash, Seed: sc.Run.Seed, PlannerStall: sc.PlannerStall, Files: files}
 }
-
-// safeName is report.SafeName: file and folder names from scenario and
-// policy names.
-func safeName(name string) string { return report.SafeName(name) }
 
 // writeFailHook, when set by tests, fails the output after that many files.
 var writeFailHook = -1
@@ -62,17 +98,19 @@ func (w *resultWriter) write(name string, f func(io.Writer) error) error {
 }
 
 func (w *resultWriter) json(name string, v any) error {
-	return w.write(name, func(f io.Writer) error {
-		enc := json.NewEncoder(f)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	})
+	return w.write(name, func(f io.Writer) error { return encodeJSON(f, v) })
 }
 
-// writeRunResults writes one scenario run to dir: summary.json,
+func encodeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// WriteRun writes one scenario's outcome to dir: summary.json,
 // iterations.csv, the figures (unless figures is false), a Perfetto trace per
-// timeline, and manifest.json last.
-func writeRunResults(dir string, sc *scenarios.Scenario, run *scenarioRun, figures bool) ([]string, error) {
+// timeline, and manifest.json last. It returns the names of the files written.
+func WriteRun(dir string, sc *scenarios.Scenario, out *Outcome, figures bool) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -81,31 +119,31 @@ func writeRunResults(dir string, sc *scenarios.Scenario, run *scenarioRun, figur
 		return nil, err
 	}
 	w := &resultWriter{dir: dir}
-	if err := w.json("summary.json", run.summary); err != nil {
+	if err := w.json("summary.json", out.Summary); err != nil {
 		return w.files, err
 	}
-	if err := w.write("iterations.csv", func(f io.Writer) error { return writeIterationsCSV(f, run.rows) }); err != nil {
+	if err := w.write("iterations.csv", func(f io.Writer) error { return writeIterationsCSV(f, out.Rows) }); err != nil {
 		return w.files, err
 	}
 	if figures {
 		if writeFailHook >= 0 && len(w.files) >= writeFailHook {
 			return w.files, fmt.Errorf("injected failure before the figures")
 		}
-		names, err := report.WriteRunFigures(dir, &run.summary, run.rows, run.timelines)
+		names, err := report.WriteRunFigures(dir, &out.Summary, out.Rows, out.Timelines)
 		w.files = append(w.files, names...)
 		if err != nil {
 			return w.files, err
 		}
 	}
-	for i := range run.timelines {
-		tl := &run.timelines[i]
-		if err := w.write("trace-"+safeName(tl.Policy)+".json", func(f io.Writer) error { return report.WriteTrace(f, tl) }); err != nil {
+	for i := range out.Timelines {
+		tl := &out.Timelines[i]
+		if err := w.write("trace-"+report.SafeName(tl.Policy)+".json", func(f io.Writer) error { return report.WriteTrace(f, tl) }); err != nil {
 			return w.files, err
 		}
 	}
 	slices.Sort(w.files)
 	files := slices.Clone(w.files)
-	if err := w.json("manifest.json", newManifest(sc, run.summary.Hash, files)); err != nil {
+	if err := w.json("manifest.json", newManifest(sc, out.Summary.Hash, files)); err != nil {
 		return w.files, err
 	}
 	return w.files, nil

@@ -1,0 +1,39 @@
+// Package experiment is what dcpsim's run, sweep and merge do, as an
+// importable library: it samples a scenario's batches, plans each with every
+// policy, prices the plans with the cost model, times them with the engine and
+// aggregates the iterations into report types (Run); it expands and runs a
+// sweep's points in parallel, resumably and in shards (Sweep), joins shards
+// (Merge), and writes and reads the results-folder schema (WriteRun,
+// summary.json, iterations.csv, point.json, sweep.json, sweep.csv,
+// manifest.json). It also serves the --batches JSON-lines contracts
+// (PlanBatches, RunBatches).
+//
+// The data flow is one straight road: scenario → batch (workload) → plan
+// (sched) → cost model (costmodel) → engine (sim/step) → Outcome (report
+// types) → results folder (report writers). The CLI (cmd/dcpsim) only parses
+// flags, prints tables and maps errors to exit codes: errors that blame the
+// user's input wrap ErrInput, sched.ErrInvalidInput or are *scenarios.Error.
+//
+// Runs are deterministic: the same scenario, seed and build write the same
+// bytes, except the measured Go planner times (planner_go_seconds), which are
+// reported beside the modelled stall and never enter a simulated time.
+package experiment
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrInput is wrapped by errors that blame the caller's input (a batch line, a
+// shard folder, an option value) rather than the simulator.
+var ErrInput = errors.New("bad input")
+
+// inputError is an error that blames the input: errors.Is(err, ErrInput).
+type inputError struct{ error }
+
+func (e inputError) Is(target error) bool { return target == ErrInput }
+
+func (e inputError) Unwrap() error { return e.error }
+
+// badInput formats an error that wraps ErrInput without saying so in its text.
+func badInput(format string, args ...any) error { return inputError{fmt.Errorf(format, args...)} }

@@ -1,0 +1,344 @@
+package experiment
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/dcpsim/dcpsim/costmodel"
+	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/scenarios"
+	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/policies"
+	"github.com/dcpsim/dcpsim/sim/step"
+	"github.com/dcpsim/dcpsim/workload"
+)
+
+// Options choose what Run does beyond the scenario itself.
+type Options struct {
+	// Policy, when set, runs only that policy (with the scenario's options for
+	// it, or its defaults).
+	Policy string
+	// TraceRanks are the HDP ranks drawn in timelines (nil: rank 0 and stage
+	// 0's busiest and idlest ranks).
+	TraceRanks []int
+	// DollarsPerGPUHour overrides the scenario's price when > 0.
+	DollarsPerGPUHour float64
+	// Sequential runs the policies one after another instead of concurrently
+	// (results do not depend on it, except the measured Go planner times).
+	Sequential bool
+	// Timelines builds one Timeline per policy, of the first measured
+	// iteration.
+	Timelines bool
+}
+
+// Outcome is everything a run of one scenario produced.
+type Outcome struct {
+	// Summary has one PolicySummary per policy, in the scenario's order; a
+	// policy that failed has its Error set.
+	Summary report.Summary
+	// Rows are iterations.csv: every policy's iterations, policy by policy.
+	Rows []report.IterationRow
+	// Timelines are one per policy that ran (Options.Timelines).
+	Timelines []report.Timeline
+}
+
+// Hash is the SHA-256 identity of a scenario's inputs: its TOML source, its
+// name (every point of a sweep differs), its policies and their decoded
+// options.
+func Hash(sc *scenarios.Scenario) string {
+	h := sha256.New()
+	h.Write(sc.Source)
+	h.Write([]byte{0})
+	h.Write([]byte(sc.Name))
+	for _, p := range sc.Run.Policies {
+		h.Write([]byte("\x00" + p))
+		if o, ok := sc.Run.Options[p]; ok {
+			b, _ := json.Marshal(o) // options are plain structs: never fails
+			h.Write(b)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Run plans and simulates every policy of sc (or only opts.Policy) on the same
+// batches, iteration by iteration (each batch is sampled once and dropped
+// after its iteration, so memory does not grow with the batches), and
+// summarises them. A policy that fails is reported in its PolicySummary.Error
+// and the others carry on; an error is returned only when the scenario itself
+// cannot run (an unknown policy, a broken cost model, a length file that
+// cannot be read).
+func Run(sc *scenarios.Scenario, opts Options) (*Outcome, error) {
+	names := sc.Run.Policies
+	if opts.Policy != "" {
+		names = []string{opts.Policy}
+	}
+	setup, err := NewSetup(sc)
+	if err != nil {
+		return nil, err
+	}
+	sampler, err := sc.NewSampler()
+	if err != nil {
+		return nil, err
+	}
+	runs := make([]*policyRun, len(names))
+	for i, name := range names {
+		d, err := policies.Lookup(name)
+		if err != nil {
+			return nil, badInput("%w", err)
+		}
+		runs[i] = newPolicyRun(sc, d, setup, opts)
+	}
+	for k := range sc.Run.Iterations {
+		b := sampler.Batch(k)
+		var g errgroup.Group
+		if opts.Sequential {
+			g.SetLimit(1)
+		}
+		for _, r := range runs {
+			if r.failed() {
+				continue
+			}
+			g.Go(func() error { r.iteration(k, b); return nil })
+		}
+		_ = g.Wait() // each run keeps its own error
+	}
+	out := &Outcome{Summary: summaryHead(sc, setup.Inputs, opts)}
+	for _, r := range runs {
+		r.finish()
+		out.Summary.Policies = append(out.Summary.Policies, r.sum)
+		out.Rows = append(out.Rows, r.rows...)
+		if r.timeline != nil {
+			out.Timelines = append(out.Timelines, *r.timeline)
+		}
+	}
+	compare(&out.Summary)
+	return out, nil
+}
+
+// summaryHead is the scenario part of a Summary.
+func summaryHead(sc *scenarios.Scenario, in sched.Inputs, opts Options) report.Summary {
+	j, par := sc.Job, sc.Job.Parallel
+	dollars := sc.Run.DollarsPerGPUHour
+	if opts.DollarsPerGPUHour > 0 {
+		dollars = opts.DollarsPerGPUHour
+	}
+	return report.Summary{
+		Scenario: sc.Name, Hash: Hash(sc), Seed: sc.Run.Seed,
+		Iterations: sc.Run.Iterations, WarmupIterations: sc.Run.WarmupIterations,
+		GPUs: j.Cluster.GPUs, GPU: j.Cluster.GPU, Model: j.Model.Name,
+		TP: par.TP, PP: in.PP, VPP: in.VPP, EP: in.EPSize(), PoolRanks: in.PoolRanks,
+		BudgetTokens: in.BudgetTokens, ContextTokens: j.ContextTokens,
+		DollarsPerGPUHour: dollars, PlannerStall: sc.PlannerStall, UlyssesAcrossNodes: sc.UlyssesAcrossNodes,
+	}
+}
+
+// policyRun is one policy's side of a Run: its policy (which may keep state
+// from one iteration to the next), its CP execution and its running sums.
+type policyRun struct {
+	sc       *scenarios.Scenario
+	desc     policies.Descriptor
+	setup    *Setup
+	opts     Options
+	policy   sched.Policy
+	exec     costmodel.Exec
+	err      error
+	sum      report.PolicySummary
+	rows     []report.IterationRow
+	timeline *report.Timeline
+	steps    []float64
+	slots    map[int]float64 // GPU-slots at each CP degree, summed over iterations
+	tokens   float64
+}
+
+func newPolicyRun(sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, opts Options) *policyRun {
+	r := &policyRun{sc: sc, desc: d, setup: setup, opts: opts, slots: map[int]float64{}}
+	cp, overlap := sc.CPExecFor(d)
+	r.exec = costmodel.Exec{CP: cp, OverlapAllToAll: overlap}
+	r.sum = report.PolicySummary{Policy: d.Name, CPExec: cp.String(), OverlapAllToAll: overlap}
+	r.policy, r.err = d.New(sc.Run.Options[d.Name])
+	return r
+}
+
+func (r *policyRun) failed() bool { return r.err != nil }
+
+// iteration plans, prices and simulates batch b (iteration k).
+func (r *policyRun) iteration(k int, b workload.Batch) {
+	if err := r.step(k, b); err != nil {
+		r.err = fmt.Errorf("iteration %d: %w", k, err)
+	}
+}
+
+func (r *policyRun) step(k int, b workload.Batch) error {
+	in := r.setup.Inputs
+	lengths := b.Lengths
+	start := time.Now()
+	plan, err := r.policy.Plan(lengths, in)
+	wall := time.Since(start).Seconds()
+	if err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	stall := costmodel.PlannerStallSeconds(plan.StallWork)
+	onPath := 0.0
+	if r.sc.PlannerStall == scenarios.PlannerStallModeled {
+		onPath = stall
+	}
+	l, err := step.NewLayout(plan, in.EPSize())
+	if err != nil {
+		return err
+	}
+	costs, err := r.setup.Model.Price(l, lengths, r.exec, onPath)
+	if err != nil {
+		return err
+	}
+	res, err := step.Run(l, in.PP, in.VPP, costs)
+	if err != nil {
+		return err
+	}
+	st := sched.ComputeStats(plan, lengths, in.EPSize())
+	warm := k < r.sc.Run.WarmupIterations
+	t := res.IterationSeconds()
+	cv, maxMin := spread(res.MBSeconds)
+	row := report.IterationRow{
+		Policy: r.desc.Name, Iteration: k, Warmup: warm, StepSeconds: t, Tokens: b.Tokens(), Sequences: len(lengths),
+		Microbatches: len(plan.Microbatches), ComputeShare: res.ComputeShare, ExposedCommShare: res.ExposedCommShare,
+		PPBubbleShare: res.PPBubbleShare, DPBubbleShare: res.DPBubbleShare, PlannerStallShare: res.StallShare,
+		MBTimeCV: cv, MBTimeMaxOverMin: maxMin, PlannerModeledSeconds: stall, PlannerGoSeconds: wall,
+		PlannerWorkUnits: plan.WorkUnits,
+	}
+	r.rows = append(r.rows, row)
+	if warm {
+		return nil
+	}
+	if r.sum.Iterations == 0 {
+		r.chosenOptions(plan)
+		if r.opts.Timelines {
+			tl, err := buildTimeline(r.desc.Name, k, plan, res, r.opts.TraceRanks)
+			if err != nil {
+				return fmt.Errorf("timeline: %w", err)
+			}
+			r.timeline = tl
+		}
+	}
+	ps := &r.sum
+	ps.Iterations++
+	r.steps = append(r.steps, t)
+	r.tokens += float64(row.Tokens)
+	ps.ComputeShare += res.ComputeShare
+	ps.ExposedCommShare += res.ExposedCommShare
+	ps.PPBubbleShare += res.PPBubbleShare
+	ps.DPBubbleShare += res.DPBubbleShare
+	ps.PlannerStallShare += res.StallShare
+	ps.SyncShare += res.SyncShare
+	ps.MBTimeCV += cv
+	ps.MBTimeMaxOverMin += maxMin
+	ps.Microbatches += st.RankMicrobatchesMean
+	ps.PlannerModeledSeconds += stall
+	ps.PlannerGoSeconds += wall
+	ps.PlannerWorkUnits += float64(plan.WorkUnits)
+	ps.MBSeconds = append(ps.MBSeconds, res.MBSeconds...)
+	for _, d := range st.Degrees {
+		r.slots[d.Degree] += d.Share * float64(st.Slots)
+	}
+	return nil
+}
+
+// chosenOptions records the option values the policy chose itself on this
+// plan (sched.OptionChooser).
+func (r *policyRun) chosenOptions(plan *sched.Plan) {
+	oc, ok := plan.Diagnostics.(sched.OptionChooser)
+	if !ok {
+		return
+	}
+	for _, key := range r.desc.OptionKeys() {
+		if v, ok := oc.ChosenOption(key); ok {
+			if r.sum.ChosenOptions == nil {
+				r.sum.ChosenOptions = map[string]float64{}
+			}
+			r.sum.ChosenOptions[key] = v
+		}
+	}
+}
+
+// finish turns the sums into means, or the summary into an error line.
+func (r *policyRun) finish() {
+	ps := &r.sum
+	if r.err == nil && ps.Iterations == 0 {
+		r.err = errors.New("no iteration after the warm-up")
+	}
+	if r.err != nil {
+		*ps = report.PolicySummary{Policy: ps.Policy, CPExec: ps.CPExec, OverlapAllToAll: ps.OverlapAllToAll, Error: r.err.Error()}
+		r.rows, r.timeline = nil, nil
+		return
+	}
+	n := float64(ps.Iterations)
+	for _, f := range []*float64{&ps.ComputeShare, &ps.ExposedCommShare, &ps.PPBubbleShare, &ps.DPBubbleShare,
+		&ps.PlannerStallShare, &ps.SyncShare, &ps.MBTimeCV, &ps.MBTimeMaxOverMin, &ps.Microbatches,
+		&ps.PlannerModeledSeconds, &ps.PlannerGoSeconds, &ps.PlannerWorkUnits} {
+		*f /= n
+	}
+	seconds := floats.Sum(r.steps)
+	ps.StepSecondsMean = seconds / n
+	ps.StepSecondsP95 = percentile(r.steps, 0.95)
+	ps.TokensPerDay = r.tokens * 86400 / seconds
+	ps.DegreeShares = sched.SharesOf(r.slots)
+}
+
+// compare fills the columns that compare policies or need the layout: the
+// first policy's speedup and the cost per 10^12 tokens.
+func compare(s *report.Summary) {
+	var ref float64
+	if len(s.Policies) > 0 && s.Policies[0].Error == "" {
+		ref = s.Policies[0].StepSecondsMean
+	}
+	for i := range s.Policies {
+		p := &s.Policies[i]
+		if p.Error != "" {
+			continue
+		}
+		if ref > 0 {
+			p.SpeedupOfFirst = p.StepSecondsMean / ref
+		}
+		if p.TokensPerDay > 0 {
+			hours := 1e12 / p.TokensPerDay * 24
+			p.DollarsPer1TTokens = float64(s.GPUs) * s.DollarsPerGPUHour * hours
+		}
+	}
+}
+
+// spread returns the coefficient of variation (population std / mean) and the
+// max/min ratio of xs (0 and 1 for fewer than two values; max/min is 0 when
+// the minimum is 0).
+func spread(xs []float64) (cv, maxOverMin float64) {
+	if len(xs) < 2 {
+		return 0, 1
+	}
+	mean, std := stat.PopMeanStdDev(xs, nil)
+	if mean == 0 {
+		return 0, 1
+	}
+	if lo := slices.Min(xs); lo > 0 {
+		maxOverMin = slices.Max(xs) / lo
+	}
+	return std / mean, maxOverMin
+}
+
+// percentile returns the nearest-rank q-quantile of xs (0 for none).
+func percentile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return stat.Quantile(q, stat.Empirical, slices.Sorted(slices.Values(xs)), nil)
+}
+
+// sortedKeys is a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

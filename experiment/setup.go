@@ -1,0 +1,48 @@
+package experiment
+
+import (
+	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel"
+	"github.com/dcpsim/dcpsim/scenarios"
+	"github.com/dcpsim/dcpsim/sched"
+)
+
+// Setup is what every run of a scenario shares: its cost model, HyDra's θ/c
+// from it, and the scheduling inputs.
+type Setup struct {
+	// Model prices the scenario's job on its profile.
+	Model *costmodel.Model
+	// Overhead is θ/c and its parts (calib.Overhead), from Model.
+	Overhead calib.Overhead
+	// Inputs are the scheduling inputs of every batch, θ/c included.
+	Inputs sched.Inputs
+}
+
+// NewSetup builds a scenario's cost model (its [costs] profile, or the
+// embedded profile of cluster.gpu) and scheduling inputs.
+func NewSetup(sc *scenarios.Scenario) (*Setup, error) {
+	prof, err := sc.Profile()
+	if err != nil {
+		return nil, err
+	}
+	m, err := costmodel.New(sc.Job, prof, costmodel.Options{UlyssesAcrossNodes: sc.UlyssesAcrossNodes})
+	if err != nil {
+		return nil, err
+	}
+	o := m.Overhead()
+	return &Setup{Model: m, Overhead: o, Inputs: Inputs(sc, o.RatioSquareTokens)}, nil
+}
+
+// Inputs are the scheduling inputs of a scenario's job with θ/c = ratio.
+func Inputs(sc *scenarios.Scenario, ratio float64) sched.Inputs {
+	par := sc.Job.Parallel
+	return sched.Inputs{
+		PoolRanks:     sc.Job.PoolRanks(),
+		BudgetTokens:  par.BudgetTokens,
+		PP:            max(par.PP, 1),
+		VPP:           max(par.VPP, 1),
+		EP:            max(par.EP, 1),
+		ContextTokens: sc.Job.ContextTokens,
+		OverheadRatio: ratio,
+	}
+}

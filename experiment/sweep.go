@@ -1,0 +1,246 @@
+package experiment
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/scenarios"
+)
+
+// PointRecord is point.json: a sweep point's identity and result.
+type PointRecord struct {
+	// Sweep is the scenario's name and SweepHash the SHA-256 of its text.
+	Sweep     string `json:"sweep"`
+	SweepHash string `json:"sweep_sha256"`
+	// TotalPoints is the number of points of the whole sweep.
+	TotalPoints int `json:"total_points"`
+	// Revision is the VCS revision of the dcpsim that simulated the point
+	// (empty for builds without one): a resumed sweep reruns points of another.
+	Revision string            `json:"vcs_revision,omitempty"`
+	Point    report.SweepPoint `json:"point"`
+}
+
+// SweepFile is sweep.json: every point of a sweep, in order.
+type SweepFile struct {
+	Sweep     string              `json:"sweep"`
+	SweepHash string              `json:"sweep_sha256"`
+	Points    []report.SweepPoint `json:"points"`
+}
+
+// SweepOptions choose where and how much of a sweep runs.
+type SweepOptions struct {
+	// Dir is the results folder; points go to Dir/points/.
+	Dir string
+	// Shard and Shards select the points whose index mod Shards is Shard
+	// (Shards 0 or 1: every point).
+	Shard, Shards int
+	// Jobs is how many points run at once (>= 1).
+	Jobs int
+	// Figures draws the sweep figures (unsharded sweeps only).
+	Figures bool
+	// Progress, when set, is called after every point of the shard (from the
+	// goroutine that ran it, one call at a time) with the points done and how
+	// many of them were already there.
+	Progress func(done, skipped int)
+}
+
+// SweepResult says what a Sweep did.
+type SweepResult struct {
+	// Points is the sweep's size, Mine the points of this shard.
+	Points, Mine int
+	// Skipped are the shard's points found complete from an earlier run.
+	Skipped int
+	// Files are the files written beside points/ (none for a shard).
+	Files []string
+}
+
+// SweepHash is the SHA-256 of a scenario's text: a sweep's identity.
+func SweepHash(sc *scenarios.Scenario) string {
+	h := sha256.Sum256(sc.Source)
+	return hex.EncodeToString(h[:])
+}
+
+// Sweep runs every point of sc's [sweep] in this shard, in parallel, as Run
+// does (without figures or traces), writing Dir/points/<point>/ (summary.json,
+// iterations.csv, manifest.json, then point.json). A point whose folder holds
+// a complete result of the same sweep text, point and build revision is
+// skipped, so an interrupted sweep continues where it stopped. An unsharded
+// sweep then writes sweep.json, sweep.csv and the sweep figures.
+func Sweep(sc *scenarios.Scenario, opts SweepOptions) (*SweepResult, error) {
+	if sc.Sweep == nil {
+		return nil, badInput("scenario %s has no [sweep]: run it with dcpsim run", sc.Name)
+	}
+	shards := max(opts.Shards, 1)
+	if opts.Shard < 0 || opts.Shard >= shards || opts.Jobs < 1 {
+		return nil, badInput("shard %d/%d with %d jobs: need 0 <= shard < shards and jobs >= 1", opts.Shard, shards, opts.Jobs)
+	}
+	points, err := sc.Points()
+	if err != nil {
+		return nil, err
+	}
+	hash := SweepHash(sc)
+	var mine []int
+	for i := range points {
+		if i%shards == opts.Shard {
+			mine = append(mine, i)
+		}
+	}
+	res := &SweepResult{Points: len(points), Mine: len(mine)}
+	recs := make([]*PointRecord, len(points))
+	var mu sync.Mutex
+	done := 0
+	var g errgroup.Group
+	g.SetLimit(opts.Jobs)
+	for _, i := range mine {
+		g.Go(func() error {
+			rec, skipped, err := runPoint(opts.Dir, sc, hash, points, i)
+			if err != nil {
+				return fmt.Errorf("point %d (%s): %w", i, points[i].Name, err)
+			}
+			recs[i] = rec
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			if skipped {
+				res.Skipped++
+			}
+			if opts.Progress != nil {
+				opts.Progress(done, res.Skipped)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return res, err
+	}
+	if shards > 1 {
+		return res, nil
+	}
+	res.Files, err = writeSweep(opts.Dir, sc.Name, hash, recs, opts.Figures)
+	return res, err
+}
+
+// pointDir is the folder of point i: points/p<index>-<safe point name>.
+func pointDir(dir string, i int, name string) string {
+	_, suffix, _ := strings.Cut(name, "/")
+	return filepath.Join(dir, "points", fmt.Sprintf("p%04d-%s", i, report.SafeName(suffix)))
+}
+
+// runPoint simulates point i unless its folder already holds a complete
+// result of the same sweep and point.
+func runPoint(dir string, sc *scenarios.Scenario, hash string, points []scenarios.Point, i int) (*PointRecord, bool, error) {
+	pt := points[i].Scenario
+	pdir := pointDir(dir, i, points[i].Name)
+	rev := ReadBuild().RevisionTag()
+	if rec, err := readPoint(pdir); err == nil && rec.SweepHash == hash && rec.Point.Index == i &&
+		rec.Point.Summary.Hash == Hash(pt) && rec.TotalPoints == len(points) && rec.Revision == rev {
+		return rec, true, nil
+	}
+	out, err := Run(pt, Options{})
+	if err != nil {
+		return nil, false, err
+	}
+	rec := &PointRecord{Sweep: sc.Name, SweepHash: hash, TotalPoints: len(points), Revision: rev, Point: report.SweepPoint{
+		Index: i, Name: filepath.Base(pdir), Axes: pointAxes(points[i]), GPUs: pt.Job.Cluster.GPUs, Model: pt.Job.Model.Name,
+		ContextTokens: pt.Job.ContextTokens, Summary: out.Summary}}
+	if _, err := WriteRun(pdir, pt, out, false); err != nil {
+		return nil, false, err
+	}
+	// point.json after the run's manifest: readPoint needs both.
+	if err := report.WriteFileAtomic(filepath.Join(pdir, "point.json"), func(w io.Writer) error { return encodeJSON(w, rec) }); err != nil {
+		return nil, false, err
+	}
+	return rec, false, nil
+}
+
+// readPoint loads a complete point folder (manifest.json and point.json).
+func readPoint(pdir string) (*PointRecord, error) {
+	if _, err := os.Stat(filepath.Join(pdir, "manifest.json")); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(pdir, "point.json"))
+	if err != nil {
+		return nil, err
+	}
+	var rec PointRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(pdir, "point.json"), err)
+	}
+	return &rec, nil
+}
+
+// pointAxes converts a point's axis values for the results.
+func pointAxes(pt scenarios.Point) []report.Axis {
+	axes := make([]report.Axis, len(pt.Axes))
+	for i, a := range pt.Axes {
+		axes[i] = report.Axis{Key: a.Key, Value: a.Value}
+	}
+	return axes
+}
+
+// writeSweep writes sweep.json, sweep.csv and the sweep figures from complete
+// point records, and returns the files' names.
+func writeSweep(dir, name, hash string, recs []*PointRecord, figures bool) ([]string, error) {
+	sf := SweepFile{Sweep: name, SweepHash: hash}
+	for i, r := range recs {
+		if r == nil {
+			return nil, fmt.Errorf("point %d missing", i)
+		}
+		sf.Points = append(sf.Points, r.Point)
+	}
+	if err := report.WriteFileAtomic(filepath.Join(dir, "sweep.json"), func(w io.Writer) error { return encodeJSON(w, sf) }); err != nil {
+		return nil, err
+	}
+	if err := report.WriteFileAtomic(filepath.Join(dir, "sweep.csv"), func(w io.Writer) error { return writeSweepCSV(w, sf.Points) }); err != nil {
+		return nil, err
+	}
+	files := []string{"sweep.json", "sweep.csv"}
+	if figures {
+		names, err := report.WriteSweepFigures(dir, sf.Points)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, names...)
+	}
+	return files, nil
+}
+
+// writeSweepCSV writes one row per (point, policy).
+func writeSweepCSV(w io.Writer, pts []report.SweepPoint) error {
+	fmt.Fprintln(w, "point,name,axes,gpus,model,context_tokens,policy,chosen_options,error,step_seconds_mean,step_seconds_p95,"+
+		"tokens_per_day,step_over_first,pp_bubble_share,dp_bubble_share,compute_share,exposed_comm_share,planner_stall_share,"+
+		"mb_time_cv,planner_modeled_seconds,planner_go_seconds,dollars_per_1t_tokens")
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+	for _, p := range pts {
+		var axes []string
+		for _, a := range p.Axes {
+			axes = append(axes, a.Key+"="+a.Value)
+		}
+		for _, s := range p.Summary.Policies {
+			var chosen []string
+			for _, k := range sortedKeys(s.ChosenOptions) {
+				chosen = append(chosen, k+"="+g(s.ChosenOptions[k]))
+			}
+			fields := []string{strconv.Itoa(p.Index), p.Name, strings.Join(axes, " "), strconv.Itoa(p.GPUs), p.Model,
+				strconv.Itoa(p.ContextTokens), s.Policy, strings.Join(chosen, " "),
+				strconv.Quote(s.Error), g(s.StepSecondsMean), g(s.StepSecondsP95), g(s.TokensPerDay), g(s.SpeedupOfFirst),
+				g(s.PPBubbleShare), g(s.DPBubbleShare), g(s.ComputeShare), g(s.ExposedCommShare), g(s.PlannerStallShare),
+				g(s.MBTimeCV), g(s.PlannerModeledSeconds), g(s.PlannerGoSeconds), g(s.DollarsPer1TTokens)}
+			if _, err := fmt.Fprintln(w, strings.Join(fields, ",")); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

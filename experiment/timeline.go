@@ -1,0 +1,113 @@
+package experiment
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sim/pipeline"
+	"github.com/dcpsim/dcpsim/sim/step"
+)
+
+// timelineRanks picks the ranks a timeline draws: the requested ones inside
+// the pool, or by default rank 0 plus the busiest and the idlest rank of stage
+// 0 (the slowest and fastest ranks show the bubbles best).
+func timelineRanks(res *step.Result, want []int) []int {
+	g := len(res.Stages[0].Ranks)
+	var ranks []int
+	if len(want) > 0 {
+		for _, r := range want {
+			if r >= 0 && r < g {
+				ranks = append(ranks, r)
+			}
+		}
+	} else {
+		busiest, idlest := 0, 0
+		for r, rr := range res.Stages[0].Ranks {
+			if rr.Busy > res.Stages[0].Ranks[busiest].Busy {
+				busiest = r
+			}
+			if rr.Busy < res.Stages[0].Ranks[idlest].Busy {
+				idlest = r
+			}
+		}
+		ranks = []int{0, busiest, idlest}
+	}
+	slices.Sort(ranks)
+	return slices.Compact(ranks)
+}
+
+// buildTimeline draws one iteration of a plan for the chosen ranks: every op
+// of every stage on those ranks, the planner stall, gradient sync and
+// optimizer, and the p2p flows between stages (from the producing op's end to
+// the consuming op's start, following Megatron's dependencies).
+func buildTimeline(policy string, iteration int, plan *sched.Plan, res *step.Result, want []int) (*report.Timeline, error) {
+	ranks := timelineRanks(res, want)
+	if len(ranks) == 0 {
+		return nil, fmt.Errorf("no trace rank inside the pool [0, %d)", plan.PoolRanks)
+	}
+	pp, v := res.PP, res.VPP
+	tl := &report.Timeline{Policy: policy, Iteration: iteration, IterationNanos: int64(res.Iteration),
+		PlannerStallNanos: int64(res.PlannerStall), Stages: pp, Ranks: ranks}
+	var sch *pipeline.Schedule
+	for _, r := range ranks {
+		// The rank's domains in MB order.
+		var doms []int
+		for i := range res.Domains {
+			if d := &res.Domains[i]; d.FirstRank <= r && r <= d.LastRank() {
+				doms = append(doms, i)
+			}
+		}
+		for s := range pp {
+			if res.PlannerStall > 0 {
+				tl.Slices = append(tl.Slices, report.Slice{Stage: s, Rank: r, Kind: report.PlannerStall, MB: -1, Chunk: -1,
+					EndNanos: int64(res.PlannerStall)})
+			}
+			st := &res.Stages[s]
+			tl.Slices = append(tl.Slices,
+				report.Slice{Stage: s, Rank: r, Kind: report.GradSync, MB: -1, Chunk: -1,
+					StartNanos: int64(st.GradSyncStart), EndNanos: int64(st.GradSyncEnd)},
+				report.Slice{Stage: s, Rank: r, Kind: report.Optimizer, MB: -1, Chunk: -1,
+					StartNanos: int64(st.GradSyncEnd), EndNanos: int64(st.OptimizerEnd)})
+		}
+		if len(doms) == 0 {
+			continue
+		}
+		if sch == nil || sch.Microbatches() != len(doms) {
+			var err error
+			if sch, err = pipeline.New(pp, v, len(doms), 0); err != nil {
+				return nil, err
+			}
+		}
+		for s := range pp {
+			for _, di := range doms {
+				mb := res.Domains[di].MB
+				for c := range v {
+					for _, b := range []bool{false, true} {
+						op := res.Ops[res.OpIndex(s, di, c, b)]
+						kind := report.Forward
+						if b {
+							kind = report.Backward
+						}
+						tl.Slices = append(tl.Slices, report.Slice{Stage: s, Rank: r, Kind: kind, MB: mb, Chunk: c,
+							StartNanos: int64(op.Start), EndNanos: int64(op.End), ExposedCommNanos: int64(op.ExposedComm)})
+						ds, dop, ok := sch.Dep(s, pipeline.Op{Backward: b, Chunk: int32(c)})
+						if !ok || ds == s {
+							continue
+						}
+						from := res.Ops[res.OpIndex(ds, di, int(dop.Chunk), dop.Backward)]
+						tl.Flows = append(tl.Flows, report.Flow{Rank: r, FromStage: ds, ToStage: s, MB: mb, Chunk: c, Backward: b,
+							FromNanos: int64(from.End), ToNanos: int64(op.Start)})
+					}
+				}
+			}
+		}
+	}
+	slices.SortFunc(tl.Slices, func(a, b report.Slice) int {
+		return cmp.Or(cmp.Compare(a.Stage, b.Stage), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.StartNanos, b.StartNanos),
+			cmp.Compare(b.EndNanos, a.EndNanos))
+	})
+	return tl, nil
+}
