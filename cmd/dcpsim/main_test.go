@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/experiment"
+	"github.com/dcpsim/dcpsim/report"
 )
 
 // dcpsim runs the CLI in-process and returns its exit status and output.
@@ -105,7 +106,7 @@ func TestWorkloadStatsDeterministic(t *testing.T) {
 	if other == one {
 		t.Errorf("seed 2 printed the same batches as seed 1")
 	}
-	var rep statsReport
+	var rep report.WorkloadStats
 	if err := json.Unmarshal([]byte(one), &rep); err != nil {
 		t.Fatalf("--json output does not parse: %v", err)
 	}

@@ -1,0 +1,85 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dcpsim/dcpsim/scenarios"
+	"github.com/dcpsim/dcpsim/sched"
+)
+
+// WriteRunTable prints a run summary as a comparison table (one row per
+// policy), the CP-degree shares and how to read the columns.
+func WriteRunTable(w io.Writer, s *Summary) error {
+	measured := s.Iterations - s.WarmupIterations
+	fmt.Fprintf(w, "%s: %d×%s, %s, tp%d pp%d vpp%d ep%d, G = %d, B = %d; %d iterations (%d warm-up excluded from the means)\n",
+		s.Scenario, s.GPUs, s.GPU, s.Model, s.TP, s.PP, s.VPP, s.EP, s.PoolRanks, s.BudgetTokens, s.Iterations, s.WarmupIterations)
+	fmt.Fprint(w, "cost model: calib compute + sim/network communication; CP exec")
+	for i, p := range s.Policies {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		a2a := "a2a exposed"
+		if p.OverlapAllToAll {
+			a2a = "a2a overlapped"
+		}
+		if p.CPExec != "" {
+			fmt.Fprintf(w, "%s %s: %s (%s)", sep, p.Policy, p.CPExec, a2a)
+		}
+	}
+	stall := "modelled planner stall on the critical path"
+	if s.PlannerStall == scenarios.PlannerStallNone {
+		stall = "planner stall off the critical path ([costs] planner_stall = \"none\")"
+	}
+	span := "inner Ulysses inside a node"
+	if s.UlyssesAcrossNodes {
+		span = "inner Ulysses up to the heads, across nodes"
+	}
+	fmt.Fprintf(w, "; %s; %s\n\n", span, stall)
+	ref := s.Policies[0].Policy
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tstep mean (s)\tstep p95 (s)\ttokens/day (B)\tstep / "+ref+" (×)\tPP bubble (%)\tDP bubble (%)\t"+
+		"compute-busy (%)\texposed comm (%)\tplanner stall (%)\tMB-time CV (%)\tMB max/min (×)\tMBs (count)\t"+
+		"planner modelled (ms)\tplanner Go (ms)\t$ per 1T tokens (k$)\t")
+	var failed []PolicySummary
+	for _, p := range s.Policies {
+		if p.Error != "" {
+			fmt.Fprintf(tw, "%s\terror (below)\t%s\n", p.Policy, strings.Repeat("-\t", 15))
+			failed = append(failed, p)
+			continue
+		}
+		speed := "-"
+		if p.SpeedupOfFirst > 0 {
+			speed = fmt.Sprintf("%.2f", p.SpeedupOfFirst)
+		}
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.2f\t%.1f\t\n",
+			p.Policy, p.StepSecondsMean, p.StepSecondsP95, p.TokensPerDay/1e9, speed,
+			100*p.PPBubbleShare, 100*p.DPBubbleShare, 100*p.ComputeShare, 100*p.ExposedCommShare, 100*p.PlannerStallShare,
+			100*p.MBTimeCV, p.MBTimeMaxOverMin, p.Microbatches, 1e3*p.PlannerModeledSeconds, 1e3*p.PlannerGoSeconds,
+			p.DollarsPer1TTokens/1e3)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range failed {
+		fmt.Fprintf(w, "%s: error: %s\n", p.Policy, p.Error)
+	}
+	fmt.Fprintln(w, "\nshare of GPU-slots (rank × microbatch) at each CP degree, % (idle = a rank holding nothing in an MB):")
+	for _, p := range s.Policies {
+		if p.Error != "" {
+			continue
+		}
+		fmt.Fprintf(w, "  %-8s %s\n", p.Policy, sched.FormatDegreeShares(p.DegreeShares, "%s: %.1f", "  "))
+	}
+	fmt.Fprintf(w, "\nmeans over %d iterations; p95 is the nearest-rank 95th percentile of the step times. "+
+		"tokens/day = batch tokens × 86400 / step time; step / %s = this policy's mean step time over %s's (%s's speedup over it). "+
+		"The shares of the iteration (compute-busy, exposed comm, PP and DP bubble, planner stall, and the gradient sync + optimizer rest) "+
+		"are means over (stage, rank) and sum to 100; compute-busy includes time a light rank is held by a slower one of its CP/EP domain. "+
+		"MB-time = a microbatch's forward+backward time through one stage. planner modelled = the policy's planning work priced at the "+
+		"measured CPython per-operation costs (calib.CPython), on the critical path; planner Go = this machine's wall time of our Go planner, reported only. "+
+		"$ per 1T tokens at $%g per GPU-hour.\n", measured, ref, ref, ref, s.DollarsPerGPUHour)
+	return nil
+}
