@@ -42,7 +42,7 @@ func WriteRunTable(w io.Writer, s *Summary) error {
 	ref := s.Policies[0].Policy
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\tstep mean (s)\tstep p95 (s)\ttokens/day (B)\tstep / "+ref+" (×)\tPP bubble (%)\tDP bubble (%)\t"+
-		"compute-busy (%)\texposed comm (%)\tplanner stall (%)\tMB-time CV (%)\tMB max/min (×)\tMBs (count)\t"+
+		"compute-busy (%)\texposed comm (%)\tplanner stall (%)\tMB-time CV (%)\tMB max/min (×)\tMBs per rank\t"+
 		"planner modelled (ms)\tplanner Go (ms)\t$ per 1T tokens (k$)\t")
 	var failed []PolicySummary
 	for _, p := range s.Policies {

@@ -134,7 +134,7 @@ func TestRunScenario(t *testing.T) {
 		}
 	}
 	for _, col := range []string{"step mean (s)", "step p95 (s)", "tokens/day (B)", "step / hydra (×)", "PP bubble (%)", "DP bubble (%)",
-		"compute-busy (%)", "exposed comm (%)", "planner stall (%)", "MB-time CV (%)", "MB max/min (×)", "MBs (count)",
+		"compute-busy (%)", "exposed comm (%)", "planner stall (%)", "MB-time CV (%)", "MB max/min (×)", "MBs per rank",
 		"planner modelled (ms)", "planner Go (ms)", "$ per 1T tokens (k$)"} {
 		if !strings.Contains(header, col) {
 			t.Errorf("header %q lacks %q", header, col)
