@@ -242,6 +242,16 @@ func (it *Iteration) lookup(stage, chunk int, d *step.Domain) (domainCost, chunk
 	return it.cost[class][d.Index], m.layerKind[stage][chunk], true
 }
 
+// times is a chunk's forward and backward seconds from per-layer ones: dense
+// layers × dense, MoE layers × (moe + the EP dispatch and combine moeComm).
+func (ck chunkLayers) times(dense, moe, moeComm [2]float64) [2]float64 {
+	var out [2]float64
+	for k := range 2 {
+		out[k] = float64(ck.dense)*dense[k] + float64(ck.moe)*(moe[k]+moeComm[k])
+	}
+	return out
+}
+
 // ChunkSeconds returns the chunk's layers × the domain's per-layer times (see
 // the package doc), plus the LM head on the last stage's last chunk. A
 // question outside the priced layout gets NaN, which the engine refuses.
@@ -250,10 +260,7 @@ func (it *Iteration) ChunkSeconds(stage, chunk int, d *step.Domain) (forward, ba
 	if !ok {
 		return math.NaN(), math.NaN()
 	}
-	var out [2]float64
-	for k := range 2 {
-		out[k] = float64(ck.dense)*dc.dense[k] + float64(ck.moe)*(dc.moe[k]+dc.moeComm[k])
-	}
+	out := ck.times(dc.dense, dc.moe, dc.moeComm)
 	if stage == len(it.m.layerKind)-1 && chunk == it.m.vpp-1 && dc.maxTokens > 0 {
 		comp := it.m.devices[0].Compute
 		out[0] += comp.LMHeadFwdSeconds(dc.maxTokens)
@@ -270,10 +277,7 @@ func (it *Iteration) ChunkExposedCommSeconds(stage, chunk int, d *step.Domain) (
 	if !ok {
 		return math.NaN(), math.NaN()
 	}
-	var out [2]float64
-	for k := range 2 {
-		out[k] = float64(ck.dense)*dc.denseComm[k] + float64(ck.moe)*(dc.moeCPComm[k]+dc.moeComm[k])
-	}
+	out := ck.times(dc.denseComm, dc.moeCPComm, dc.moeComm)
 	return out[0], out[1]
 }
 

@@ -105,12 +105,9 @@ func (p *parser) policyOptions(md *toml.MetaData, raw map[string]toml.Primitive,
 			p.addf(table, "[%s]: options for %q, which is not in run.policies or sweep.policies %q", table, name, names)
 			continue
 		}
-		var t map[string]any
-		if err := md.PrimitiveDecode(raw[name], &t); err != nil {
-			p.decodeErr(table, err)
-			continue
+		if t, ok := p.table(md, raw[name], table); ok {
+			tables[name] = t
 		}
-		tables[name] = t
 	}
 	for _, name := range names {
 		d, err := policies.Lookup(name)
@@ -122,4 +119,15 @@ func (p *parser) policyOptions(md *toml.MetaData, raw map[string]toml.Primitive,
 		}
 	}
 	return decoded, tables
+}
+
+// table decodes a TOML table (a policy's options or option axes) into plain
+// values; a decoding error is a problem keyed by name.
+func (p *parser) table(md *toml.MetaData, prim toml.Primitive, name string) (map[string]any, bool) {
+	var t map[string]any
+	if err := md.PrimitiveDecode(prim, &t); err != nil {
+		p.decodeErr(name, err)
+		return nil, false
+	}
+	return t, true
 }

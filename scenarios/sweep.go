@@ -76,9 +76,8 @@ func (p *parser) optionAxes(md *toml.MetaData, raw map[string]toml.Primitive, po
 			p.addf(table, "[%s]: %q is not in run.policies or sweep.policies %q", table, name, policyNames)
 			continue
 		}
-		var t map[string]any
-		if err := md.PrimitiveDecode(raw[name], &t); err != nil {
-			p.decodeErr(table, err)
+		t, ok := p.table(md, raw[name], table)
+		if !ok {
 			continue
 		}
 		for _, key := range slices.Sorted(maps.Keys(t)) {
