@@ -23,6 +23,11 @@ import (
 	"github.com/dcpsim/dcpsim/workload"
 )
 
+// MaxMBSecondsKept bounds the microbatch times a run keeps per policy for the
+// MB-time figure: the measured iterations' times in order, as long as they
+// fit (2^20 values, 8 MiB), so memory does not grow with the iterations.
+const MaxMBSecondsKept = 1 << 20
+
 // Options choose what Run does beyond the scenario itself.
 type Options struct {
 	// Policy, when set, runs only that policy (with the scenario's options for
@@ -245,7 +250,9 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 	ps.PlannerModeledSeconds += stall
 	ps.PlannerGoSeconds += wall
 	ps.PlannerWorkUnits += float64(plan.WorkUnits)
-	ps.MBSeconds = append(ps.MBSeconds, res.MBSeconds...)
+	if len(ps.MBSeconds)+len(res.MBSeconds) <= MaxMBSecondsKept {
+		ps.MBSeconds = append(ps.MBSeconds, res.MBSeconds...)
+	}
 	for _, d := range st.Degrees {
 		r.slots[d.Degree] += d.Share * float64(st.Slots)
 	}

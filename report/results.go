@@ -88,8 +88,9 @@ type PolicySummary struct {
 	ChosenOptions map[string]float64 `json:"chosen_options,omitempty"`
 	// DollarsPer1TTokens is GPUs × $/GPU-hour × hours per 10^12 tokens.
 	DollarsPer1TTokens float64 `json:"dollars_per_1t_tokens"`
-	// MBSeconds are every measured iteration's microbatch times pooled (for the
-	// MB-time distribution figure); not in summary.json.
+	// MBSeconds are the measured iterations' microbatch times pooled (for the
+	// MB-time distribution figure), as many whole iterations as fit in 2^20
+	// values; not in summary.json.
 	MBSeconds []float64 `json:"-"`
 }
 

@@ -22,9 +22,17 @@ func (s *Scenario) ProfilePath() string {
 // file named by [costs] profile (for example one written by dcpsim calibrate),
 // read and validated now, or else the embedded profile of cluster.gpu.
 func (s *Scenario) Profile() (*calib.Profile, error) {
-	if s.ProfileFile == "" {
+	switch {
+	case s.ProfileFile == "":
 		return calib.LookupProfile(s.Job.Cluster.GPU)
+	case s.profile != nil:
+		return s.profile, nil
 	}
+	return s.readProfile()
+}
+
+// readProfile reads and validates the [costs] profile file.
+func (s *Scenario) readProfile() (*calib.Profile, error) {
 	path := s.ProfilePath()
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -220,12 +220,8 @@ func Parse(data []byte, file string) (*Scenario, error) {
 	// garbage would only repeat the same problems).
 	if len(p.problems) == 0 {
 		p.addErr(sc.Job.Validate(), jobKey)
-		if sc.Workload.Distribution != nil && sc.Workload.BatchTokens > 0 {
-			mean := meanTokens(sc.Workload.Distribution, sc.Workload.ContextTokens)
-			if n := float64(sc.Workload.BatchTokens) / mean; n > MaxSequencesPerBatch {
-				p.addf("workload.batch_tokens", "workload.batch_tokens = %d: expected %.3g sequences per batch at a mean length of %.0f tokens; must be <= %d",
-					sc.Workload.BatchTokens, n, mean, MaxSequencesPerBatch)
-			}
+		if len(p.problems) == 0 {
+			p.batch(sc, "")
 		}
 	}
 
@@ -349,4 +345,23 @@ func hasDuplicates(v []int) bool {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return len(slices.Compact(s)) != len(v)
+}
+
+// batch checks the size of one batch of a valid job: its expected sequences
+// and the least microbatch count it needs. where prefixes the messages (a
+// sweep point's name).
+func (p *parser) batch(sc *Scenario, where string) {
+	w := sc.Workload
+	if w.Distribution != nil {
+		mean := meanTokens(w.Distribution, w.ContextTokens)
+		if n := float64(w.BatchTokens) / mean; n > MaxSequencesPerBatch {
+			p.addf("workload.batch_tokens", "%sworkload.batch_tokens = %d: expected %.3g sequences per batch at a mean length of %.0f tokens; must be <= %d",
+				where, w.BatchTokens, n, mean, MaxSequencesPerBatch)
+		}
+	}
+	pool := int64(sc.Job.PoolRanks()) * int64(sc.Job.Parallel.BudgetTokens)
+	if m := (w.BatchTokens + pool - 1) / max(pool, 1); m > MaxMicrobatches {
+		p.addf("workload.batch_tokens", "%sworkload.batch_tokens = %d: needs at least %d microbatches per iteration at G·B = %d; must be <= %d (more GPUs or a larger budget_tokens)",
+			where, w.BatchTokens, m, pool, MaxMicrobatches)
+	}
 }

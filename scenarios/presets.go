@@ -56,7 +56,14 @@ func Load(file string) (*Scenario, error) {
 	if err != nil {
 		return nil, &Error{File: file, Problems: []Problem{{Message: fmt.Sprintf("cannot read scenario: %v", err)}}}
 	}
-	return Parse(data, file)
+	sc, err := Parse(data, file)
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.LoadFiles(); err != nil {
+		return nil, err
+	}
+	return sc, nil
 }
 
 // Resolve loads arg as an embedded scenario name when it is one and as a file

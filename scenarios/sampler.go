@@ -41,18 +41,31 @@ func (s *Scenario) NewSampler() (*workload.Sampler, error) {
 	if s.Workload.Distribution != nil {
 		return workload.NewSampler(s.Workload.Distribution, spec)
 	}
-	lengths, err := s.ReadLengthFile()
-	if err != nil {
+	lengths := s.lengths
+	if lengths == nil {
+		var err error
+		if lengths, err = s.ReadLengthFile(); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.checkLengths(lengths); err != nil { // a sweep point's batch may be larger
 		return nil, err
 	}
+	return workload.NewListSampler(lengths, s.Workload.Order, spec)
+}
+
+// checkLengths bounds the sequences per batch a length file implies at this
+// scenario's batch size.
+func (s *Scenario) checkLengths(lengths []int) error {
+	spec := s.BatchSpec()
 	var sum float64
 	for _, l := range lengths {
 		sum += float64(min(l, s.Workload.ContextTokens))
 	}
 	if mean := sum / float64(len(lengths)); float64(spec.TargetTokens)/mean > MaxSequencesPerBatch {
-		return nil, &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "workload.batch_tokens"), Key: "workload.batch_tokens",
+		return &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "workload.batch_tokens"), Key: "workload.batch_tokens",
 			Message: fmt.Sprintf("workload.batch_tokens = %d: expected %.3g sequences per batch at the file's mean length of %.0f tokens; must be <= %d",
 				spec.TargetTokens, float64(spec.TargetTokens)/mean, mean, MaxSequencesPerBatch)}}}
 	}
-	return workload.NewListSampler(lengths, s.Workload.Order, spec)
+	return nil
 }

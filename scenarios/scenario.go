@@ -9,14 +9,22 @@ import (
 // Limits on what a scenario may ask for, so that a typo is refused with the limit
 // named instead of exhausting the machine.
 const (
-	// MaxBatchTokens bounds the tokens of one global batch (10^10).
-	MaxBatchTokens = 10_000_000_000
+	// MaxBatchTokens bounds the tokens of one global batch: 2^31, i.e. 16,384
+	// tokens per GPU on 131,072 GPUs. With the sequence and microbatch bounds
+	// below it keeps one iteration of any accepted scenario within ~2 GiB.
+	MaxBatchTokens = 1 << 31
 	// MaxSequencesPerBatch bounds the expected number of sequences in one batch
 	// (batch tokens divided by the mean length): 10^7, i.e. at least ~80 MB of
 	// lengths and far more in the plans built from them.
 	MaxSequencesPerBatch = 10_000_000
-	// MaxIterations bounds run.iterations.
-	MaxIterations = 100_000
+	// MaxIterations bounds run.iterations. Runs stream their batches (memory
+	// does not grow with the iterations), so this bounds time: at the ~0.1-1 s
+	// per iteration of the paper-scale presets, hours.
+	MaxIterations = 10_000
+	// MaxMicrobatches bounds the least number of microbatches an iteration
+	// needs, ⌈batch tokens / (G·B)⌉: the engine's work grows with it (the
+	// paper's settings need 8 to 16).
+	MaxMicrobatches = 1024
 	// MaxSweepPoints bounds the number of points a sweep expands to.
 	MaxSweepPoints = 10_000
 )
@@ -65,6 +73,7 @@ type Scenario struct {
 	UlyssesAcrossNodes bool
 
 	lines map[string]int
+	loaded
 	// optionTables are the [run.options.<policy>] tables as decoded TOML
 	// values, the base a sweep point's option values are merged into.
 	optionTables map[string]map[string]any
