@@ -177,7 +177,7 @@ func TestPlanCommand(t *testing.T) {
 	}
 }
 
-// TestPlanBatches checks the --batches contract: one JSON line per input line,
+// TestPlanBatches checks the --batches contract: one JSON line per batch line,
 // with microbatches, groups and diagnostics, and file:line on bad input.
 func TestPlanBatches(t *testing.T) {
 	dir := t.TempDir()
@@ -216,7 +216,7 @@ func TestPlanBatches(t *testing.T) {
 
 	for _, c := range []struct{ line, want string }{
 		{`{"ranks": 4, "budget_tokens": 4, "lengths": [17]}`, "in.jsonl:1: sequence 0 has 17 tokens"},
-		{`{"ranks": 4, "budget": 4, "lengths": [1]}`, `in.jsonl:1: not a batch object: json: unknown field "budget"`},
+		{`{"ranks": 4, "budget": 4, "lengths": [1]}`, `in.jsonl:1: not a batch object: unknown key "budget"; allowed: ranks, budget_tokens,`},
 		{`[1, 2]`, "in.jsonl:1: not a batch object"},
 		{`{"ranks": 0, "budget_tokens": 4, "lengths": [1]}`, "in.jsonl:1: invalid scheduling input"},
 	} {
