@@ -76,8 +76,35 @@ func PlanBatches(r io.Reader, name string, w io.Writer, p sched.Policy, ratio fl
 		if err != nil {
 			return nil, err
 		}
+		if err := checkPlanLineSize(plan); err != nil {
+			return nil, err
+		}
 		return planLine(plan)
 	})
+}
+
+// MaxPlanLineEntries bounds one plan --batches output line's "microbatches"
+// field: one list per (microbatch, rank) plus one id per (sequence, rank of
+// its group). A plan is compact (groups), but that field lists every rank of
+// every microbatch: 10^5 sequences on 2^20 ranks made 10^8 lists, 6 GB and an
+// 800 MB line. At the bound the field takes under 0.5 GB to build.
+const MaxPlanLineEntries = 1 << 24
+
+// checkPlanLineSize refuses a plan whose PlanLine would pass
+// MaxPlanLineEntries, naming the numbers, before it is built.
+func checkPlanLineSize(plan *sched.Plan) error {
+	lists := int64(len(plan.Microbatches)) * int64(plan.PoolRanks)
+	var ids int64
+	for _, mb := range plan.Microbatches {
+		for _, g := range mb.Groups {
+			ids += int64(g.Size) * int64(len(g.Seqs))
+		}
+	}
+	if lists+ids > MaxPlanLineEntries {
+		return badInput("the plan's microbatches field would hold %d·%d = %d per-rank lists and %d sequence ids: more than %d (MaxPlanLineEntries)",
+			len(plan.Microbatches), plan.PoolRanks, lists, ids, MaxPlanLineEntries)
+	}
+	return nil
 }
 
 // RunBatches plans every batch line of r with p and simulates one training

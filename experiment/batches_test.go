@@ -227,3 +227,19 @@ func FuzzBatchLine(f *testing.F) {
 		}
 	})
 }
+
+// TestPlanLineSize: a plan whose microbatches field would list more than
+// MaxPlanLineEntries entries is refused naming the numbers, before it is
+// built (10^5 sequences on 2^20 ranks took 6 GB and wrote an 800 MB line).
+func TestPlanLineSize(t *testing.T) {
+	p, _ := hydra.New(hydra.DefaultOptions())
+	line := `{"ranks":1048576,"budget_tokens":1,"lengths":[1048576` + strings.Repeat(",1048576", 16) + `]}`
+	var out bytes.Buffer
+	err := PlanBatches(strings.NewReader(line), "b.jsonl", &out, p, -1)
+	if !errors.Is(err, ErrInput) || !strings.Contains(fmtErr(err), "b.jsonl:1: the plan's microbatches field would hold 17·1048576 = 17825792 per-rank lists and 17825792 sequence ids: more than 16777216") {
+		t.Errorf("17 MBs × 2^20 ranks: %v", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("output %d bytes", out.Len())
+	}
+}
