@@ -16,6 +16,7 @@ import (
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/hwbackend"
 	"github.com/dcpsim/dcpsim/hwbackend/cuda"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/report"
 )
 
@@ -129,7 +130,7 @@ func calibrateFrom(f calibrateFlags, stdout io.Writer) error {
 		return badInput("--from: %v", err)
 	}
 	defer file.Close()
-	ms, err := calib.ReadMeasurements(file, f.from)
+	ms, err := calib.ReadMeasurements(safeio.Limit(file, safeio.MaxMeasurementBytes, f.from), f.from)
 	if err != nil {
 		return badInput("--from: %v", err)
 	}
@@ -254,7 +255,7 @@ func checkOutputDir(flagName, path string) error {
 // loadBase resolves --base: a .toml file, or the name of an embedded profile.
 func loadBase(arg string) (*calib.Profile, error) {
 	if strings.HasSuffix(arg, ".toml") {
-		data, err := os.ReadFile(arg)
+		data, err := safeio.ReadFile(arg, safeio.MaxProfileBytes)
 		if err != nil {
 			return nil, badInput("--base: %v", err)
 		}

@@ -173,6 +173,10 @@ func TestCalibrateBadInput(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("operation,shape,seconds,repeats\ngemm,m=1;n=2,-1,3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	bigBase := filepath.Join(dir, "big.toml")
+	if err := os.WriteFile(bigBase, []byte(strings.Repeat("#\n", 1<<19+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	unknownOp := filepath.Join(dir, "unknown.csv")
 	if err := os.WriteFile(unknownOp, []byte("operation,shape,seconds,repeats\nfft,n=1024,1e-3,3\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -200,6 +204,9 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"--from", filepath.Join(dir, "nope.csv"), "--base", "H20", "--out", out}, "nope.csv"},
 		{[]string{"--from", bad, "--base", "H20", "--out", out}, "bad.csv:2"},
 		{[]string{"--from", unknownOp, "--base", "H20", "--out", out}, `unknown operation "fft"`},
+		// Unbounded inputs are refused at their size limit (--from /dev/zero read 5 GB).
+		{[]string{"--from", "/dev/zero", "--base", "H800", "--out", out}, "/dev/zero: file too large: more than 67108864 bytes"},
+		{[]string{"--from", good, "--base", bigBase, "--out", out}, "--base: " + bigBase + ": file too large: more than 1048576 bytes"},
 	} {
 		args := append([]string{"calibrate"}, c.args...)
 		code, stdout, stderr := dcpsim(t, args...)
