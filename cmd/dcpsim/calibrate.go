@@ -17,6 +17,7 @@ import (
 	"github.com/dcpsim/dcpsim/hwbackend"
 	"github.com/dcpsim/dcpsim/hwbackend/cuda"
 	"github.com/dcpsim/dcpsim/internal/safeio"
+	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/report"
 )
 
@@ -175,8 +176,13 @@ func calibrateMeasure(f calibrateFlags, stdout, stderr io.Writer) error {
 	if f.budget <= 0 {
 		return badInput("--budget = %v: must be > 0", f.budget)
 	}
-	if f.workers < 0 || f.device < 0 || f.ranks < 0 {
-		return badInput("--workers, --device and --ranks must be >= 0")
+	for _, c := range []struct {
+		name   string
+		v, max int
+	}{{"workers", f.workers, maxCalibrateWorkers}, {"device", f.device, maxCUDADevice}, {"ranks", f.ranks, job.MaxGPUsPerNode}} {
+		if c.v < 0 || c.v > c.max {
+			return badInput("--%s = %d: must be in [0, %d]", c.name, c.v, c.max)
+		}
 	}
 	if f.measurements == "" {
 		f.measurements = strings.TrimSuffix(f.out, filepath.Ext(f.out)) + ".csv"
@@ -243,8 +249,25 @@ func calibrateMeasure(f calibrateFlags, stdout, stderr io.Writer) error {
 	return writeProfile(prof, f.out, stdout)
 }
 
-// checkOutputDir fails early, before a sweep, when path's folder does not exist.
+// Bounds of calibrate's numeric flags.
+const (
+	// maxCalibrateWorkers bounds --workers: attention goroutines, far above any
+	// CPU's cores (more only adds scheduling overhead and memory).
+	maxCalibrateWorkers = 1024
+	// maxCUDADevice bounds --device, a CUDA ordinal (below a node's GPUs,
+	// which job.MaxGPUsPerNode bounds).
+	maxCUDADevice = job.MaxGPUsPerNode - 1
+)
+
+// checkOutputDir fails early, before a sweep, when path names a folder (or
+// ends in a separator) or its folder does not exist.
 func checkOutputDir(flagName, path string) error {
+	if strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(filepath.Separator)) {
+		return badInput("%s %s: ends in a separator; give the file to write", flagName, path)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return badInput("%s %s: is a folder; give the file to write", flagName, path)
+	}
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return badInput("%s %s: folder %s does not exist", flagName, path, dir)

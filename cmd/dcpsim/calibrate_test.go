@@ -204,6 +204,15 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"--from", filepath.Join(dir, "nope.csv"), "--base", "H20", "--out", out}, "nope.csv"},
 		{[]string{"--from", bad, "--base", "H20", "--out", out}, "bad.csv:2"},
 		{[]string{"--from", unknownOp, "--base", "H20", "--out", out}, `unknown operation "fft"`},
+		// Nonsense values used to be accepted or fail late with a confusing message.
+		{[]string{"--workers", "100000", "--out", out}, "--workers = 100000: must be in [0, 1024]"},
+		{[]string{"--workers", "-1", "--out", out}, "--workers = -1: must be in [0, 1024]"},
+		{[]string{"--backend", "cuda", "--base", "H200", "--device", "5000", "--out", out}, "--device = 5000: must be in [0, 1023]"},
+		{[]string{"--backend", "cuda", "--base", "H200", "--ranks", "2000", "--out", out}, "--ranks = 2000: must be in [0, 1024]"},
+		{[]string{"--out", "/"}, "--out /: ends in a separator; give the file to write"},
+		{[]string{"--out", dir}, "--out " + dir + ": is a folder; give the file to write"},
+		{[]string{"--from", good, "--base", "H20", "--out", dir + "/"}, "--out " + dir + "/: ends in a separator"},
+		{[]string{"--out", out, "--measurements", dir}, "--measurements " + dir + ": is a folder"},
 		// Unbounded inputs are refused at their size limit (--from /dev/zero read 5 GB).
 		{[]string{"--from", "/dev/zero", "--base", "H800", "--out", out}, "/dev/zero: file too large: more than 67108864 bytes"},
 		{[]string{"--from", good, "--base", bigBase, "--out", out}, "--base: " + bigBase + ": file too large: more than 1048576 bytes"},

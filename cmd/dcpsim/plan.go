@@ -1,8 +1,10 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -57,8 +59,13 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if *policy == "" {
 		return badInput("--policy is required (one of %s)", strings.Join(policies.Names(), ", "))
 	}
-	if *ratio != -1 && *ratio < 0 {
-		return badInput("--overhead-ratio = %v: must be >= 0", *ratio)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["overhead-ratio"] && !(*ratio >= 0 && !math.IsInf(*ratio, 1)) { // NaN fails >= 0
+		return badInput("--overhead-ratio = %v: must be a finite number >= 0 (tokens²)", *ratio)
+	}
+	if !set["overhead-ratio"] {
+		*ratio = -1 // the profile's (or, for --batches, each line's)
 	}
 	if *batches != "" {
 		if *scenario != "" {
