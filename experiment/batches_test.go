@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 
@@ -64,6 +65,12 @@ func TestBatchLineStrict(t *testing.T) {
 		err := PlanBatches(strings.NewReader(line), "b.jsonl", io.Discard, p, -1)
 		if !errors.Is(err, ErrInput) || !strings.Contains(fmtErr(err), "b.jsonl:1: not a batch object: lengths: more than 10000000 sequences (the limit of one batch)") {
 			t.Errorf("10^7+1 lengths: %v", err)
+		}
+	}
+	// A NaN or infinite override ratio is refused, not taken as "no override".
+	for _, r := range []float64{math.NaN(), math.Inf(1)} {
+		if err := PlanBatches(strings.NewReader(`{`+ok+`}`), "b", io.Discard, p, r); !errors.Is(err, ErrInput) {
+			t.Errorf("ratio %v: %v", r, err)
 		}
 	}
 	// pp and vpp 0 mean the default 1, like leaving them out.
