@@ -74,9 +74,9 @@ const (
 	// MaxSequenceTokens bounds one sequence's length (32Mi tokens, as
 	// job.MaxContextTokens): s² < 2^51 never overflows int64.
 	MaxSequenceTokens = 1 << 25
-	// MaxBatchTokens bounds Σ s over a batch (10^10, as
-	// scenarios.MaxBatchTokens and workload.MaxTargetTokens): with
-	// MaxSequenceTokens it keeps Σ s² <= 2^25·10^10 < 2^59, inside int64.
+	// MaxBatchTokens bounds Σ s over a batch (10^10, workload.MaxTargetTokens;
+	// at least scenarios.MaxBatchTokens): with MaxSequenceTokens it keeps
+	// Σ s² <= 2^25·10^10 < 2^59, inside int64.
 	MaxBatchTokens = 10_000_000_000
 )
 
