@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/step"
@@ -54,24 +57,61 @@ type RunLine struct {
 	MicrobatchCount  int       `json:"microbatch_count"`
 }
 
+// MaxBatchLineBytes bounds one --batches line, enforced while reading, before
+// it is decoded: sched.MaxBatchSequences lengths of up to 8 digits (every
+// length is at most sched.MaxSequenceTokens = 33,554,432) with ", " between
+// them take 10^8 bytes, and 128 MiB leaves 28 MiB for the other fields and
+// whitespace. A 1 GB line used to be decoded whole (20.8 GB peak).
+const MaxBatchLineBytes = 128 << 20
+
 // PlanBatches plans every batch line of r (named name in errors) with p and
-// writes one PlanLine per input line to w. ratio >= 0 overrides every line's
-// overhead_ratio.
+// writes one PlanLine per batch line to w; blank lines are skipped. ratio >= 0
+// overrides every line's overhead_ratio; a negative ratio leaves them.
 func PlanBatches(r io.Reader, name string, w io.Writer, p sched.Policy, ratio float64) error {
-	return eachBatchLine(r, name, w, func(line []byte) (any, error) {
+	if math.IsNaN(ratio) || math.IsInf(ratio, 0) {
+		return badInput("overhead ratio %v: must be a finite number (>= 0 overrides the lines', < 0 keeps them)", ratio)
+	}
+	return eachBatchLine(r, name, w, MaxBatchLineBytes, func(line []byte) (any, error) {
 		_, _, plan, err := planBatchLine(p, line, ratio)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkPlanLineSize(plan); err != nil {
 			return nil, err
 		}
 		return planLine(plan)
 	})
 }
 
+// MaxPlanLineEntries bounds one plan --batches output line's "microbatches"
+// field: one list per (microbatch, rank) plus one id per (sequence, rank of
+// its group). A plan is compact (groups), but that field lists every rank of
+// every microbatch: 10^5 sequences on 2^20 ranks made 10^8 lists, 6 GB and an
+// 800 MB line. At the bound the field takes under 0.5 GB to build.
+const MaxPlanLineEntries = 1 << 24
+
+// checkPlanLineSize refuses a plan whose PlanLine would pass
+// MaxPlanLineEntries, naming the numbers, before it is built.
+func checkPlanLineSize(plan *sched.Plan) error {
+	lists := int64(len(plan.Microbatches)) * int64(plan.PoolRanks)
+	var ids int64
+	for _, mb := range plan.Microbatches {
+		for _, g := range mb.Groups {
+			ids += int64(g.Size) * int64(len(g.Seqs))
+		}
+	}
+	if lists+ids > MaxPlanLineEntries {
+		return badInput("the plan's microbatches field would hold %d·%d = %d per-rank lists and %d sequence ids: more than %d (MaxPlanLineEntries)",
+			len(plan.Microbatches), plan.PoolRanks, lists, ids, MaxPlanLineEntries)
+	}
+	return nil
+}
+
 // RunBatches plans every batch line of r with p and simulates one training
 // iteration of each plan in load mode (step.LoadCosts), writing one RunLine
-// per input line to w.
+// per batch line to w; blank lines are skipped.
 func RunBatches(r io.Reader, name string, w io.Writer, p sched.Policy) error {
-	return eachBatchLine(r, name, w, func(line []byte) (any, error) {
+	return eachBatchLine(r, name, w, MaxBatchLineBytes, func(line []byte) (any, error) {
 		b, in, plan, err := planBatchLine(p, line, -1)
 		if err != nil {
 			return nil, err
@@ -85,14 +125,20 @@ func RunBatches(r io.Reader, name string, w io.Writer, p sched.Policy) error {
 	})
 }
 
-// eachBatchLine calls do on every non-blank line of r and writes its result
-// as one JSON line to w. An error names the line (name:N); a bad line's error
-// wraps ErrInput or sched.ErrInvalidInput.
-func eachBatchLine(r io.Reader, name string, w io.Writer, do func(line []byte) (any, error)) error {
+// eachBatchLine calls do on every line of r that is not blank (empty or only
+// white space; such lines are skipped and produce no output) and writes its
+// result as one JSON line to w. A line longer than maxLine bytes (its line
+// ending included) is refused as soon as it passes the bound, before it is
+// decoded. An error names the line (name:N, counting blank lines too); a bad
+// line's error wraps ErrInput or sched.ErrInvalidInput.
+func eachBatchLine(r io.Reader, name string, w io.Writer, maxLine int, do func(line []byte) (any, error)) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	bw := bufio.NewWriter(w)
 	for n := 1; ; n++ {
-		raw, readErr := br.ReadBytes('\n')
+		raw, readErr := readLine(br, maxLine)
+		if errors.Is(readErr, errLineTooLong) {
+			return badInput("%s:%d: %w", name, n, readErr)
+		}
 		if line := bytes.TrimSpace(raw); len(line) > 0 {
 			res, err := do(line)
 			if err != nil {
@@ -119,19 +165,240 @@ func eachBatchLine(r io.Reader, name string, w io.Writer, do func(line []byte) (
 	return bw.Flush()
 }
 
-// planBatchLine decodes one --batches line strictly, plans it with p (ratio
-// >= 0 overrides the line's overhead_ratio) and checks the policy's promises.
-func planBatchLine(p sched.Policy, line []byte, ratio float64) (BatchLine, sched.Inputs, *sched.Plan, error) {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	var b BatchLine
-	if err := dec.Decode(&b); err != nil {
-		return b, sched.Inputs{}, nil, badInput("not a batch object: %w", err)
+// errLineTooLong is wrapped by readLine's error for a line past its bound.
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one line of br, with its '\n' if it has one, like
+// ReadBytes('\n'), but fails with errLineTooLong, naming max, as soon as the
+// line (its line ending included) holds more than max bytes.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) > max {
+			return nil, fmt.Errorf("%w: more than %d bytes (the limit of one --batches line)", errLineTooLong, max)
+		}
+		line = append(line, frag...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
 	}
-	in := sched.Inputs{PoolRanks: b.Ranks, BudgetTokens: b.BudgetTokens, PP: max(b.PP, 1), VPP: max(b.VPP, 1),
+}
+
+// batchKeys are the keys a --batches line may hold; the conformance vectors'
+// microbatches, cpython_seconds and microbatch_count are accepted and ignored.
+var batchKeys = []string{"ranks", "budget_tokens", "lengths", "overhead_ratio", "pp", "vpp", "context_tokens", "ep",
+	"microbatches", "cpython_seconds", "microbatch_count"}
+
+// decodeBatchLine decodes one --batches line strictly: exactly one JSON
+// object, its keys among batchKeys (matched exactly), none twice, nothing but
+// white space after it, at most sched.MaxBatchSequences lengths (counted
+// while decoding, before the slice grows past the limit). pp and vpp 0 or
+// absent mean 1; negative is an error. The Inputs built from the line (θ/c
+// DefaultOverheadRatio unless the line gives one) pass sched.Inputs.Check
+// with its lengths. Every error wraps ErrInput or sched.ErrInvalidInput.
+func decodeBatchLine(line []byte) (BatchLine, sched.Inputs, error) {
+	var b BatchLine
+	if err := decodeStrict(line, &b); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errors.New("the line ends inside the object")
+		}
+		return b, sched.Inputs{}, badInput("not a batch object: %w", err)
+	}
+	in := sched.Inputs{PoolRanks: b.Ranks, BudgetTokens: b.BudgetTokens, PP: 1, VPP: 1,
 		ContextTokens: b.ContextTokens, EP: b.EP, OverheadRatio: DefaultOverheadRatio}
+	for _, f := range []struct {
+		key      string
+		v        int
+		dst      *int
+		maxValue int
+	}{{"pp", b.PP, &in.PP, sched.MaxPP}, {"vpp", b.VPP, &in.VPP, sched.MaxVPP}} {
+		switch {
+		case f.v < 0:
+			return b, in, badInput("%s = %d: must be in [1, %d] (0 or absent: 1)", f.key, f.v, f.maxValue)
+		case f.v > 0:
+			*f.dst = f.v
+		}
+	}
 	if b.OverheadRatio != nil {
 		in.OverheadRatio = *b.OverheadRatio
+	}
+	if err := in.Check(b.Lengths); err != nil {
+		return b, in, err
+	}
+	return b, in, nil
+}
+
+// decodeStrict decodes the JSON object in line into b (see decodeBatchLine).
+func decodeStrict(line []byte, b *BatchLine) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if tok, err := dec.Token(); err != nil {
+		return err
+	} else if tok != json.Delim('{') {
+		return fmt.Errorf("want a JSON object {...}, got %s", describeToken(tok))
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string) // object keys are strings
+		if seen[key] {
+			return fmt.Errorf("key %q given twice", key)
+		}
+		seen[key] = true
+		var dst any
+		switch key {
+		case "ranks":
+			dst = &b.Ranks
+		case "budget_tokens":
+			dst = &b.BudgetTokens
+		case "lengths":
+			if err := decodeLengths(dec, &b.Lengths); err != nil {
+				return fmt.Errorf("lengths: %w", err)
+			}
+			continue
+		case "overhead_ratio":
+			dst = &b.OverheadRatio
+		case "pp":
+			dst = &b.PP
+		case "vpp":
+			dst = &b.VPP
+		case "context_tokens":
+			dst = &b.ContextTokens
+		case "ep":
+			dst = &b.EP
+		case "microbatches":
+			dst = &b.Microbatches
+		case "cpython_seconds":
+			dst = &b.CPythonSeconds
+		case "microbatch_count":
+			dst = &b.MicrobatchCount
+		default:
+			return fmt.Errorf("unknown key %q; allowed: %s", key, strings.Join(batchKeys, ", "))
+		}
+		if err := dec.Decode(dst); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return err
+	}
+	if tok, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return fmt.Errorf("after the object: %w", err)
+		}
+		return fmt.Errorf("after the object: unexpected %s (one object per line)", describeToken(tok))
+	}
+	return nil
+}
+
+// decodeLengths decodes a JSON array of integers (or null) into dst: the
+// decoder checks the JSON, then parseLengths reads the integers, failing once
+// it holds more than sched.MaxBatchSequences of them. (Walking the array
+// token by token took 2.5 s for 10^7 lengths; this takes 0.6 s.)
+func decodeLengths(dec *json.Decoder, dst *[]int) error {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	out, err := parseLengths(raw)
+	if err != nil {
+		return err
+	}
+	*dst = out
+	return nil
+}
+
+// parseLengths parses raw, one valid JSON value, as null or an array of JSON
+// integers (-?(0|[1-9][0-9]*), as encoding/json accepts for an int) that fit
+// an int, at most sched.MaxBatchSequences of them.
+func parseLengths(raw []byte) ([]int, error) {
+	i := skipSpace(raw, 0)
+	switch {
+	case bytes.HasPrefix(raw[i:], []byte("null")):
+		return nil, nil
+	case i == len(raw) || raw[i] != '[':
+		return nil, fmt.Errorf("want an array of integers, got %s", clipJSON(raw[i:]))
+	}
+	out := make([]int, 0, min(bytes.Count(raw, []byte(","))+1, sched.MaxBatchSequences))
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return out, nil
+	}
+	for {
+		if len(out) == sched.MaxBatchSequences {
+			return nil, fmt.Errorf("more than %d sequences (the limit of one batch)", sched.MaxBatchSequences)
+		}
+		j := i
+		for j < len(raw) && (raw[j] == '-' || raw[j] == '+' || raw[j] == '.' || raw[j] == 'e' || raw[j] == 'E' || '0' <= raw[j] && raw[j] <= '9') {
+			j++
+		}
+		num := raw[i:j]
+		if len(num) == 0 {
+			return nil, fmt.Errorf("element %d: want an integer, got %s", len(out), clipJSON(raw[i:]))
+		}
+		if bytes.ContainsAny(num, ".eE+") {
+			return nil, fmt.Errorf("element %d: %s is not an integer", len(out), num)
+		}
+		v, err := strconv.Atoi(string(num)) // JSON already excludes leading zeros and a lone '-'
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %s does not fit an integer", len(out), num)
+		}
+		out = append(out, v)
+		i = skipSpace(raw, j)
+		if i < len(raw) && raw[i] == ']' {
+			return out, nil
+		}
+		if i == len(raw) || raw[i] != ',' {
+			return nil, fmt.Errorf("element %d: want ',' or ']' after it, got %s", len(out)-1, clipJSON(raw[i:]))
+		}
+		i = skipSpace(raw, i+1)
+	}
+}
+
+// skipSpace returns the index of the first byte of b at or after i that is
+// not JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// clipJSON quotes the start of a JSON text for an error message.
+func clipJSON(b []byte) string {
+	if len(b) > 24 {
+		return fmt.Sprintf("%q...", b[:24])
+	}
+	if len(b) == 0 {
+		return "the end of the value"
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// describeToken names a JSON token for an error message.
+func describeToken(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		return fmt.Sprintf("%q", string(t))
+	case string:
+		return fmt.Sprintf("the string %q", t)
+	case nil:
+		return "null"
+	default:
+		return fmt.Sprintf("%v", t)
+	}
+}
+
+// planBatchLine decodes one --batches line strictly (decodeBatchLine), plans
+// it with p (ratio >= 0 overrides the line's overhead_ratio) and checks the
+// policy's promises.
+func planBatchLine(p sched.Policy, line []byte, ratio float64) (BatchLine, sched.Inputs, *sched.Plan, error) {
+	b, in, err := decodeBatchLine(line)
+	if err != nil {
+		return b, in, nil, err
 	}
 	if ratio >= 0 {
 		in.OverheadRatio = ratio

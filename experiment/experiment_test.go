@@ -244,7 +244,7 @@ func TestBatchesErrors(t *testing.T) {
 	p, _ := hydra.New(hydra.DefaultOptions())
 	for _, c := range []struct{ in, want string }{
 		{`{"ranks": 4, "budget": 4, "lengths": [1]}`, "b.jsonl:1: not a batch object"},
-		{"\n" + `{"ranks": 0, "budget_tokens": 4, "lengths": [1]}`, "b.jsonl:2: hydra: invalid scheduling input: sched: ranks = 0"},
+		{"\n" + `{"ranks": 0, "budget_tokens": 4, "lengths": [1]}`, "b.jsonl:2: invalid scheduling input: sched: ranks = 0: must be in [1, 1048576]"},
 	} {
 		err := PlanBatches(strings.NewReader(c.in), "b.jsonl", &bytes.Buffer{}, p, -1)
 		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), c.want) {

@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/sched"
 )
 
@@ -46,9 +46,10 @@ func WriteReproduction(w io.Writer, resultsDir string) error {
 	return err
 }
 
-// readJSON decodes the JSON file at path into v.
+// readJSON decodes the JSON file at path (at most safeio.MaxResultBytes)
+// into v.
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := safeio.ReadFile(path, safeio.MaxResultBytes)
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 	}
 	fmt.Fprintln(w)
 	if len(missing) > 0 {
-		fmt.Fprintf(w, "Missing results (run `make figures`): %s.\n\n", strings.Join(missing, ", "))
+		fmt.Fprintf(w, "Missing results in %s (run `make figures`): %s.\n\n", dir, strings.Join(missing, ", "))
 	}
 
 	for _, rs := range reproductionScenarios {
@@ -199,7 +200,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 	fmt.Fprintln(w)
 	var sw sweepJSON
 	if err := readJSON(filepath.Join(dir, "weak-scaling", "sweep.json"), &sw); err != nil {
-		fmt.Fprintln(w, "Missing: results/weak-scaling/sweep.json (run `make figures`).")
+		fmt.Fprintf(w, "Missing: %s (run `make figures`).\n", filepath.Join(dir, "weak-scaling", "sweep.json"))
 		fmt.Fprintln(w)
 	} else {
 		fmt.Fprintln(w, "| model | GPUs | HyDra step (s) | Mcore step (s) | static step (s) | HyDra over Mcore | HyDra over static | Mcore planner stall (s) | HyDra planner stall (s) |")
@@ -254,7 +255,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 	fmt.Fprintln(w)
 	var cs sweepJSON
 	if err := readJSON(filepath.Join(dir, "production-256k-cap", "sweep.json"), &cs); err != nil {
-		fmt.Fprintln(w, "Missing: results/production-256k-cap/sweep.json (run `make figures`).")
+		fmt.Fprintf(w, "Missing: %s (run `make figures`).\n", filepath.Join(dir, "production-256k-cap", "sweep.json"))
 		fmt.Fprintln(w)
 	} else {
 		fmt.Fprintln(w, "| cap C | HyDra step (s) | exposed comm (%) | PP bubble (%) | MBs |")

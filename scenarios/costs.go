@@ -2,10 +2,10 @@ package scenarios
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 )
 
 // ProfilePath is [costs] profile resolved against the scenario file's folder, or
@@ -20,7 +20,8 @@ func (s *Scenario) ProfilePath() string {
 
 // Profile returns the calibration profile the scenario's costs come from: the
 // file named by [costs] profile (for example one written by dcpsim calibrate),
-// read and validated now, or else the embedded profile of cluster.gpu.
+// read (at most safeio.MaxProfileBytes) and validated now, or else the
+// embedded profile of cluster.gpu.
 func (s *Scenario) Profile() (*calib.Profile, error) {
 	switch {
 	case s.ProfileFile == "":
@@ -34,7 +35,7 @@ func (s *Scenario) Profile() (*calib.Profile, error) {
 // readProfile reads and validates the [costs] profile file.
 func (s *Scenario) readProfile() (*calib.Profile, error) {
 	path := s.ProfilePath()
-	data, err := os.ReadFile(path)
+	data, err := safeio.ReadFile(path, safeio.MaxProfileBytes)
 	if err != nil {
 		return nil, &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "costs.profile"), Key: "costs.profile",
 			Message: fmt.Sprintf("costs.profile = %q: %v", s.ProfileFile, err)}}}

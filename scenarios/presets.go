@@ -4,10 +4,11 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/dcpsim/dcpsim/internal/safeio"
 )
 
 //go:embed *.toml
@@ -50,9 +51,10 @@ func Preset(name string) (*Scenario, error) {
 	return Parse(data, path.Join("scenarios", name+".toml"))
 }
 
-// Load reads and parses a scenario file.
+// Load reads and parses a scenario file; a file larger than
+// safeio.MaxScenarioBytes is refused once that much has been read.
 func Load(file string) (*Scenario, error) {
-	data, err := os.ReadFile(file)
+	data, err := safeio.ReadFile(file, safeio.MaxScenarioBytes)
 	if err != nil {
 		return nil, &Error{File: file, Problems: []Problem{{Message: fmt.Sprintf("cannot read scenario: %v", err)}}}
 	}

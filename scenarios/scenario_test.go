@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/hydra"
 	"github.com/dcpsim/dcpsim/sched/mcore"
@@ -477,6 +478,31 @@ func TestCostsProfile(t *testing.T) {
 	sc.ProfileFile = "missing.toml"
 	if _, err := sc.Profile(); err == nil || !strings.Contains(err.Error(), "s.toml:31: costs.profile = \"missing.toml\"") {
 		t.Errorf("missing profile file: error %v", err)
+	}
+}
+
+// TestFileSizeLimits: a scenario file or a [costs] profile file past its
+// safeio limit is refused once that much is read, naming the file and the
+// limit (scenarios check /dev/zero read 10 GB in 30 s).
+func TestFileSizeLimits(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.toml")
+	if err := os.WriteFile(big, []byte(strings.Repeat("#\n", safeio.MaxScenarioBytes/2+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{big, "/dev/zero"} {
+		_, err := Resolve(f)
+		var se *Error
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), f+": file too large: more than 1048576 bytes") {
+			t.Errorf("Load(%s): %v", f, err)
+		}
+	}
+	sc, err := Parse([]byte(readGood(t)+"\n[costs]\nprofile = \"big.toml\"\n"), filepath.Join(dir, "s.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Profile(); err == nil || !strings.Contains(err.Error(), `costs.profile = "big.toml": `+big+": file too large: more than 1048576 bytes") {
+		t.Errorf("big profile: %v", err)
 	}
 }
 

@@ -55,12 +55,29 @@ func (in Inputs) DegreeLimit() int {
 	return in.PoolRanks
 }
 
-// Limits on Inputs, so a typo cannot make a policy allocate without bound.
+// Limits on Inputs, so a typo or a hostile batch line cannot make a policy
+// (or the engine after it) allocate without bound or overflow int64. Each is at
+// least the scenario limit of the same quantity (package job, package
+// scenarios), so every valid scenario's batches pass.
 const (
 	// MaxPoolRanks bounds G.
 	MaxPoolRanks = 1 << 20
 	// MaxBatchSequences bounds the sequences of one batch.
 	MaxBatchSequences = 10_000_000
+	// MaxPP bounds the pipeline stages (job.MaxPP is 256).
+	MaxPP = 1024
+	// MaxVPP bounds the virtual pipeline chunks per stage (job.MaxVPP is 64).
+	MaxVPP = 128
+	// MaxBudgetTokens bounds B, the per-rank token budget (16Mi tokens, as
+	// job.MaxBudgetTokens), so G·B stays far below 2^63.
+	MaxBudgetTokens = 1 << 24
+	// MaxSequenceTokens bounds one sequence's length (32Mi tokens, as
+	// job.MaxContextTokens): s² < 2^51 never overflows int64.
+	MaxSequenceTokens = 1 << 25
+	// MaxBatchTokens bounds Σ s over a batch (10^10, workload.MaxTargetTokens;
+	// at least scenarios.MaxBatchTokens): with MaxSequenceTokens it keeps
+	// Σ s² <= 2^25·10^10 < 2^59, inside int64.
+	MaxBatchTokens = 10_000_000_000
 )
 
 // ErrInvalidInput is wrapped by every error that blames the batch or the Inputs
@@ -81,10 +98,12 @@ func (cannotPlan) Error() string { return "the policy cannot plan this batch" }
 // Is makes errors.Is(ErrCannotPlan, ErrInvalidInput) true.
 func (cannotPlan) Is(target error) bool { return target == ErrInvalidInput }
 
-// Check validates the inputs and the batch: G, B, PP, VPP in range, every length
-// positive, and every sequence short enough for the largest group the policy may
-// form (maxDegree·B tokens). It returns an *ErrSequenceTooLong for the first
-// sequence that cannot fit.
+// Check validates the inputs and the batch: G, B, PP, VPP and the context in
+// range (the limits above), every length in [1, MaxSequenceTokens], the batch
+// within MaxBatchSequences and MaxBatchTokens, and every sequence short enough
+// for the largest group the policy may form (maxDegree·B tokens). Every error
+// names the key and the allowed range. It returns an *ErrSequenceTooLong for
+// the first sequence that cannot fit.
 func (in Inputs) Check(lengths []int) error {
 	if err := in.check(lengths); err != nil {
 		var tooLong *ErrSequenceTooLong
@@ -100,16 +119,16 @@ func (in Inputs) check(lengths []int) error {
 	switch {
 	case in.PoolRanks < 1 || in.PoolRanks > MaxPoolRanks:
 		return fmt.Errorf("sched: ranks = %d: must be in [1, %d]", in.PoolRanks, MaxPoolRanks)
-	case in.BudgetTokens < 1:
-		return fmt.Errorf("sched: budget_tokens = %d: must be >= 1", in.BudgetTokens)
-	case in.PP < 1:
-		return fmt.Errorf("sched: pp = %d: must be >= 1", in.PP)
-	case in.VPP < 1:
-		return fmt.Errorf("sched: vpp = %d: must be >= 1", in.VPP)
+	case in.BudgetTokens < 1 || in.BudgetTokens > MaxBudgetTokens:
+		return fmt.Errorf("sched: budget_tokens = %d: must be in [1, %d]", in.BudgetTokens, MaxBudgetTokens)
+	case in.PP < 1 || in.PP > MaxPP:
+		return fmt.Errorf("sched: pp = %d: must be in [1, %d]", in.PP, MaxPP)
+	case in.VPP < 1 || in.VPP > MaxVPP:
+		return fmt.Errorf("sched: vpp = %d: must be in [1, %d]", in.VPP, MaxVPP)
 	case in.MicrobatchGroupSize < 0:
 		return fmt.Errorf("sched: microbatch_group_size = %d: must be >= 0 (0 = pp)", in.MicrobatchGroupSize)
-	case in.ContextTokens < 0:
-		return fmt.Errorf("sched: context_tokens = %d: must be >= 0 (0 = the longest sequence)", in.ContextTokens)
+	case in.ContextTokens < 0 || in.ContextTokens > MaxSequenceTokens:
+		return fmt.Errorf("sched: context_tokens = %d: must be in [0, %d] (0 = the longest sequence)", in.ContextTokens, MaxSequenceTokens)
 	case in.EP < 0 || in.EP > 1 && in.PoolRanks%in.EP != 0:
 		return fmt.Errorf("sched: ep = %d: must be >= 1 and divide ranks = %d (EP groups are aligned blocks of ep ranks)", in.EP, in.PoolRanks)
 	case in.MaxDegree < 0:
@@ -126,14 +145,19 @@ func (in Inputs) check(lengths []int) error {
 	if limit < in.PoolRanks {
 		why = fmt.Sprintf("the largest CP group the engine runs (%d ranks · B = %d)", limit, in.BudgetTokens)
 	}
-	maxTokens := int64(limit) * int64(in.BudgetTokens)
+	maxTokens := int64(limit) * int64(in.BudgetTokens) // <= 2^20·2^24: no overflow
+	var total int64
 	for i, s := range lengths {
-		if s < 1 {
-			return fmt.Errorf("sched: sequence %d has %d tokens: must be >= 1", i, s)
+		if s < 1 || s > MaxSequenceTokens {
+			return fmt.Errorf("sched: sequence %d has %d tokens: must be in [1, %d]", i, s, MaxSequenceTokens)
 		}
 		if int64(s) > maxTokens {
 			return &ErrSequenceTooLong{Seq: i, Tokens: s, MaxTokens: int(min(maxTokens, math.MaxInt)), Why: why}
 		}
+		total += int64(s) // <= 10^7·2^25 < 2^49: no overflow
+	}
+	if total > MaxBatchTokens {
+		return fmt.Errorf("sched: the batch holds %d tokens: must be <= %d", total, int64(MaxBatchTokens))
 	}
 	return nil
 }

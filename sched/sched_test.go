@@ -4,8 +4,11 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dcpsim/dcpsim/job"
 )
 
 func TestPow2(t *testing.T) {
@@ -43,6 +46,17 @@ func TestInputsCheck(t *testing.T) {
 		{"zero length", ok, []int{5, 0}, "sequence 1 has 0 tokens"},
 		{"too long", ok, []int{5, 801}, "sequence 1 has 801 tokens; the pool (G·B = 8·100) holds at most 800"},
 		{"engine limit", Inputs{PoolRanks: 8, BudgetTokens: 100, PP: 1, VPP: 1, MaxDegree: 4}, []int{401}, "largest CP group the engine runs (4 ranks"},
+		// Upper bounds: a hostile --batches line must not reach a policy or the engine.
+		{"pp huge", Inputs{PoolRanks: 2, BudgetTokens: 2000, PP: 1_000_000_000, VPP: 1}, []int{1}, "pp = 1000000000: must be in [1, 1024]"},
+		{"pp negative", Inputs{PoolRanks: 2, BudgetTokens: 2000, PP: -3, VPP: 1}, []int{1}, "pp = -3: must be in [1, 1024]"},
+		{"vpp huge", Inputs{PoolRanks: 2, BudgetTokens: 2000, PP: 2, VPP: 1_000_000_000}, []int{1}, "vpp = 1000000000: must be in [1, 128]"},
+		{"budget huge", Inputs{PoolRanks: 4, BudgetTokens: math.MaxInt64 / 2, PP: 1, VPP: 1}, []int{1}, "budget_tokens = 4611686018427387903: must be in [1, 16777216]"},
+		{"context huge", Inputs{PoolRanks: 4, BudgetTokens: 100, PP: 1, VPP: 1, ContextTokens: 1 << 40}, []int{1}, "context_tokens = 1099511627776: must be in [0, 33554432]"},
+		{"length huge", Inputs{PoolRanks: 1 << 20, BudgetTokens: 1 << 24, PP: 1, VPP: 1}, []int{1, math.MaxInt64 - 1},
+			"sequence 1 has 9223372036854775806 tokens: must be in [1, 33554432]"},
+		{"length above 2^25", Inputs{PoolRanks: 1 << 20, BudgetTokens: 1 << 24, PP: 1, VPP: 1}, []int{1<<25 + 1}, "must be in [1, 33554432]"},
+		{"batch tokens", Inputs{PoolRanks: 1 << 20, BudgetTokens: 1 << 24, PP: 1, VPP: 1}, slices.Repeat([]int{1 << 25}, 300),
+			"the batch holds 10066329600 tokens: must be <= 10000000000"},
 	} {
 		err := c.in.Check(c.lengths)
 		if !errors.Is(err, ErrInvalidInput) {
@@ -58,6 +72,31 @@ func TestInputsCheck(t *testing.T) {
 	var tl *ErrSequenceTooLong
 	if err := ok.Check([]int{801}); !errors.As(err, &tl) || tl.MaxTokens != 800 {
 		t.Errorf("want *ErrSequenceTooLong with MaxTokens 800, got %v", err)
+	}
+	// Every bound is inclusive, and G·B at its largest names a positive limit.
+	top := Inputs{PoolRanks: MaxPoolRanks, BudgetTokens: MaxBudgetTokens, PP: MaxPP, VPP: MaxVPP, ContextTokens: MaxSequenceTokens}
+	if err := top.Check([]int{MaxSequenceTokens, 1}); err != nil {
+		t.Errorf("inputs at every upper bound: %v", err)
+	}
+	small := Inputs{PoolRanks: 1, BudgetTokens: MaxBudgetTokens, PP: 1, VPP: 1}
+	if err := small.Check([]int{MaxSequenceTokens}); err == nil || !strings.Contains(err.Error(), "holds at most 16777216") {
+		t.Errorf("G·B = 1·2^24: %v", err)
+	}
+}
+
+// TestLimitsAdmitScenarios: sched's limits are at least the scenario limits
+// of package job, so every valid scenario's batches pass Inputs.Check.
+func TestLimitsAdmitScenarios(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		sched, scen int
+	}{
+		{"pp", MaxPP, job.MaxPP}, {"vpp", MaxVPP, job.MaxVPP}, {"budget_tokens", MaxBudgetTokens, job.MaxBudgetTokens},
+		{"sequence tokens", MaxSequenceTokens, job.MaxContextTokens}, {"ranks", MaxPoolRanks, job.MaxGPUs},
+	} {
+		if c.sched < c.scen {
+			t.Errorf("%s: sched allows %d, scenarios %d", c.name, c.sched, c.scen)
+		}
 	}
 }
 

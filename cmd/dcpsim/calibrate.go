@@ -16,6 +16,8 @@ import (
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/hwbackend"
 	"github.com/dcpsim/dcpsim/hwbackend/cuda"
+	"github.com/dcpsim/dcpsim/internal/safeio"
+	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/report"
 )
 
@@ -129,7 +131,7 @@ func calibrateFrom(f calibrateFlags, stdout io.Writer) error {
 		return badInput("--from: %v", err)
 	}
 	defer file.Close()
-	ms, err := calib.ReadMeasurements(file, f.from)
+	ms, err := calib.ReadMeasurements(safeio.Limit(file, safeio.MaxMeasurementBytes, f.from), f.from)
 	if err != nil {
 		return badInput("--from: %v", err)
 	}
@@ -174,8 +176,13 @@ func calibrateMeasure(f calibrateFlags, stdout, stderr io.Writer) error {
 	if f.budget <= 0 {
 		return badInput("--budget = %v: must be > 0", f.budget)
 	}
-	if f.workers < 0 || f.device < 0 || f.ranks < 0 {
-		return badInput("--workers, --device and --ranks must be >= 0")
+	for _, c := range []struct {
+		name   string
+		v, max int
+	}{{"workers", f.workers, maxCalibrateWorkers}, {"device", f.device, maxCUDADevice}, {"ranks", f.ranks, job.MaxGPUsPerNode}} {
+		if c.v < 0 || c.v > c.max {
+			return badInput("--%s = %d: must be in [0, %d]", c.name, c.v, c.max)
+		}
 	}
 	if f.measurements == "" {
 		f.measurements = strings.TrimSuffix(f.out, filepath.Ext(f.out)) + ".csv"
@@ -242,8 +249,25 @@ func calibrateMeasure(f calibrateFlags, stdout, stderr io.Writer) error {
 	return writeProfile(prof, f.out, stdout)
 }
 
-// checkOutputDir fails early, before a sweep, when path's folder does not exist.
+// Bounds of calibrate's numeric flags.
+const (
+	// maxCalibrateWorkers bounds --workers: attention goroutines, far above any
+	// CPU's cores (more only adds scheduling overhead and memory).
+	maxCalibrateWorkers = 1024
+	// maxCUDADevice bounds --device, a CUDA ordinal (below a node's GPUs,
+	// which job.MaxGPUsPerNode bounds).
+	maxCUDADevice = job.MaxGPUsPerNode - 1
+)
+
+// checkOutputDir fails early, before a sweep, when path names a folder (or
+// ends in a separator) or its folder does not exist.
 func checkOutputDir(flagName, path string) error {
+	if strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(filepath.Separator)) {
+		return badInput("%s %s: ends in a separator; give the file to write", flagName, path)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return badInput("%s %s: is a folder; give the file to write", flagName, path)
+	}
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return badInput("%s %s: folder %s does not exist", flagName, path, dir)
@@ -254,7 +278,7 @@ func checkOutputDir(flagName, path string) error {
 // loadBase resolves --base: a .toml file, or the name of an embedded profile.
 func loadBase(arg string) (*calib.Profile, error) {
 	if strings.HasSuffix(arg, ".toml") {
-		data, err := os.ReadFile(arg)
+		data, err := safeio.ReadFile(arg, safeio.MaxProfileBytes)
 		if err != nil {
 			return nil, badInput("--base: %v", err)
 		}

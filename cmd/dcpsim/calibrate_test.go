@@ -173,6 +173,10 @@ func TestCalibrateBadInput(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("operation,shape,seconds,repeats\ngemm,m=1;n=2,-1,3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	bigBase := filepath.Join(dir, "big.toml")
+	if err := os.WriteFile(bigBase, []byte(strings.Repeat("#\n", 1<<19+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	unknownOp := filepath.Join(dir, "unknown.csv")
 	if err := os.WriteFile(unknownOp, []byte("operation,shape,seconds,repeats\nfft,n=1024,1e-3,3\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -200,6 +204,18 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"--from", filepath.Join(dir, "nope.csv"), "--base", "H20", "--out", out}, "nope.csv"},
 		{[]string{"--from", bad, "--base", "H20", "--out", out}, "bad.csv:2"},
 		{[]string{"--from", unknownOp, "--base", "H20", "--out", out}, `unknown operation "fft"`},
+		// Nonsense values used to be accepted or fail late with a confusing message.
+		{[]string{"--workers", "100000", "--out", out}, "--workers = 100000: must be in [0, 1024]"},
+		{[]string{"--workers", "-1", "--out", out}, "--workers = -1: must be in [0, 1024]"},
+		{[]string{"--backend", "cuda", "--base", "H200", "--device", "5000", "--out", out}, "--device = 5000: must be in [0, 1023]"},
+		{[]string{"--backend", "cuda", "--base", "H200", "--ranks", "2000", "--out", out}, "--ranks = 2000: must be in [0, 1024]"},
+		{[]string{"--out", "/"}, "--out /: ends in a separator; give the file to write"},
+		{[]string{"--out", dir}, "--out " + dir + ": is a folder; give the file to write"},
+		{[]string{"--from", good, "--base", "H20", "--out", dir + "/"}, "--out " + dir + "/: ends in a separator"},
+		{[]string{"--out", out, "--measurements", dir}, "--measurements " + dir + ": is a folder"},
+		// Unbounded inputs are refused at their size limit (--from /dev/zero read 5 GB).
+		{[]string{"--from", "/dev/zero", "--base", "H800", "--out", out}, "/dev/zero: file too large: more than 67108864 bytes"},
+		{[]string{"--from", good, "--base", bigBase, "--out", out}, "--base: " + bigBase + ": file too large: more than 1048576 bytes"},
 	} {
 		args := append([]string{"calibrate"}, c.args...)
 		code, stdout, stderr := dcpsim(t, args...)

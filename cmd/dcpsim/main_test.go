@@ -49,6 +49,15 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"workload", "stats", "--plot", "cdf.pdf"}, exitInput, ".png or .svg"},
 		{[]string{"workload", "stats", "--file", "/no/such/file"}, exitInput, "no such file"},
 		{[]string{"workload", "stats", "--scenario", "testbed-32k", "--iterations", "2"}, exitOK, "paper §2.2 shape"},
+		// Flags that used to be ignored silently.
+		{[]string{"workload", "stats", "--seed", "-1"}, exitInput, "--seed = -1: must be >= 0"},
+		{[]string{"workload", "stats", "--iterations", "0"}, exitInput, "--iterations = 0: must be in [1, "},
+		{[]string{"workload", "stats", "--file", "x", "--batch-tokens", "0"}, exitInput, "--batch-tokens = 0: must be >= 1"},
+		{[]string{"workload", "stats", "--format", "jsonl"}, exitInput, "--format goes with --file"},
+		{[]string{"workload", "stats", "--scenario", "testbed-32k", "--context", "8"}, exitInput, "--context goes with --file"},
+		{[]string{"workload", "stats", "--file", "x", "--seed", "3"}, exitInput, "--seed goes with --batch-tokens"},
+		{[]string{"workload", "stats", "--file", "x", "--iterations", "3"}, exitInput, "--iterations goes with --batch-tokens"},
+		{[]string{"workload", "stats", "--scenario", "testbed-32k", "--iterations", "1", "--seed", "0"}, exitOK, "paper §2.2 shape"},
 	} {
 		code, out, errOut := dcpsim(t, c.args...)
 		if code != c.code || !strings.Contains(out+errOut, c.want) {
@@ -167,6 +176,12 @@ func TestPlanCommand(t *testing.T) {
 		{[]string{"plan", "--policy", "nope"}, `unknown policy "nope"`},
 		{[]string{"plan", "--policy", "static", "--iteration", "-1"}, "--iteration = -1"},
 		{[]string{"plan", "--policy", "static", "--overhead-ratio", "-5"}, "--overhead-ratio"},
+		// NaN and Inf used to fall back to the profile's θ/c silently; -1 named the default.
+		{[]string{"plan", "--policy", "hydra", "--overhead-ratio", "NaN"}, "--overhead-ratio = NaN: must be a finite number >= 0"},
+		{[]string{"plan", "--policy", "hydra", "--overhead-ratio", "Inf"}, "--overhead-ratio = +Inf: must be a finite number >= 0"},
+		{[]string{"plan", "--policy", "hydra", "--overhead-ratio", "-Inf"}, "--overhead-ratio = -Inf"},
+		{[]string{"plan", "--policy", "hydra", "--overhead-ratio", "-1"}, "--overhead-ratio = -1"},
+		{[]string{"plan", "--policy", "hydra", "--overhead-ratio", "NaN", "--batches", "/no/such.jsonl"}, "--overhead-ratio = NaN"},
 		{[]string{"plan", "--policy", "static", "--batches", "x", "--scenario", "y"}, "exclusive"},
 		{[]string{"plan", "--policy", "static", "--batches", "/no/such.jsonl"}, "no such file"},
 	} {
@@ -177,7 +192,7 @@ func TestPlanCommand(t *testing.T) {
 	}
 }
 
-// TestPlanBatches checks the --batches contract: one JSON line per input line,
+// TestPlanBatches checks the --batches contract: one JSON line per batch line,
 // with microbatches, groups and diagnostics, and file:line on bad input.
 func TestPlanBatches(t *testing.T) {
 	dir := t.TempDir()
@@ -216,7 +231,7 @@ func TestPlanBatches(t *testing.T) {
 
 	for _, c := range []struct{ line, want string }{
 		{`{"ranks": 4, "budget_tokens": 4, "lengths": [17]}`, "in.jsonl:1: sequence 0 has 17 tokens"},
-		{`{"ranks": 4, "budget": 4, "lengths": [1]}`, `in.jsonl:1: not a batch object: json: unknown field "budget"`},
+		{`{"ranks": 4, "budget": 4, "lengths": [1]}`, `in.jsonl:1: not a batch object: unknown key "budget"; allowed: ranks, budget_tokens,`},
 		{`[1, 2]`, "in.jsonl:1: not a batch object"},
 		{`{"ranks": 0, "budget_tokens": 4, "lengths": [1]}`, "in.jsonl:1: invalid scheduling input"},
 	} {

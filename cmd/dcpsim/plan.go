@@ -1,8 +1,10 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -21,11 +23,15 @@ const planUsage = `  dcpsim plan --policy P [--scenario S] [--iteration K] [--ov
   share of GPU-slots, and the longest sequences' degrees beside their memory minimum.
 
   With --batches: read one batch per line, {"ranks": G, "budget_tokens": B,
-  "lengths": [...]} plus optional "overhead_ratio" (θ/c, tokens²), "pp", "vpp",
-  "context_tokens" (fields of the conformance vectors, such as "microbatches", are
-  accepted and ignored), and write one JSON line per input line:
+  "lengths": [...]} plus optional "overhead_ratio" (θ/c, tokens²), "pp", "vpp"
+  (0 or absent: 1), "context_tokens" (fields of the conformance vectors, such as
+  "microbatches", are accepted and ignored), and write one JSON line per batch line
+  (blank lines are skipped and give none):
   {"microbatches": [[[ids] per rank] per MB], "groups": [[{"first_rank","size","seqs"}]
-  per MB], "diagnostics": {...}}. Deterministic; used by external conformance checks.`
+  per MB], "diagnostics": {...}}. Each line is decoded strictly (one JSON object, no
+  unknown or repeated key, nothing after it) and bounded: ranks <= 2^20,
+  budget_tokens <= 2^24, pp <= 1024, vpp <= 128, lengths in [1, 2^25], at most 10^7
+  of them, a line at most 128 MiB. Deterministic; used by external conformance checks.`
 
 func planCommand() command {
 	return command{
@@ -53,8 +59,13 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if *policy == "" {
 		return badInput("--policy is required (one of %s)", strings.Join(policies.Names(), ", "))
 	}
-	if *ratio != -1 && *ratio < 0 {
-		return badInput("--overhead-ratio = %v: must be >= 0", *ratio)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["overhead-ratio"] && !(*ratio >= 0 && !math.IsInf(*ratio, 1)) { // NaN fails >= 0
+		return badInput("--overhead-ratio = %v: must be a finite number >= 0 (tokens²)", *ratio)
+	}
+	if !set["overhead-ratio"] {
+		*ratio = -1 // the profile's (or, for --batches, each line's)
 	}
 	if *batches != "" {
 		if *scenario != "" {

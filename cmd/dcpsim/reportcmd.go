@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/dcpsim/dcpsim/report"
@@ -15,8 +16,8 @@ const reportUsage = `  dcpsim report [--results DIR] [--out FILE]
   numbers for (testbed-32k, testbed-256k, production-256k and its what-if
   production-256k-wide-ulysses, hy3-8k), the weak-scaling sweep and the cap sweep
   production-256k-cap. Our numbers stand beside the paper's published ones, each
-  labelled with its section, with the ratio between them; a folder that is
-  missing is named, not skipped silently.`
+  labelled with its section, with the ratio between them; a scenario folder that is
+  missing from DIR is named, not skipped silently. DIR itself must exist.`
 
 func reportCommand() command {
 	return command{name: "report", summary: "write results/REPORT.md: our numbers beside the paper's", usage: reportUsage, run: runReport}
@@ -34,6 +35,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) > 0 {
 		return badInput("unexpected arguments %q", pos)
+	}
+	if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
+		return badInput("--results %s: not a folder (the results folder make figures writes; default results)", *dir)
 	}
 	if *out == "" {
 		*out = filepath.Join(*dir, "REPORT.md")

@@ -47,4 +47,16 @@ func TestReportCommand(t *testing.T) {
 	if _, err := os.Stat(bad); err == nil {
 		t.Error("a report was written after bad input")
 	}
+	// A --results folder that does not exist used to give a report naming
+	// "Missing results/..." (not the folder given).
+	file := filepath.Join(dir, "REPORT.md")
+	for _, res := range []string{filepath.Join(dir, "nonexistent"), file} {
+		code, _, errOut := dcpsim(t, "report", "--results", res, "--out", bad)
+		if code != exitInput || !strings.Contains(errOut, "--results "+res+": not a folder") {
+			t.Errorf("--results %s: exit %d, want 2 (%s)", res, code, errOut)
+		}
+	}
+	if _, err := os.Stat(bad); err == nil {
+		t.Error("a report was written for a missing results folder")
+	}
 }

@@ -31,14 +31,15 @@ const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no
   --batches: plan every batch of FILE with policy P and simulate one training
   iteration of the plan across the pipeline (sim/step): sync domains of CP groups
   and EP blocks, Megatron's interleaved 1F1B, the gradient sync after each stage's
-  last backward. Input lines as for dcpsim plan --batches: {"ranks": G,
-  "budget_tokens": B, "lengths": [...]} plus optional "overhead_ratio",
-  "context_tokens", "pp", "vpp" (default 1) and "ep" (default 1; must divide ranks).
+  last backward. Input lines as for dcpsim plan --batches (decoded as strictly, with
+  the same bounds; blank lines are skipped): {"ranks": G, "budget_tokens": B,
+  "lengths": [...]} plus optional "overhead_ratio", "context_tokens", "pp", "vpp"
+  (0 or absent: 1) and "ep" (default 1; must divide ranks).
 
   --costs load: a rank's forward time for one chunk of a microbatch is its load
   (Σ s²/k over its sequences) × 1e-12 s / (pp·vpp), backward twice that; the rest
   (communication, GEMM, gradient sync, optimizer, planning) is free. One JSON line per
-  input line: {"iteration_seconds", "pp_bubble", "dp_bubble" (fractions of the
+  batch line: {"iteration_seconds", "pp_bubble", "dp_bubble" (fractions of the
   iteration), "mb_seconds" (each MB's forward+backward time through one stage, max
   over ranks), "microbatch_count"}. Deterministic; used by external checks.`
 

@@ -52,7 +52,7 @@ func TestRunBatchesLoad(t *testing.T) {
 		want string
 	}{
 		{[]string{"--costs", "model"}, "", "only --costs load applies"},
-		{nil, `{"ranks": 4, "budget_tokens": 2000, "lengths": [1], "ep": 3}`, "in.jsonl:1: hydra: invalid scheduling input: sched: ep = 3: must be >= 1 and divide ranks = 4"},
+		{nil, `{"ranks": 4, "budget_tokens": 2000, "lengths": [1], "ep": 3}`, "in.jsonl:1: invalid scheduling input: sched: ep = 3: must be >= 1 and divide ranks = 4"},
 		{nil, `{"ranks": 4, "budget": 4, "lengths": [1]}`, `in.jsonl:1: not a batch object`},
 		{nil, `{"ranks": 4, "budget_tokens": 4, "lengths": [1], "pp": 2, "vpp": 2}`, "in.jsonl:1: hydra: no legal microbatch count for the interleaved schedule"},
 	} {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -62,8 +63,27 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	if ext := strings.ToLower(filepath.Ext(*plotPath)); *plotPath != "" && ext != ".png" && ext != ".svg" {
 		return badInput("--plot = %q: the file must end in .png or .svg", *plotPath)
 	}
-	if *iterations < 0 || *iterations > scenarios.MaxIterations {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["iterations"] && (*iterations < 1 || *iterations > scenarios.MaxIterations) {
 		return badInput("--iterations = %d: must be in [1, %d]", *iterations, scenarios.MaxIterations)
+	}
+	if set["seed"] && *seed < 0 {
+		return badInput("--seed = %d: must be >= 0", *seed)
+	}
+	if set["batch-tokens"] && *batchTokens < 1 {
+		return badInput("--batch-tokens = %d: must be >= 1", *batchTokens)
+	}
+	// Flags that would be silently ignored are refused.
+	for _, name := range []string{"format", "field", "batch-tokens", "context", "order"} {
+		if set[name] && *file == "" {
+			return badInput("--%s goes with --file", name)
+		}
+	}
+	for _, name := range []string{"context", "order", "iterations", "seed"} {
+		if set[name] && *file != "" && !set["batch-tokens"] {
+			return badInput("--%s goes with --batch-tokens: without it the file's lengths are summarized whole", name)
+		}
 	}
 
 	rep := report.WorkloadStats{}

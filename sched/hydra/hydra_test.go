@@ -57,7 +57,7 @@ func randomCase(rng *rand.Rand) testCase {
 		in.MaxDegree = 1 << rng.IntN(bitsLen(g)) // may be below C_mem: such cases are skipped
 		limit = in.DegreeLimit()
 	}
-	maxTokens := limit * in.BudgetTokens
+	maxTokens := min(limit*in.BudgetTokens, sched.MaxSequenceTokens) // sched.Inputs.Check's bound
 	lengths := make([]int, n)
 	src := rand.NewPCG(rng.Uint64(), rng.Uint64())
 	switch rng.IntN(6) {
@@ -250,13 +250,14 @@ func TestPairLayoutEqualsPacked(t *testing.T) {
 	}
 }
 
-// TestWideKeysUsePairs: s near 2^31 on 8 ranks does not pack (62 + 3 bits); the
-// plan must still equal the scan's.
+// TestWideKeysUsePairs: the longest sequence sched.Inputs.Check admits (2^25,
+// s² = 2^50) on 2^15 ranks does not pack (51 + 15 bits); the plan must still
+// equal the scan's.
 func TestWideKeysUsePairs(t *testing.T) {
-	s := MaxSequenceTokens
+	s := sched.MaxSequenceTokens
 	c := testCase{
 		lengths: []int{s, s / 2, s / 3, s / 5, s / 7, 1 << 20, 3, 2, 1},
-		in:      sched.Inputs{PoolRanks: 8, BudgetTokens: 1 << 28, PP: 4, VPP: 1, OverheadRatio: 1e15},
+		in:      sched.Inputs{PoolRanks: 1 << 15, BudgetTokens: 1 << 13, PP: 4, VPP: 1, OverheadRatio: 1e15},
 	}
 	h, sc, ok := planBoth(t, c)
 	if !ok {

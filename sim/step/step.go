@@ -14,6 +14,73 @@ const (
 	evArrive               // Arg: op index whose dependency has arrived
 )
 
+// Limits on one iteration, checked by Run before it allocates, so a hostile
+// plan or pipeline shape (a --batches line with vpp 10^9) is refused with the
+// numbers named instead of exhausting memory. Run needs ~36 bytes per domain
+// op (duration, arrival count, OpTime), 12 per scheduled op, 4 per
+// rank-microbatch membership and ~52 per (stage, rank): about 1.3 GiB with
+// every limit reached at once (2^24 ops alone, pp 4, vpp 2, 1,024 ranks: 0.74
+// GB peak RSS, 4.8 s). The largest iteration benchmarked (131,072 GPUs, README
+// "Engine performance") uses under a twentieth of each.
+const (
+	// MaxOps bounds the domain ops of an iteration, pp·domains·vpp·2, and
+	// separately the ops of its pipeline schedules, Σ over the distinct
+	// per-rank microbatch counts m of pp·vpp·m·2.
+	MaxOps = 1 << 24
+	// MaxRankStages bounds pp·G, the (stage, rank) pairs (simulated GPUs
+	// without TP): 4× the scenarios' 2^20 GPUs.
+	MaxRankStages = 1 << 22
+	// MaxMemberships bounds Σ over domains of their ranks: each rank's
+	// microbatches, summed over the ranks.
+	MaxMemberships = 1 << 26
+)
+
+// mulSat returns the product of xs (each >= 0), saturated at math.MaxInt64.
+func mulSat(xs ...int) int64 {
+	p := int64(1)
+	for _, x := range xs {
+		if x == 0 {
+			return 0
+		}
+		if p > math.MaxInt64/int64(x) {
+			return math.MaxInt64
+		}
+		p *= int64(x)
+	}
+	return p
+}
+
+// count formats a mulSat product, marking a saturated one.
+func count(n int64) string {
+	if n == math.MaxInt64 {
+		return fmt.Sprintf("more than %d", n-1)
+	}
+	return fmt.Sprint(n)
+}
+
+// checkSize refuses, before anything is allocated, an iteration larger than
+// MaxOps, MaxRankStages or MaxMemberships, naming the numbers.
+func checkSize(l *Layout, pp, vpp int) error {
+	g, nd := l.Plan.PoolRanks, len(l.Domains)
+	if n := mulSat(pp, g); n > MaxRankStages {
+		return fmt.Errorf("step: pp·ranks = %d·%d = %s (stage, rank) pairs: more than the engine's limit of %d (step.MaxRankStages)",
+			pp, g, count(n), MaxRankStages)
+	}
+	if n := mulSat(pp, nd, vpp, 2); n > MaxOps {
+		return fmt.Errorf("step: pp·domains·vpp·2 = %d·%d·%d·2 = %s ops in the iteration: more than the engine's limit of %d (step.MaxOps)",
+			pp, nd, vpp, count(n), MaxOps)
+	}
+	var members int64
+	for i := range l.Domains {
+		members += int64(max(l.Domains[i].Size, 0))
+	}
+	if members > MaxMemberships {
+		return fmt.Errorf("step: %d domains hold %d rank-microbatch memberships: more than the engine's limit of %d (step.MaxMemberships)",
+			nd, members, MaxMemberships)
+	}
+	return nil
+}
+
 // Simulate lays plan out for ep (NewLayout) and runs it (Run).
 func Simulate(plan *sched.Plan, pp, vpp, ep int, costs Costs) (*Result, error) {
 	l, err := NewLayout(plan, ep)
@@ -32,13 +99,18 @@ func Simulate(plan *sched.Plan, pp, vpp, ep int, costs Costs) (*Result, error) {
 // the end of each stage (finish), the planner's stall (shift) and the shares
 // of the iteration (shares).
 //
-// It returns an error if a rank's microbatch count is illegal for Megatron's
-// schedule, costs gives a negative or non-finite time, or the ranks'
-// schedules order the ops of shared microbatches inconsistently (a deadlock;
-// only possible when ranks run different numbers of microbatches).
+// It returns an error if the iteration is larger than MaxOps, MaxRankStages
+// or MaxMemberships (before allocating it), a rank's microbatch count is
+// illegal for Megatron's schedule, costs gives a negative or non-finite time,
+// or the ranks' schedules order the ops of shared microbatches inconsistently
+// (a deadlock; only possible when ranks run different numbers of
+// microbatches).
 func Run(l *Layout, pp, vpp int, costs Costs) (*Result, error) {
 	if pp < 1 || vpp < 1 {
 		return nil, fmt.Errorf("step: pp = %d, vpp = %d: need both >= 1", pp, vpp)
+	}
+	if err := checkSize(l, pp, vpp); err != nil {
+		return nil, err
 	}
 	r := &runner{l: l, pp: pp, v: vpp, g: l.Plan.PoolRanks, nd: len(l.Domains), costs: costs,
 		res: &Result{PP: pp, VPP: vpp, EP: l.EP, Domains: l.Domains}}
@@ -95,8 +167,21 @@ func (r *runner) streams() {
 	}
 }
 
-// schedules builds one pipeline schedule per distinct microbatch count.
+// schedules builds one pipeline schedule per distinct microbatch count, after
+// checking that together they hold at most MaxOps ops.
 func (r *runner) schedules() error {
+	var total int64
+	seen := map[int]bool{}
+	for k := range r.g {
+		if m := int(r.off[k+1] - r.off[k]); m > 0 && !seen[m] {
+			seen[m] = true
+			total += mulSat(r.pp, r.v, m, 2) // m <= domains, so each term <= MaxOps (checkSize): no overflow
+			if total > MaxOps {
+				return fmt.Errorf("step: the pipeline schedules of the ranks' %d distinct microbatch counts (pp %d, vpp %d) hold more than %d ops (step.MaxOps)",
+					len(seen), r.pp, r.v, MaxOps)
+			}
+		}
+	}
 	scheds := map[int]*pipeline.Schedule{}
 	r.rankSched = make([]*pipeline.Schedule, r.g)
 	for k := range r.g {

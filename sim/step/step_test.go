@@ -412,3 +412,48 @@ func TestPlannerStallAndCommSplit(t *testing.T) {
 		t.Errorf("NaN stall: %v", err)
 	}
 }
+
+// TestSizeLimits: an iteration past MaxOps, MaxRankStages or MaxMemberships is
+// refused before anything is allocated, naming the numbers (vpp 10^9 on two
+// ranks used to die of out-of-memory at 23 GB).
+func TestSizeLimits(t *testing.T) {
+	whole := func(g, m int) *sched.Plan { // m microbatches, each one group over the pool
+		p := &sched.Plan{PoolRanks: g}
+		for range m {
+			p.Microbatches = append(p.Microbatches, sched.Microbatch{Groups: []sched.Group{{FirstRank: 0, Size: g, Seqs: []int{0}}}})
+		}
+		return p
+	}
+	// Rank r of k takes part in k−r microbatches: k distinct counts, whose
+	// schedules hold k(k+1) ops at pp = vpp = 1, while the domain ops are 2k.
+	staircase := func(k int) *sched.Plan {
+		p := &sched.Plan{PoolRanks: k, PartialMicrobatches: true}
+		for j := range k {
+			p.Microbatches = append(p.Microbatches, sched.Microbatch{Groups: []sched.Group{{FirstRank: 0, Size: k - j, Seqs: []int{j}}}})
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name    string
+		plan    *sched.Plan
+		pp, vpp int
+		want    string
+	}{
+		{"vpp 10^9", onePerRank(2, 2, func(int, int) int { return 0 }), 2, 1_000_000_000,
+			"pp·domains·vpp·2 = 2·4·1000000000·2 = 16000000000 ops in the iteration: more than the engine's limit of 16777216"},
+		{"pp 10^9", whole(2, 1), 1_000_000_000, 1, "pp·ranks = 1000000000·2 = 2000000000 (stage, rank) pairs: more than the engine's limit of 4194304"},
+		{"saturated", whole(2, 1), 1 << 62, 1 << 62, "= more than 9223372036854775806 (stage, rank) pairs"},
+		{"rank-stages", whole(1<<20, 1), 8, 1, "pp·ranks = 8·1048576 = 8388608 (stage, rank) pairs"},
+		{"memberships", whole(1<<20, 65), 1, 1, "65 domains hold 68157440 rank-microbatch memberships: more than the engine's limit of 67108864"},
+		{"schedules", staircase(5000), 1, 1, "the pipeline schedules of the ranks' "},
+	} {
+		_, err := step.Simulate(c.plan, c.pp, c.vpp, 1, uniform{1, 1})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	// The staircase below the schedule limit runs.
+	if _, err := step.Simulate(staircase(100), 1, 1, 1, uniform{1, 1}); err != nil {
+		t.Errorf("staircase(100): %v", err)
+	}
+}

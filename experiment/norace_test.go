@@ -1,0 +1,6 @@
+//go:build !race
+
+package experiment
+
+// raceEnabled: the race detector is off (see race_test.go).
+const raceEnabled = false
