@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,8 +24,9 @@ type MergeResult struct {
 // Merge joins the folders of a sharded sweep into out: it checks that every
 // point of the sweep is present once (from the same scenario text), copies the
 // points into out/points/ and writes sweep.json, sweep.csv and (with figures)
-// the sweep figures exactly as an unsharded sweep would.
-func Merge(out string, srcs []string, figures bool) (*MergeResult, error) {
+// the sweep figures exactly as an unsharded sweep would. It checks ctx before
+// writing sweep.json.
+func Merge(ctx context.Context, out string, srcs []string, figures bool) (*MergeResult, error) {
 	if out == "" || len(srcs) == 0 {
 		return nil, badInput("merge needs an output folder and at least one shard folder")
 	}
@@ -86,7 +88,7 @@ func Merge(out string, srcs []string, figures bool) (*MergeResult, error) {
 			return nil, err
 		}
 	}
-	files, err := writeSweep(out, name, hash, recs, figures)
+	files, err := writeSweep(ctx, out, name, hash, recs, figures)
 	return &MergeResult{Sweep: name, Points: total, Files: files}, err
 }
 

@@ -93,12 +93,14 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = defaultResultsDir(sc)
 	}
+	ctx, stop := interruptContext()
+	defer stop()
 	prog := newProgress(stderr)
-	res, err := experiment.Sweep(sc, experiment.SweepOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures,
+	res, err := experiment.Sweep(ctx, sc, experiment.SweepOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures,
 		Progress: prog.done})
 	prog.finish()
 	if err != nil {
-		return err
+		return interrupted(ctx, err)
 	}
 	fmt.Fprintf(stdout, "%s: %d of %d points in %s/points/ (%d simulated, %d already there)\n",
 		sc.Name, res.Mine, res.Points, dir, res.Mine-res.Skipped, res.Skipped)
@@ -121,9 +123,11 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if *out == "" || len(srcs) == 0 {
 		return badInput("dcpsim merge needs --out DIR and at least one shard folder")
 	}
-	res, err := experiment.Merge(*out, srcs, !*noFigures)
+	ctx, stop := interruptContext()
+	defer stop()
+	res, err := experiment.Merge(ctx, *out, srcs, !*noFigures)
 	if err != nil {
-		return err
+		return interrupted(ctx, err)
 	}
 	fmt.Fprintf(stdout, "%s: merged %d points from %d folders\n", res.Sweep, res.Points, len(srcs))
 	fmt.Fprintf(stdout, "wrote %s/: %s\n", *out, strings.Join(res.Files, ", "))
