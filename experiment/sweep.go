@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -198,9 +197,9 @@ func runPoint(ctx context.Context, dir string, sc *scenarios.Scenario, hash stri
 	pt := points[i].Scenario
 	pdir := pointDir(dir, i, points[i].Name)
 	rev := ReadBuild().RevisionTag()
-	if rec, err := readPoint(pdir); err == nil && rec.SweepHash == hash && rec.Point.Index == i &&
-		rec.Point.Summary.Hash == Hash(pt) && rec.TotalPoints == len(points) && rec.Revision == rev {
-		return rec, true, nil
+	if pf, err := loadPoint(pdir, false); err == nil && pf.rec.SweepHash == hash && pf.rec.Point.Index == i &&
+		pf.rec.Point.Summary.Hash == Hash(pt) && pf.rec.TotalPoints == len(points) && pf.rec.Revision == rev {
+		return pf.rec, true, nil
 	}
 	out, err := RunContext(ctx, pt, Options{})
 	if err != nil {
@@ -214,22 +213,6 @@ func runPoint(ctx context.Context, dir string, sc *scenarios.Scenario, hash stri
 		return nil, false, err
 	}
 	return rec, false, nil
-}
-
-// readPoint loads a complete point folder (manifest.json and point.json).
-func readPoint(pdir string) (*PointRecord, error) {
-	if _, err := os.Stat(filepath.Join(pdir, "manifest.json")); err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(filepath.Join(pdir, "point.json"))
-	if err != nil {
-		return nil, err
-	}
-	var rec PointRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(pdir, "point.json"), err)
-	}
-	return &rec, nil
 }
 
 // pointAxes converts a point's axis values for the results.

@@ -65,7 +65,7 @@ func TestSweepInterrupted(t *testing.T) {
 			t.Errorf("cancel after 12: points %v, want the first", done)
 		}
 		for _, p := range done {
-			if _, err := readPoint(p); err != nil {
+			if _, err := loadPoint(p, false); err != nil {
 				t.Errorf("cancel after %d: incomplete point left: %v", n, err)
 			}
 		}
@@ -73,5 +73,36 @@ func TestSweepInterrupted(t *testing.T) {
 		if err != nil || res.Skipped != len(done) {
 			t.Errorf("cancel after %d: resumed %+v (%v), want %d skipped", n, res, err, len(done))
 		}
+	}
+}
+
+// TestSweepResumeRechecksPoints: a resumed sweep skips only point folders
+// that pass every check: one whose summary.json was altered, or that holds
+// a file its manifest does not list, is simulated again and replaced whole.
+func TestSweepResumeRechecksPoints(t *testing.T) {
+	sc := tinySweep(t)
+	dir := t.TempDir()
+	if _, err := Sweep(context.Background(), sc, SweepOptions{Dir: dir, Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	pts := pointDirs(t, dir)
+	if len(pts) != 2 {
+		t.Fatalf("points %v", pts)
+	}
+	sum := filepath.Join(pts[0], "summary.json")
+	b, _ := os.ReadFile(sum)
+	os.WriteFile(sum, []byte(strings.Replace(string(b), `"step_seconds_mean": `, `"step_seconds_mean": 1`, 1)), 0o644)
+	os.WriteFile(filepath.Join(pts[1], "extra.sh"), []byte("#!/bin/sh\n"), 0o755)
+	res, err := Sweep(context.Background(), sc, SweepOptions{Dir: dir, Jobs: 2})
+	if err != nil || res.Skipped != 0 {
+		t.Fatalf("resume: %+v (%v), want both points simulated again", res, err)
+	}
+	for _, p := range pts {
+		if _, err := loadPoint(p, false); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(pts[1], "extra.sh")); err == nil {
+		t.Error("extra.sh survived the rerun of its point")
 	}
 }
