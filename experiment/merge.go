@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/scenarios"
 )
 
 // MergeResult says what Merge did.
@@ -24,44 +27,57 @@ type MergeResult struct {
 // point of the sweep is present once (from the same scenario text), copies the
 // points into out/points/ and writes sweep.json, sweep.csv and (with figures)
 // the sweep figures exactly as an unsharded sweep would.
-func Merge(out string, srcs []string, figures bool) (*MergeResult, error) {
+//
+// Shard folders are untrusted input: every point folder is checked as
+// loadPoint does (bounded reads, strict schemas, the files its manifest
+// lists and no others, bounded counts, file-safe names) before anything is
+// written, and each point is copied from the bytes it checked, built aside
+// and published whole, so nothing is ever written outside out. A bad shard
+// is an error wrapping ErrInput naming the file and the key. out must be
+// absent, empty or a sweep folder (one of the shards may be out). Merge
+// checks ctx between points.
+func Merge(ctx context.Context, out string, srcs []string, figures bool) (*MergeResult, error) {
 	if out == "" || len(srcs) == 0 {
 		return nil, badInput("merge needs an output folder and at least one shard folder")
+	}
+	if err := checkSweepDir(out); err != nil {
+		return nil, err
 	}
 	var recs []*PointRecord
 	var name, hash string
 	total := -1
 	dirs := map[int]string{}
 	for _, src := range srcs {
-		entries, err := os.ReadDir(filepath.Join(src, "points"))
-		if err != nil {
-			return nil, badInput("%s: not a sweep folder: %w", src, err)
-		}
-		for _, e := range entries {
-			pdir := filepath.Join(src, "points", e.Name())
-			rec, err := readPoint(pdir)
-			if err != nil {
-				return nil, badInput("%s: incomplete point (no manifest.json or point.json): rerun its shard", pdir)
+		err := eachPointDir(src, func(pdir string) error {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
+			pf, err := loadPoint(pdir, false)
+			if err != nil {
+				return err
+			}
+			rec := pf.rec
 			switch {
 			case total < 0:
+				// checkPointRecord bounded TotalPoints by MaxSweepPoints.
 				name, hash, total = rec.Sweep, rec.SweepHash, rec.TotalPoints
 				recs = make([]*PointRecord, total)
-			case rec.SweepHash != hash || rec.TotalPoints != total:
-				return nil, badInput("%s: from sweep %s (sha256 %.12s, %d points), not %s (%.12s, %d points)",
+			case rec.Sweep != name || rec.SweepHash != hash || rec.TotalPoints != total:
+				return badInput("%s: from sweep %s (sha256 %.12s, %d points), not %s (%.12s, %d points)",
 					pdir, rec.Sweep, rec.SweepHash, rec.TotalPoints, name, hash, total)
 			}
 			i := rec.Point.Index
-			if i < 0 || i >= total {
-				return nil, badInput("%s: point index %d outside [0, %d)", pdir, i, total)
-			}
 			if recs[i] != nil && dirs[i] != pdir {
 				if recs[i].Point.Summary.Hash != rec.Point.Summary.Hash {
-					return nil, badInput("point %d appears in %s and %s with different scenarios", i, dirs[i], pdir)
+					return badInput("point %d appears in %s and %s with different scenarios", i, dirs[i], pdir)
 				}
-				continue
+				return nil
 			}
 			recs[i], dirs[i] = rec, pdir
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	if total < 0 {
@@ -78,46 +94,90 @@ func Merge(out string, srcs []string, figures bool) (*MergeResult, error) {
 			name, len(missing), total, strings.Join(missing, ", "))
 	}
 	for i, r := range recs {
-		dst := filepath.Join(out, "points", r.Point.Name)
-		if filepath.Clean(dst) == filepath.Clean(dirs[i]) {
-			continue
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		if err := copyDir(dirs[i], dst); err != nil {
+		if err := copyPoint(dirs[i], filepath.Join(out, "points", r.Point.Name), r); err != nil {
 			return nil, err
 		}
 	}
-	files, err := writeSweep(out, name, hash, recs, figures)
+	files, err := writeSweep(ctx, out, name, hash, recs, figures)
 	return &MergeResult{Sweep: name, Points: total, Files: files}, err
 }
 
-// copyDir copies the regular files of src into dst (created), manifest.json
-// and point.json last so an interrupted copy is not taken as complete.
-func copyDir(src, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	entries, err := os.ReadDir(src)
+// eachPointDir calls f with every point folder of the shard folder src (the
+// folders of src/points/ not named with a leading dot, which are temporary),
+// in name order: an entry that is not a folder, or more than
+// scenarios.MaxSweepPoints of them, is bad input.
+func eachPointDir(src string, f func(pdir string) error) error {
+	points := filepath.Join(src, "points")
+	d, err := os.Open(points)
 	if err != nil {
-		return err
+		return badInput("%s: not a sweep folder: %w", src, err)
 	}
-	last := map[string]int{"manifest.json": 1, "point.json": 2}
-	slices.SortFunc(entries, func(a, b os.DirEntry) int {
-		if d := last[a.Name()] - last[b.Name()]; d != 0 {
-			return d
+	defer d.Close()
+	var names []string
+	for {
+		entries, err := d.ReadDir(256)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			if !e.IsDir() {
+				return badInput("%s: not a point folder (%v)", filepath.Join(points, e.Name()), e.Type())
+			}
+			if len(names) == scenarios.MaxSweepPoints {
+				return badInput("%s: more than %d point folders", points, scenarios.MaxSweepPoints)
+			}
+			names = append(names, e.Name())
 		}
-		return strings.Compare(a.Name(), b.Name())
-	})
-	for _, e := range entries {
-		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
-			continue
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
 		if err != nil {
-			return err
+			return badInput("%s: %v", points, err)
 		}
-		if err := report.WriteFileAtomic(filepath.Join(dst, e.Name()), func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if err := f(filepath.Join(points, n)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// copyPoint copies the point folder src to dst (unless they are one), from
+// the bytes loadPoint checks again (so a folder changed since the scan is
+// caught), built aside and published whole.
+func copyPoint(src, dst string, want *PointRecord) (err error) {
+	as, err1 := filepath.Abs(src)
+	ad, err2 := filepath.Abs(dst)
+	if err1 == nil && err2 == nil && as == ad {
+		return nil
+	}
+	pf, err := loadPoint(src, true)
+	if err != nil {
+		return err
+	}
+	if pf.rec.Point.Index != want.Point.Index || pf.rec.Point.Name != want.Point.Name || pf.rec.SweepHash != want.SweepHash ||
+		pf.rec.Point.Summary.Hash != want.Point.Summary.Hash {
+		return badInput("%s: changed while merging", src)
+	}
+	st, err := newStagedDir(dst, pointFiles)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			st.discard()
+		}
+	}()
+	for k, n := range pf.names {
+		b := pf.data[k]
+		if err := report.WriteFileAtomic(filepath.Join(st.tmp, n), func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			return err
+		}
+	}
+	return st.publish()
 }

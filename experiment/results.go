@@ -1,11 +1,11 @@
 package experiment
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -78,17 +78,29 @@ func newManifest(sc *scenarios.Scenario, hash string, files []string) Manifest {
 // writeFailHook, when set by tests, fails the output after that many files.
 var writeFailHook = -1
 
-// resultWriter writes the files of one results folder, each atomically, and
-// remembers their names for the manifest (written last, so a folder with a
-// manifest is complete).
+// resultWriter writes the files of one results folder (a temporary folder,
+// published whole once complete) and remembers their names for the manifest.
+// It checks ctx before every file.
 type resultWriter struct {
+	ctx   context.Context
 	dir   string
 	files []string
 }
 
-func (w *resultWriter) write(name string, f func(io.Writer) error) error {
+// check fails when the context is done or the test hook says so.
+func (w *resultWriter) check(name string) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
 	if writeFailHook >= 0 && len(w.files) >= writeFailHook {
 		return fmt.Errorf("injected failure before %s", name)
+	}
+	return nil
+}
+
+func (w *resultWriter) write(name string, f func(io.Writer) error) error {
+	if err := w.check(name); err != nil {
+		return err
 	}
 	if err := report.WriteFileAtomic(filepath.Join(w.dir, name), f); err != nil {
 		return err
@@ -107,44 +119,71 @@ func encodeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// WriteRun writes one scenario's outcome to dir: summary.json,
+// WriteRun writes one scenario's outcome as the folder dir: summary.json,
 // iterations.csv, the figures (unless figures is false), a Perfetto trace per
-// timeline, and manifest.json last. It returns the names of the files written.
-func WriteRun(dir string, sc *scenarios.Scenario, out *Outcome, figures bool) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// timeline, and manifest.json last, listing the others. It builds the folder
+// in a temporary sibling and then replaces dir with it, so dir is always
+// either the earlier folder or the complete new one (no file of an earlier
+// run stays behind; of concurrent writers the last wins). dir must be absent,
+// empty or an earlier results folder (holding a dcpsim manifest.json): else
+// the error wraps ErrInput and nothing is written. WriteRun checks ctx between
+// files; on any error, cancellation included, it leaves no temporary file or
+// folder. It returns the names of the files written, manifest.json last.
+func WriteRun(ctx context.Context, dir string, sc *scenarios.Scenario, out *Outcome, figures bool) ([]string, error) {
+	return writeRun(ctx, dir, nil, sc, out, figures, nil)
+}
+
+// writeRun is WriteRun; legacy is as for newStagedDir, and extra, when set,
+// writes more files just before the manifest (a sweep point's point.json).
+func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Scenario, out *Outcome, figures bool,
+	extra func(*resultWriter) error) (_ []string, err error) {
+	st, err := newStagedDir(dir, legacy)
+	if err != nil {
 		return nil, err
 	}
-	// A stale manifest would mark a half-rewritten folder complete.
-	if err := os.Remove(filepath.Join(dir, "manifest.json")); err != nil && !os.IsNotExist(err) {
-		return nil, err
-	}
-	w := &resultWriter{dir: dir}
+	defer func() {
+		if err != nil {
+			st.discard()
+		}
+	}()
+	w := &resultWriter{ctx: ctx, dir: st.tmp}
 	if err := w.json("summary.json", out.Summary); err != nil {
-		return w.files, err
+		return nil, err
 	}
 	if err := w.write("iterations.csv", func(f io.Writer) error { return writeIterationsCSV(f, out.Rows) }); err != nil {
-		return w.files, err
+		return nil, err
 	}
 	if figures {
-		if writeFailHook >= 0 && len(w.files) >= writeFailHook {
-			return w.files, fmt.Errorf("injected failure before the figures")
+		if err := w.check("the figures"); err != nil {
+			return nil, err
 		}
-		names, err := report.WriteRunFigures(dir, &out.Summary, out.Rows, out.Timelines)
-		w.files = append(w.files, names...)
+		names, err := report.WriteRunFigures(st.tmp, &out.Summary, out.Rows, out.Timelines)
 		if err != nil {
-			return w.files, err
+			return nil, err
 		}
+		w.files = append(w.files, names...)
 	}
 	for i := range out.Timelines {
 		tl := &out.Timelines[i]
 		if err := w.write("trace-"+report.SafeName(tl.Policy)+".json", func(f io.Writer) error { return report.WriteTrace(f, tl) }); err != nil {
-			return w.files, err
+			return nil, err
+		}
+	}
+	if extra != nil {
+		if err := extra(w); err != nil {
+			return nil, err
 		}
 	}
 	slices.Sort(w.files)
 	files := slices.Clone(w.files)
 	if err := w.json("manifest.json", newManifest(sc, out.Summary.Hash, files)); err != nil {
-		return w.files, err
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := st.publish(); err != nil {
+		return nil, err
 	}
 	return w.files, nil
 }

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -83,6 +84,12 @@ func Hash(sc *scenarios.Scenario) string {
 // cannot run (an unknown policy, a broken cost model, a length file that
 // cannot be read).
 func Run(sc *scenarios.Scenario, opts Options) (*Outcome, error) {
+	return RunContext(context.Background(), sc, opts)
+}
+
+// RunContext is Run, stopped between iterations once ctx is done (it then
+// returns ctx's error).
+func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Outcome, error) {
 	names := sc.Run.Policies
 	if opts.Policy != "" {
 		names = []string{opts.Policy}
@@ -104,6 +111,9 @@ func Run(sc *scenarios.Scenario, opts Options) (*Outcome, error) {
 		runs[i] = newPolicyRun(sc, d, setup, opts)
 	}
 	for k := range sc.Run.Iterations {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		b := sampler.Batch(k)
 		var g errgroup.Group
 		if opts.Sequential {

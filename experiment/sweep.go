@@ -1,11 +1,13 @@
 package experiment
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,11 +75,16 @@ func SweepHash(sc *scenarios.Scenario) string {
 
 // Sweep runs every point of sc's [sweep] in this shard, in parallel, as Run
 // does (without figures or traces), writing Dir/points/<point>/ (summary.json,
-// iterations.csv, manifest.json, then point.json). A point whose folder holds
-// a complete result of the same sweep text, point and build revision is
+// iterations.csv, point.json, then manifest.json), each point folder built
+// aside and published whole as WriteRun does. A point whose folder holds a
+// complete result of the same sweep text, point and build revision is
 // skipped, so an interrupted sweep continues where it stopped. An unsharded
-// sweep then writes sweep.json, sweep.csv and the sweep figures.
-func Sweep(sc *scenarios.Scenario, opts SweepOptions) (*SweepResult, error) {
+// sweep then writes sweep.json, sweep.csv and the sweep figures. Dir must be
+// absent, empty or a sweep folder (holding points/ or sweep.json): else the
+// error wraps ErrInput and nothing is written. Sweep checks ctx before every
+// point and between files; once it is done no further point starts, and the
+// points in flight leave no temporary file or folder.
+func Sweep(ctx context.Context, sc *scenarios.Scenario, opts SweepOptions) (*SweepResult, error) {
 	if sc.Sweep == nil {
 		return nil, badInput("scenario %s has no [sweep]: run it with dcpsim run", sc.Name)
 	}
@@ -87,6 +94,9 @@ func Sweep(sc *scenarios.Scenario, opts SweepOptions) (*SweepResult, error) {
 	}
 	points, err := sc.Points()
 	if err != nil {
+		return nil, err
+	}
+	if err := checkSweepDir(opts.Dir); err != nil {
 		return nil, err
 	}
 	hash := SweepHash(sc)
@@ -104,7 +114,10 @@ func Sweep(sc *scenarios.Scenario, opts SweepOptions) (*SweepResult, error) {
 	g.SetLimit(opts.Jobs)
 	for _, i := range mine {
 		g.Go(func() error {
-			rec, skipped, err := runPoint(opts.Dir, sc, hash, points, i)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rec, skipped, err := runPoint(ctx, opts.Dir, sc, hash, points, i)
 			if err != nil {
 				return fmt.Errorf("point %d (%s): %w", i, points[i].Name, err)
 			}
@@ -127,9 +140,50 @@ func Sweep(sc *scenarios.Scenario, opts SweepOptions) (*SweepResult, error) {
 	if shards > 1 {
 		return res, nil
 	}
-	res.Files, err = writeSweep(opts.Dir, sc.Name, hash, recs, opts.Figures)
+	res.Files, err = writeSweep(ctx, opts.Dir, sc.Name, hash, recs, opts.Figures)
 	return res, err
 }
+
+// checkSweepDir refuses to write a sweep into a folder that is neither
+// absent, empty, nor a sweep folder (holding points/ or sweep.json), such as
+// `--out /` or `--out ~`.
+func checkSweepDir(dir string) error {
+	if dir == "" {
+		return badInput("no results folder given")
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return badInput("%s exists and is not a folder", dir)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "points")); err == nil && fi.IsDir() {
+		return nil
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "sweep.json")); err == nil && fi.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return badInput("%s is not empty and is not a sweep folder (no points/ or sweep.json; found %s): refusing to write into it; "+
+		"name a new or empty folder, or an earlier sweep's", dir, names[0])
+}
+
+// pointFiles are the only files a sweep point folder holds.
+var pointFiles = []string{"iterations.csv", "manifest.json", "point.json", "summary.json"}
 
 // pointDir is the folder of point i: points/p<index>-<safe point name>.
 func pointDir(dir string, i int, name string) string {
@@ -139,45 +193,26 @@ func pointDir(dir string, i int, name string) string {
 
 // runPoint simulates point i unless its folder already holds a complete
 // result of the same sweep and point.
-func runPoint(dir string, sc *scenarios.Scenario, hash string, points []scenarios.Point, i int) (*PointRecord, bool, error) {
+func runPoint(ctx context.Context, dir string, sc *scenarios.Scenario, hash string, points []scenarios.Point, i int) (*PointRecord, bool, error) {
 	pt := points[i].Scenario
 	pdir := pointDir(dir, i, points[i].Name)
 	rev := ReadBuild().RevisionTag()
-	if rec, err := readPoint(pdir); err == nil && rec.SweepHash == hash && rec.Point.Index == i &&
-		rec.Point.Summary.Hash == Hash(pt) && rec.TotalPoints == len(points) && rec.Revision == rev {
-		return rec, true, nil
+	if pf, err := loadPoint(pdir, false); err == nil && pf.rec.SweepHash == hash && pf.rec.Point.Index == i &&
+		pf.rec.Point.Summary.Hash == Hash(pt) && pf.rec.TotalPoints == len(points) && pf.rec.Revision == rev {
+		return pf.rec, true, nil
 	}
-	out, err := Run(pt, Options{})
+	out, err := RunContext(ctx, pt, Options{})
 	if err != nil {
 		return nil, false, err
 	}
 	rec := &PointRecord{Sweep: sc.Name, SweepHash: hash, TotalPoints: len(points), Revision: rev, Point: report.SweepPoint{
 		Index: i, Name: filepath.Base(pdir), Axes: pointAxes(points[i]), GPUs: pt.Job.Cluster.GPUs, Model: pt.Job.Model.Name,
 		ContextTokens: pt.Job.ContextTokens, Summary: out.Summary}}
-	if _, err := WriteRun(pdir, pt, out, false); err != nil {
-		return nil, false, err
-	}
-	// point.json after the run's manifest: readPoint needs both.
-	if err := report.WriteFileAtomic(filepath.Join(pdir, "point.json"), func(w io.Writer) error { return encodeJSON(w, rec) }); err != nil {
+	// point.json before the manifest, which lists it.
+	if _, err := writeRun(ctx, pdir, pointFiles, pt, out, false, func(w *resultWriter) error { return w.json("point.json", rec) }); err != nil {
 		return nil, false, err
 	}
 	return rec, false, nil
-}
-
-// readPoint loads a complete point folder (manifest.json and point.json).
-func readPoint(pdir string) (*PointRecord, error) {
-	if _, err := os.Stat(filepath.Join(pdir, "manifest.json")); err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(filepath.Join(pdir, "point.json"))
-	if err != nil {
-		return nil, err
-	}
-	var rec PointRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(pdir, "point.json"), err)
-	}
-	return &rec, nil
 }
 
 // pointAxes converts a point's axis values for the results.
@@ -191,13 +226,19 @@ func pointAxes(pt scenarios.Point) []report.Axis {
 
 // writeSweep writes sweep.json, sweep.csv and the sweep figures from complete
 // point records, and returns the files' names.
-func writeSweep(dir, name, hash string, recs []*PointRecord, figures bool) ([]string, error) {
+func writeSweep(ctx context.Context, dir, name, hash string, recs []*PointRecord, figures bool) ([]string, error) {
 	sf := SweepFile{Sweep: name, SweepHash: hash}
 	for i, r := range recs {
 		if r == nil {
 			return nil, fmt.Errorf("point %d missing", i)
 		}
 		sf.Points = append(sf.Points, r.Point)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
 	}
 	if err := report.WriteFileAtomic(filepath.Join(dir, "sweep.json"), func(w io.Writer) error { return encodeJSON(w, sf) }); err != nil {
 		return nil, err
@@ -206,6 +247,9 @@ func writeSweep(dir, name, hash string, recs []*PointRecord, figures bool) ([]st
 		return nil, err
 	}
 	files := []string{"sweep.json", "sweep.csv"}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if figures {
 		names, err := report.WriteSweepFigures(dir, sf.Points)
 		if err != nil {

@@ -91,7 +91,13 @@ type modelTable struct {
 	job.Model
 }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9._-]{1,64}$`)
+// nameRE is the scenario name rule; a name also needs a letter or digit
+// (nameAlnumRE), so "." and ".." are refused rather than both becoming the
+// results folder "unnamed".
+var (
+	nameRE      = regexp.MustCompile(`^[a-z0-9._-]{1,64}$`)
+	nameAlnumRE = regexp.MustCompile(`[a-z0-9]`)
+)
 
 // Parse decodes and validates one scenario. file names it in error messages and
 // resolves a relative workload.file. Every problem is reported at once in an
@@ -120,8 +126,8 @@ func Parse(data []byte, file string) (*Scenario, error) {
 
 	if !md.IsDefined("name") {
 		p.addf("name", "name: required, a scenario name matching [a-z0-9._-]{1,64}")
-	} else if !nameRE.MatchString(raw.Name) {
-		p.addf("name", "name = %q: must match [a-z0-9._-]{1,64}", raw.Name)
+	} else if !nameRE.MatchString(raw.Name) || !nameAlnumRE.MatchString(raw.Name) {
+		p.addf("name", "name = %q: must match [a-z0-9._-]{1,64} with at least one letter or digit", raw.Name)
 	}
 
 	// [model]

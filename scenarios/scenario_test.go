@@ -191,6 +191,7 @@ func TestBadScenarios(t *testing.T) {
 		{"both-batch-sizes", []string{":24:", "batch_tokens or batch_tokens_per_gpu, not both"}},
 		{"bad-overlong", []string{":24:", `workload.overlong = "truncate"`, `"split" or "drop"`}},
 		{"bad-name", []string{":2:", `name = "Small Scenario!"`, "[a-z0-9._-]{1,64}"}},
+		{"dot-name", []string{":2:", `name = ".."`, "at least one letter or digit"}},
 		{"negative-seed", []string{":27:", "run.seed = -7", ">= 0"}},
 		{"bad-component", []string{":29:", "workload.component[0]", "sigma = -1", "> 0"}},
 		{"bad-component-kind", []string{":29:", `kind = "gamma"`, `"lognormal", "pareto" or "empirical"`}},

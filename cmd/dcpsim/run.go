@@ -26,7 +26,10 @@ const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no
   warm-up. Then write DIR (default runs/<scenario>/): summary.json, iterations.csv,
   figures (PNG and SVG), trace-<policy>.json for ui.perfetto.dev (ranks:
   --trace-ranks, default rank 0 and stage 0's busiest and idlest ranks), and
-  manifest.json last. --no-files prints the table only.
+  manifest.json last, all into a temporary sibling folder that then replaces DIR
+  whole. DIR must be new, empty or an earlier results folder (with a dcpsim
+  manifest.json), else exit 2. Ctrl-C exits 1 ("interrupted") leaving DIR as it
+  was. --no-files prints the table only.
 
   --batches: plan every batch of FILE with policy P and simulate one training
   iteration of the plan across the pipeline (sim/step): sync domains of CP groups

@@ -67,10 +67,12 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 			return badInput("--trace-ranks: rank %d outside the HDP pool [0, %d) of scenario %s", r, g, sc.Name)
 		}
 	}
-	out, err := experiment.Run(sc, experiment.Options{Policy: f.policy, TraceRanks: f.traceRanks, DollarsPerGPUHour: f.dollars,
-		Timelines: !f.noFiles})
+	ctx, stop := interruptContext()
+	defer stop()
+	out, err := experiment.RunContext(ctx, sc, experiment.Options{Policy: f.policy, TraceRanks: f.traceRanks,
+		DollarsPerGPUHour: f.dollars, Timelines: !f.noFiles})
 	if err != nil {
-		return err
+		return interrupted(ctx, err)
 	}
 	if err := report.WriteRunTable(stdout, &out.Summary); err != nil {
 		return err
@@ -85,8 +87,11 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = defaultResultsDir(sc)
 	}
-	files, err := experiment.WriteRun(dir, sc, out, true)
+	files, err := experiment.WriteRun(ctx, dir, sc, out, true)
 	if err != nil {
+		if errors.Is(interrupted(ctx, err), errInterrupted) {
+			return errInterrupted
+		}
 		return fmt.Errorf("writing %s: %w", dir, err)
 	}
 	fmt.Fprintf(stdout, "\nwrote %s/: %s\n", dir, strings.Join(files, ", "))

@@ -19,11 +19,14 @@ const sweepUsage = `  dcpsim sweep S [--out DIR] [--shard I/N] [--jobs J] [--no-
   policies) in that fixed order. Each
   point runs the point's policies on identical batches as dcpsim run does (without
   figures or traces) and writes DIR/points/<point>/ (summary.json, iterations.csv,
-  point.json, manifest.json last). Points run in parallel (--jobs, default the
-  number of CPUs); the results do not depend on it.
+  point.json, manifest.json last), each point folder built aside and swapped in
+  whole. Points run in parallel (--jobs, default the number of CPUs); the results
+  do not depend on it. DIR must be new, empty or a sweep folder (holding points/
+  or sweep.json), else exit 2.
 
-  Resumable: a point whose folder holds a manifest for the same scenario text,
-  point and dcpsim revision is skipped, so an interrupted sweep continues where it
+  Resumable: a point whose folder is complete (as merge checks it) for the same
+  scenario text, point and dcpsim revision is skipped, so an interrupted sweep
+  (Ctrl-C: exit 1, "interrupted", no temporary file left) continues where it
   stopped.
 
   --shard I/N runs only the points whose index modulo N is I (0 <= I < N), e.g.
@@ -39,7 +42,12 @@ const mergeUsage = `  dcpsim merge --out DIR SHARD_DIR...
   Join the folders of a sharded dcpsim sweep: check that every point of the sweep
   is present once (from the same scenario text), copy the points into DIR/points/
   and write DIR/sweep.json, DIR/sweep.csv and the sweep figures exactly as an
-  unsharded sweep would.`
+  unsharded sweep would. Shard folders are untrusted: before anything is written,
+  every point folder must pass strict checks (bounded reads; manifest.json,
+  point.json and summary.json decoded strictly and consistent; exactly the files
+  its manifest lists; bounded counts; file-safe names), else exit 2 naming the
+  file and the key. DIR must be new, empty or a sweep folder (a shard's may be
+  DIR).`
 
 func sweepCommand() command {
 	return command{name: "sweep", summary: "run a scenario's [sweep] points in parallel (resumable, shardable)", usage: sweepUsage, run: runSweep}
@@ -93,12 +101,14 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = defaultResultsDir(sc)
 	}
+	ctx, stop := interruptContext()
+	defer stop()
 	prog := newProgress(stderr)
-	res, err := experiment.Sweep(sc, experiment.SweepOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures,
+	res, err := experiment.Sweep(ctx, sc, experiment.SweepOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures,
 		Progress: prog.done})
 	prog.finish()
 	if err != nil {
-		return err
+		return interrupted(ctx, err)
 	}
 	fmt.Fprintf(stdout, "%s: %d of %d points in %s/points/ (%d simulated, %d already there)\n",
 		sc.Name, res.Mine, res.Points, dir, res.Mine-res.Skipped, res.Skipped)
@@ -121,9 +131,11 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if *out == "" || len(srcs) == 0 {
 		return badInput("dcpsim merge needs --out DIR and at least one shard folder")
 	}
-	res, err := experiment.Merge(*out, srcs, !*noFigures)
+	ctx, stop := interruptContext()
+	defer stop()
+	res, err := experiment.Merge(ctx, *out, srcs, !*noFigures)
 	if err != nil {
-		return err
+		return interrupted(ctx, err)
 	}
 	fmt.Fprintf(stdout, "%s: merged %d points from %d folders\n", res.Sweep, res.Points, len(srcs))
 	fmt.Fprintf(stdout, "wrote %s/: %s\n", *out, strings.Join(res.Files, ", "))

@@ -1,0 +1,108 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dcpsim/dcpsim/scenarios"
+)
+
+// tinySweep is the tiny scenario with HyDra alone, swept over two caps.
+func tinySweep(t testing.TB) *scenarios.Scenario {
+	t.Helper()
+	src := strings.Replace(tiny, `policies = ["hydra", "mcore", "static"]`, `policies = ["hydra"]`, 1)
+	src = strings.Replace(src, "\n[run.options.mcore]\nstall_model = \"megatron-dev\"\n", "", 1)
+	return parse(t, src+"\n[sweep]\ngpus = [48]\n\n[sweep.options.hydra]\ncap = [4, 8]\n")
+}
+
+// pointDirs are the point folders of a sweep folder.
+func pointDirs(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, _ := os.ReadDir(filepath.Join(dir, "points"))
+	var out []string
+	for _, e := range entries {
+		out = append(out, filepath.Join(dir, "points", e.Name()))
+	}
+	return out
+}
+
+// TestSweepRefusesForeignFolder: a sweep into a non-empty folder that is
+// no sweep folder (no points/, no sweep.json) is bad input naming it, and
+// nothing there changes.
+func TestSweepRefusesForeignFolder(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
+	_, err := Sweep(context.Background(), tinySweep(t), SweepOptions{Dir: dir, Jobs: 1})
+	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("%v, want bad input naming %s", err, dir)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("folder changed: %v", entries)
+	}
+}
+
+// TestSweepInterrupted: a sweep whose context is cancelled (before it starts,
+// or after some checks) stops with context.Canceled and leaves no temporary
+// file or folder, only complete points; the same sweep then completes,
+// skipping them.
+func TestSweepInterrupted(t *testing.T) {
+	sc := tinySweep(t)
+	// A point takes 9 checks: its start, 3 iterations, 4 files and the
+	// publication; so 12 stops in the second point.
+	for _, n := range []int64{0, 1, 3, 6, 8, 12} {
+		dir := filepath.Join(t.TempDir(), "sweep")
+		_, err := Sweep(newCancelAfter(n), sc, SweepOptions{Dir: dir, Jobs: 1, Figures: true})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancel after %d: %v", n, err)
+		}
+		noTemporaries(t, filepath.Dir(dir))
+		done := pointDirs(t, dir)
+		if n == 12 && len(done) != 1 {
+			t.Errorf("cancel after 12: points %v, want the first", done)
+		}
+		for _, p := range done {
+			if _, err := loadPoint(p, false); err != nil {
+				t.Errorf("cancel after %d: incomplete point left: %v", n, err)
+			}
+		}
+		res, err := Sweep(context.Background(), sc, SweepOptions{Dir: dir, Jobs: 2})
+		if err != nil || res.Skipped != len(done) {
+			t.Errorf("cancel after %d: resumed %+v (%v), want %d skipped", n, res, err, len(done))
+		}
+	}
+}
+
+// TestSweepResumeRechecksPoints: a resumed sweep skips only point folders
+// that pass every check: one whose summary.json was altered, or that holds
+// a file its manifest does not list, is simulated again and replaced whole.
+func TestSweepResumeRechecksPoints(t *testing.T) {
+	sc := tinySweep(t)
+	dir := t.TempDir()
+	if _, err := Sweep(context.Background(), sc, SweepOptions{Dir: dir, Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	pts := pointDirs(t, dir)
+	if len(pts) != 2 {
+		t.Fatalf("points %v", pts)
+	}
+	sum := filepath.Join(pts[0], "summary.json")
+	b, _ := os.ReadFile(sum)
+	os.WriteFile(sum, []byte(strings.Replace(string(b), `"step_seconds_mean": `, `"step_seconds_mean": 1`, 1)), 0o644)
+	os.WriteFile(filepath.Join(pts[1], "extra.sh"), []byte("#!/bin/sh\n"), 0o755)
+	res, err := Sweep(context.Background(), sc, SweepOptions{Dir: dir, Jobs: 2})
+	if err != nil || res.Skipped != 0 {
+		t.Fatalf("resume: %+v (%v), want both points simulated again", res, err)
+	}
+	for _, p := range pts {
+		if _, err := loadPoint(p, false); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(pts[1], "extra.sh")); err == nil {
+		t.Error("extra.sh survived the rerun of its point")
+	}
+}
