@@ -65,9 +65,9 @@ func readResultFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-// decodeStrict decodes one JSON object into v: unknown fields and anything
+// decodeResultJSON decodes one JSON object into v: unknown fields and anything
 // after the object are errors naming path.
-func decodeStrict(path string, b []byte, v any) error {
+func decodeResultJSON(path string, b []byte, v any) error {
 	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
 		return badInput("%s: invalid: not a JSON object", path)
 	}
@@ -118,7 +118,7 @@ func loadPoint(pdir string, keep bool) (*pointFolder, error) {
 		return nil, err
 	}
 	var man Manifest
-	if err := decodeStrict(mpath, mb, &man); err != nil {
+	if err := decodeResultJSON(mpath, mb, &man); err != nil {
 		return nil, err
 	}
 	ppath := filepath.Join(pdir, "point.json")
@@ -127,7 +127,7 @@ func loadPoint(pdir string, keep bool) (*pointFolder, error) {
 		return nil, err
 	}
 	var rec PointRecord
-	if err := decodeStrict(ppath, pb, &rec); err != nil {
+	if err := decodeResultJSON(ppath, pb, &rec); err != nil {
 		return nil, err
 	}
 	if err := checkPointRecord(ppath, filepath.Base(pdir), &rec); err != nil {
@@ -164,7 +164,7 @@ func loadPoint(pdir string, keep bool) (*pointFolder, error) {
 		return nil, err
 	}
 	var sum report.Summary
-	if err := decodeStrict(spath, sb, &sum); err != nil {
+	if err := decodeResultJSON(spath, sb, &sum); err != nil {
 		return nil, err
 	}
 	a, errA := json.Marshal(sum)
