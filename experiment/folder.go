@@ -44,16 +44,22 @@ type stagedDir struct {
 // keep replacing the target between its two renames.
 const publishAttempts = 100
 
-// newStagedDir checks that target may be replaced and creates the
-// temporary sibling to build it in.
-func newStagedDir(target string, legacy []string) (*stagedDir, error) {
+// CheckResultsFolder says whether WriteRun may write the results folder dir
+// (absent, empty, or an earlier dcpsim results folder), so a command can
+// refuse a bad --out before it simulates anything. WriteRun checks again.
+func CheckResultsFolder(dir string) error {
+	_, err := checkTarget(dir, nil)
+	return err
+}
+
+// checkTarget checks that target may be replaced.
+func checkTarget(target string, legacy []string) (*stagedDir, error) {
 	abs, err := filepath.Abs(target)
 	if err != nil {
 		return nil, err
 	}
 	s := &stagedDir{target: target, abs: abs, legacy: legacy}
-	parent := filepath.Dir(abs)
-	if parent == abs {
+	if filepath.Dir(abs) == abs {
 		return nil, badInput("%s: a filesystem root cannot be a results folder", target)
 	}
 	if wd, err := os.Getwd(); err == nil && within(wd, abs) {
@@ -62,10 +68,21 @@ func newStagedDir(target string, legacy []string) (*stagedDir, error) {
 	if err := s.replaceable(); err != nil {
 		return nil, err
 	}
+	return s, nil
+}
+
+// newStagedDir checks that target may be replaced and creates the
+// temporary sibling to build it in.
+func newStagedDir(target string, legacy []string) (*stagedDir, error) {
+	s, err := checkTarget(target, legacy)
+	if err != nil {
+		return nil, err
+	}
+	parent := filepath.Dir(s.abs)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, err
 	}
-	base := filepath.Base(abs)
+	base := filepath.Base(s.abs)
 	if len(base) > 64 {
 		base = base[:64]
 	}

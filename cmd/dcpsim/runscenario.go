@@ -67,6 +67,15 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 			return badInput("--trace-ranks: rank %d outside the HDP pool [0, %d) of scenario %s", r, g, sc.Name)
 		}
 	}
+	dir := f.out
+	if dir == "" {
+		dir = defaultResultsDir(sc)
+	}
+	if !f.noFiles {
+		if err := experiment.CheckResultsFolder(dir); err != nil {
+			return badInput("--out %w", err)
+		}
+	}
 	ctx, stop := interruptContext()
 	defer stop()
 	out, err := experiment.RunContext(ctx, sc, experiment.Options{Policy: f.policy, TraceRanks: f.traceRanks,
@@ -82,10 +91,6 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	}
 	if f.noFiles {
 		return nil
-	}
-	dir := f.out
-	if dir == "" {
-		dir = defaultResultsDir(sc)
 	}
 	files, err := experiment.WriteRun(ctx, dir, sc, out, true)
 	if err != nil {
