@@ -157,10 +157,10 @@ func TestHostileInputs(t *testing.T) {
 			code: 2, want: []string{"x.toml:", "costs.profile = \"nope.toml\""}},
 		{name: "broken costs.profile", args: []string{"scenarios", "check", "x.toml"},
 			files: map[string]string{"x.toml": tinyTOML + "\n[costs]\nprofile = \"p.toml\"\n", "p.toml": "name = 3\n"},
-			code: 2, want: []string{"costs.profile = \"p.toml\""}},
+			code:  2, want: []string{"costs.profile = \"p.toml\""}},
 		{name: "length file that works", args: []string{"scenarios", "check", "x.toml"},
 			files: map[string]string{"x.toml": withTiny(`preset = "long-256k"`, `file = "l.csv"`), "l.csv": "1000\n2000\n30000\n"},
-			code: 0, want: []string{"ok   x.toml"}},
+			code:  0, want: []string{"ok   x.toml"}},
 
 		// 3. --batches lines.
 		{name: "vpp 1e9", args: []string{"run", "--batches", "-", "--policy", "hydra", "--costs", "load"},
