@@ -63,7 +63,8 @@ type Device struct {
 type Options struct {
 	// UlyssesAcrossNodes lets the inner Ulysses degree of a Ulysses × ring
 	// group grow past the node, up to the query heads per TP rank
-	// (network.UlyssesDegreeWithin); false keeps it inside NVLink.
+	// (network.UlyssesDegreeWithin; the HyDra paper's layout, and the scenario
+	// default); false keeps it inside NVLink.
 	UlyssesAcrossNodes bool
 	// NoComm prices compute only: CP, MoE, P2P and gradient sync are free.
 	NoComm bool
@@ -211,4 +212,34 @@ func (m *Model) stageParams(stage int) (dense, expert float64) {
 	}
 	tp := float64(m.topo.TP)
 	return dense / tp, expert / (tp * float64(m.ep))
+}
+
+// ModelFLOPs is the model FLOPs of one training iteration over a batch: the
+// linear layers' 6 FLOPs per active weight per token (job.Model
+// LinearTrainFLOPsPerToken, LM head included) and causal core attention at 3×
+// its forward (MFU's convention: backward = 2× forward), summed over the
+// sequences, every layer. Recomputation is not counted (it is not model work).
+func (m *Model) ModelFLOPs(lengths []int) float64 {
+	model := m.job.Model
+	var tokens, attn float64
+	for _, s := range lengths {
+		tokens += float64(s)
+		attn += model.AttentionFwdFLOPs(s)
+	}
+	return tokens*model.LinearTrainFLOPsPerToken() + 3*attn*float64(model.Layers)
+}
+
+// MFU is the model FLOPs utilization of an iteration of seconds over the
+// batch lengths: ModelFLOPs / (GPUs × each GPU's BF16 peak × seconds).
+func (m *Model) MFU(lengths []int, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	var peak float64
+	gpus := m.job.Cluster.GPUs
+	for r := range m.topo.PoolRanks {
+		peak += m.DeviceOf(r).Profile.PeakBF16FLOPs.Value
+	}
+	peak *= float64(gpus) / float64(m.topo.PoolRanks) // every HDP rank stands for tp·pp GPUs
+	return m.ModelFLOPs(lengths) / (peak * seconds)
 }

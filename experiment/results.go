@@ -191,7 +191,7 @@ func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Sc
 // iterationsHeader is the header of iterations.csv.
 var iterationsHeader = []string{"policy", "iteration", "warmup", "step_seconds", "tokens", "sequences", "microbatches",
 	"compute_share", "exposed_comm_share", "pp_bubble_share", "dp_bubble_share", "planner_stall_share",
-	"mb_time_cv", "mb_time_max_over_min", "planner_modeled_seconds", "planner_go_seconds", "planner_work_units"}
+	"pp_bubble_rank0_share", "dp_bubble_rank0_share", "mfu", "mb_time_cv", "mb_time_max_over_min", "planner_modeled_seconds", "planner_go_seconds", "planner_work_units"}
 
 // writeIterationsCSV writes one row per (policy, iteration). The measured Go
 // planner time is the only column that varies between runs.
@@ -205,7 +205,7 @@ func writeIterationsCSV(w io.Writer, rows []report.IterationRow) error {
 		rec := []string{r.Policy, strconv.Itoa(r.Iteration), strconv.FormatBool(r.Warmup), g(r.StepSeconds),
 			strconv.FormatInt(r.Tokens, 10), strconv.Itoa(r.Sequences), strconv.Itoa(r.Microbatches),
 			g(r.ComputeShare), g(r.ExposedCommShare), g(r.PPBubbleShare), g(r.DPBubbleShare), g(r.PlannerStallShare),
-			g(r.MBTimeCV), g(r.MBTimeMaxOverMin), g(r.PlannerModeledSeconds), g(r.PlannerGoSeconds),
+			g(r.PPBubbleRank0Share), g(r.DPBubbleRank0Share), g(r.MFU), g(r.MBTimeCV), g(r.MBTimeMaxOverMin), g(r.PlannerModeledSeconds), g(r.PlannerGoSeconds),
 			strconv.FormatInt(r.PlannerWorkUnits, 10)}
 		if err := cw.Write(rec); err != nil {
 			return err

@@ -177,10 +177,10 @@ type policyRun struct {
 
 func newPolicyRun(sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, opts Options) *policyRun {
 	r := &policyRun{sc: sc, desc: d, setup: setup, opts: opts, slots: map[int]float64{}}
-	cp, overlap := sc.CPExecFor(d)
+	r.policy, r.err = d.New(sc.Run.Options[d.Name])
+	cp, overlap := sc.CPExecFor(d, r.policy)
 	r.exec = costmodel.Exec{CP: cp, OverlapAllToAll: overlap}
 	r.sum = report.PolicySummary{Policy: d.Name, CPExec: cp.String(), OverlapAllToAll: overlap}
-	r.policy, r.err = d.New(sc.Run.Options[d.Name])
 	return r
 }
 
@@ -223,12 +223,16 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 	warm := k < r.sc.Run.WarmupIterations
 	t := res.IterationSeconds()
 	cv, maxMin := spread(res.MBSeconds)
+	r0 := res.Stages[0].Ranks[0]
+	it := float64(res.Iteration)
+	mfu := r.setup.Model.MFU(lengths, t)
 	row := report.IterationRow{
 		Policy: r.desc.Name, Iteration: k, Warmup: warm, StepSeconds: t, Tokens: b.Tokens(), Sequences: len(lengths),
 		Microbatches: len(plan.Microbatches), ComputeShare: res.ComputeShare, ExposedCommShare: res.ExposedCommShare,
 		PPBubbleShare: res.PPBubbleShare, DPBubbleShare: res.DPBubbleShare, PlannerStallShare: res.StallShare,
 		MBTimeCV: cv, MBTimeMaxOverMin: maxMin, PlannerModeledSeconds: stall, PlannerGoSeconds: wall,
-		PlannerWorkUnits: plan.WorkUnits,
+		PlannerWorkUnits: plan.WorkUnits, PPBubbleRank0Share: float64(r0.PPBubble) / it, DPBubbleRank0Share: float64(r0.DPBubble) / it,
+		MFU: mfu,
 	}
 	r.rows = append(r.rows, row)
 	if warm {
@@ -254,6 +258,10 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 	ps.DPBubbleShare += res.DPBubbleShare
 	ps.PlannerStallShare += res.StallShare
 	ps.SyncShare += res.SyncShare
+	ps.PPBubbleRank0Share += row.PPBubbleRank0Share
+	ps.DPBubbleRank0Share += row.DPBubbleRank0Share
+	ps.MFU += mfu
+	ps.StepSecondsMeanNoStall += t - res.PlannerStall.Seconds()
 	ps.MBTimeCV += cv
 	ps.MBTimeMaxOverMin += maxMin
 	ps.Microbatches += st.RankMicrobatchesMean
@@ -299,7 +307,8 @@ func (r *policyRun) finish() {
 	}
 	n := float64(ps.Iterations)
 	for _, f := range []*float64{&ps.ComputeShare, &ps.ExposedCommShare, &ps.PPBubbleShare, &ps.DPBubbleShare,
-		&ps.PlannerStallShare, &ps.SyncShare, &ps.MBTimeCV, &ps.MBTimeMaxOverMin, &ps.Microbatches,
+		&ps.PlannerStallShare, &ps.SyncShare, &ps.PPBubbleRank0Share, &ps.DPBubbleRank0Share, &ps.MFU,
+		&ps.StepSecondsMeanNoStall, &ps.MBTimeCV, &ps.MBTimeMaxOverMin, &ps.Microbatches,
 		&ps.PlannerModeledSeconds, &ps.PlannerGoSeconds, &ps.PlannerWorkUnits} {
 		*f /= n
 	}

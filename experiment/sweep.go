@@ -264,6 +264,7 @@ func writeSweep(ctx context.Context, dir, name, hash string, recs []*PointRecord
 func writeSweepCSV(w io.Writer, pts []report.SweepPoint) error {
 	fmt.Fprintln(w, "point,name,axes,gpus,model,context_tokens,policy,chosen_options,error,step_seconds_mean,step_seconds_p95,"+
 		"tokens_per_day,step_over_first,pp_bubble_share,dp_bubble_share,compute_share,exposed_comm_share,planner_stall_share,"+
+		"pp_bubble_rank0_share,dp_bubble_rank0_share,step_seconds_mean_no_stall,mfu,"+
 		"mb_time_cv,planner_modeled_seconds,planner_go_seconds,dollars_per_1t_tokens")
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
 	for _, p := range pts {
@@ -280,6 +281,7 @@ func writeSweepCSV(w io.Writer, pts []report.SweepPoint) error {
 				strconv.Itoa(p.ContextTokens), s.Policy, strings.Join(chosen, " "),
 				strconv.Quote(s.Error), g(s.StepSecondsMean), g(s.StepSecondsP95), g(s.TokensPerDay), g(s.SpeedupOfFirst),
 				g(s.PPBubbleShare), g(s.DPBubbleShare), g(s.ComputeShare), g(s.ExposedCommShare), g(s.PlannerStallShare),
+				g(s.PPBubbleRank0Share), g(s.DPBubbleRank0Share), g(s.StepSecondsMeanNoStall), g(s.MFU),
 				g(s.MBTimeCV), g(s.PlannerModeledSeconds), g(s.PlannerGoSeconds), g(s.DollarsPer1TTokens)}
 			if _, err := fmt.Fprintln(w, strings.Join(fields, ",")); err != nil {
 				return err

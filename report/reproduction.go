@@ -23,7 +23,7 @@ var reproductionScenarios = [][2]string{
 	{"testbed-32k", "testbed-32k"},
 	{"testbed-256k", "testbed-256k"},
 	{"production-256k", "production-256k"},
-	{"production-256k-wide-ulysses", "production-256k"},
+	{"production-256k-node-ulysses", "production-256k"},
 	{"hy3-8k", "hy3-8k"},
 }
 

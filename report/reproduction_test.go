@@ -142,7 +142,7 @@ func TestWriteReproduction(t *testing.T) {
 	for _, want := range []string{
 		"# dcpsim beside the HyDra paper\n",
 		"| testbed-32k | 1.5 / 1.18 (avg of 1.09-1.25) (×1.27) | 2 / 1.34 (avg of 1.19-1.52) (×1.49) | §6.2, Figs. 12-16 |\n",
-		"Missing results in " + dir + " (run `make figures`): testbed-256k, production-256k, production-256k-wide-ulysses, hy3-8k.\n",
+		"Missing results in " + dir + " (run `make figures`): testbed-256k, production-256k, production-256k-node-ulysses, hy3-8k.\n",
 		"## testbed-32k\n\nHere: 512×H20, m, tp1 pp4 vpp1 ep8, B = 4096, 18 measured iterations; planner stall modeled; inner Ulysses across nodes: false. Paper (§6.2, Figs. 12-16): ",
 		"| mean step time (s) | 2 / 7.7 (×0.26) | 3 / 9.1 (×0.33) | 4 / 10.3 (×0.39) |\n",
 		"| MB-time CV (%) | 30 / - | 0 / - | 0 / - |\n",

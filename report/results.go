@@ -66,6 +66,18 @@ type PolicySummary struct {
 	DPBubbleShare     float64 `json:"dp_bubble_share"`
 	PlannerStallShare float64 `json:"planner_stall_share"`
 	SyncShare         float64 `json:"grad_sync_optimizer_share"`
+	// PPBubbleRank0Share and DPBubbleRank0Share are the bubbles as the HyDra
+	// paper measures them (§6.2, §6.3, appendix A): on rank 0 (stage 0, HDP
+	// rank 0), as shares of the iteration, means over iterations.
+	PPBubbleRank0Share float64 `json:"pp_bubble_rank0_share"`
+	DPBubbleRank0Share float64 `json:"dp_bubble_rank0_share"`
+	// StepSecondsMeanNoStall is the mean step time without the modelled
+	// planner stall (the stall shifts the whole iteration, so this is the step
+	// time with planning off the critical path).
+	StepSecondsMeanNoStall float64 `json:"step_seconds_mean_no_stall"`
+	// MFU is the model FLOPs utilization (costmodel.Model.MFU), mean over
+	// iterations.
+	MFU float64 `json:"mfu"`
 	// MBTimeCV and MBTimeMaxOverMin describe the spread of microbatch times
 	// (means over iterations).
 	MBTimeCV         float64 `json:"mb_time_cv"`
@@ -105,6 +117,10 @@ type IterationRow struct {
 	Microbatches int
 	// Shares of the iteration as in PolicySummary.
 	ComputeShare, ExposedCommShare, PPBubbleShare, DPBubbleShare, PlannerStallShare float64
+	// PPBubbleRank0Share and DPBubbleRank0Share are rank 0's (the paper's).
+	PPBubbleRank0Share, DPBubbleRank0Share float64
+	// MFU is the iteration's model FLOPs utilization.
+	MFU float64
 	MBTimeCV, MBTimeMaxOverMin                                                      float64
 	PlannerModeledSeconds, PlannerGoSeconds                                         float64
 	PlannerWorkUnits                                                                int64

@@ -41,13 +41,13 @@ func WriteRunTable(w io.Writer, s *Summary) error {
 	fmt.Fprintf(w, "; %s; %s\n\n", span, stall)
 	ref := s.Policies[0].Policy
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tstep mean (s)\tstep p95 (s)\ttokens/day (B)\tstep / "+ref+" (×)\tPP bubble (%)\tDP bubble (%)\t"+
-		"compute-busy (%)\texposed comm (%)\tplanner stall (%)\tMB-time CV (%)\tMB max/min (×)\tMBs per rank\t"+
+	fmt.Fprintln(tw, "policy\tstep mean (s)\tstep p95 (s)\ttokens/day (B)\tstep / "+ref+" (×)\tMFU (%)\tPP bubble (%)\tDP bubble (%)\t"+
+		"PP rank 0 (%)\tDP rank 0 (%)\tcompute-busy (%)\texposed comm (%)\tplanner stall (%)\tMB-time CV (%)\tMB max/min (×)\tMBs per rank\t"+
 		"planner modelled (ms)\tplanner Go (ms)\t$ per 1T tokens (k$)\t")
 	var failed []PolicySummary
 	for _, p := range s.Policies {
 		if p.Error != "" {
-			fmt.Fprintf(tw, "%s\terror (below)\t%s\n", p.Policy, strings.Repeat("-\t", 15))
+			fmt.Fprintf(tw, "%s\terror (below)\t%s\n", p.Policy, strings.Repeat("-\t", 18))
 			failed = append(failed, p)
 			continue
 		}
@@ -55,9 +55,9 @@ func WriteRunTable(w io.Writer, s *Summary) error {
 		if p.SpeedupOfFirst > 0 {
 			speed = fmt.Sprintf("%.2f", p.SpeedupOfFirst)
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.2f\t%.1f\t\n",
-			p.Policy, p.StepSecondsMean, p.StepSecondsP95, p.TokensPerDay/1e9, speed,
-			100*p.PPBubbleShare, 100*p.DPBubbleShare, 100*p.ComputeShare, 100*p.ExposedCommShare, 100*p.PlannerStallShare,
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.2f\t%.1f\t\n",
+			p.Policy, p.StepSecondsMean, p.StepSecondsP95, p.TokensPerDay/1e9, speed, 100*p.MFU,
+			100*p.PPBubbleShare, 100*p.DPBubbleShare, 100*p.PPBubbleRank0Share, 100*p.DPBubbleRank0Share, 100*p.ComputeShare, 100*p.ExposedCommShare, 100*p.PlannerStallShare,
 			100*p.MBTimeCV, p.MBTimeMaxOverMin, p.Microbatches, 1e3*p.PlannerModeledSeconds, 1e3*p.PlannerGoSeconds,
 			p.DollarsPer1TTokens/1e3)
 	}
@@ -77,7 +77,8 @@ func WriteRunTable(w io.Writer, s *Summary) error {
 	fmt.Fprintf(w, "\nmeans over %d iterations; p95 is the nearest-rank 95th percentile of the step times. "+
 		"tokens/day = batch tokens × 86400 / step time; step / %s = this policy's mean step time over %s's (%s's speedup over it). "+
 		"The shares of the iteration (compute-busy, exposed comm, PP and DP bubble, planner stall, and the gradient sync + optimizer rest) "+
-		"are means over (stage, rank) and sum to 100; compute-busy includes time a light rank is held by a slower one of its CP/EP domain. "+
+		"are means over (stage, rank) and sum to 100; PP and DP rank 0 are the bubbles of rank 0 alone (stage 0, HDP rank 0), as the HyDra paper measures them; "+
+		"MFU = model FLOPs (6 per active weight per token, attention at 3× its forward) over the GPUs' BF16 peak; compute-busy includes time a light rank is held by a slower one of its CP/EP domain. "+
 		"MB-time = a microbatch's forward+backward time through one stage. planner modelled = the policy's planning work priced at the "+
 		"measured CPython per-operation costs (calib.CPython), on the critical path; planner Go = this machine's wall time of our Go planner, reported only. "+
 		"$ per 1T tokens at $%g per GPU-hour.\n", measured, ref, ref, ref, s.DollarsPerGPUHour)

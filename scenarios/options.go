@@ -32,9 +32,13 @@ func (s *Scenario) PolicyFor(name string) (sched.Policy, error) {
 
 // CPExecFor returns the CP execution to price a policy's plans with: the
 // scenario's [costs] cp_exec / cp_overlap overrides where given, else the
-// policy's own (its descriptor's).
-func (s *Scenario) CPExecFor(d policies.Descriptor) (sched.CPExec, bool) {
+// policy's own: its descriptor's, or what p (built with its options; may be
+// nil) declares as a sched.Executor.
+func (s *Scenario) CPExecFor(d policies.Descriptor, p sched.Policy) (sched.CPExec, bool) {
 	exec, overlap := d.Exec, d.OverlapAllToAll
+	if e, ok := p.(sched.Executor); ok {
+		exec, overlap = e.CPExec()
+	}
 	if e, ok := s.CPExec[d.Name]; ok {
 		exec = e
 	}

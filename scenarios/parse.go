@@ -31,7 +31,7 @@ type rawFile struct {
 type rawCosts struct {
 	Profile       string            `toml:"profile"`
 	PlannerStall  string            `toml:"planner_stall"`
-	UlyssesAcross bool              `toml:"ulysses_across_nodes"`
+	UlyssesAcross *bool             `toml:"ulysses_across_nodes"`
 	CPExec        map[string]string `toml:"cp_exec"`
 	CPOverlap     map[string]bool   `toml:"cp_overlap"`
 }
@@ -80,9 +80,10 @@ type rawSweep struct {
 }
 
 type rawVariant struct {
-	Name     string         `toml:"name"`
-	Model    string         `toml:"model"`
-	Parallel toml.Primitive `toml:"parallel"`
+	Name     string                    `toml:"name"`
+	Model    string                    `toml:"model"`
+	Parallel toml.Primitive            `toml:"parallel"`
+	Options  map[string]toml.Primitive `toml:"options"`
 }
 
 // modelTable is [model]: an optional preset plus any Model field as an override.
@@ -166,7 +167,10 @@ func Parse(data []byte, file string) (*Scenario, error) {
 		}
 		sc.ProfileFile = raw.Costs.Profile
 	}
-	sc.UlyssesAcrossNodes = raw.Costs.UlyssesAcross
+	sc.UlyssesAcrossNodes = true // the paper's: inner Ulysses up to the heads, across nodes
+	if raw.Costs.UlyssesAcross != nil {
+		sc.UlyssesAcrossNodes = *raw.Costs.UlyssesAcross
+	}
 	sc.PlannerStall = PlannerStallModeled
 	if md.IsDefined("costs", "planner_stall") {
 		switch raw.Costs.PlannerStall {
@@ -212,7 +216,7 @@ func Parse(data []byte, file string) (*Scenario, error) {
 			continue
 		}
 		switch {
-		case len(k) >= 4 && k[0] == "sweep" && k[1] == "variant" && k[2] == "parallel":
+		case len(k) >= 4 && k[0] == "sweep" && k[1] == "variant" && (k[2] == "parallel" || k[2] == "options"):
 			continue // decoded below, per variant
 		case len(k) >= 3 && k[0] == "run" && k[1] == "options",
 			len(k) >= 3 && k[0] == "sweep" && k[1] == "options":

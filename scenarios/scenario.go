@@ -67,9 +67,11 @@ type Scenario struct {
 	// each plan's modelled planning time at the head of its iteration,
 	// PlannerStallNone leaves planning off the critical path.
 	PlannerStall string
-	// UlyssesAcrossNodes is [costs] ulysses_across_nodes: let the inner Ulysses
-	// degree of Ulysses × ring groups grow past the node, up to the query heads
-	// per TP rank (default false: inside NVLink).
+	// UlyssesAcrossNodes is [costs] ulysses_across_nodes: the inner Ulysses
+	// degree of Ulysses × ring groups grows past the node, up to the query heads
+	// per TP rank, and the ring takes only the factor beyond (default true, the
+	// HyDra paper's "inner Ulysses group inside a shallow outer ring", §5.2.1;
+	// false keeps it inside NVLink, a what-if).
 	UlyssesAcrossNodes bool
 
 	lines map[string]int
@@ -160,6 +162,10 @@ type Variant struct {
 	Model string
 	// Parallel is the variant's parallel layout (the base one with overrides).
 	Parallel job.Parallel
+	// Options are [sweep.variant.options.<policy>] tables: policy options of
+	// this variant's points, over [run.options.<policy>] (e.g. ring static CP
+	// for one model only).
+	Options map[string]map[string]any
 }
 
 // The [costs] planner_stall values, and the default price of a GPU-hour.

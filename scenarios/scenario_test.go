@@ -31,7 +31,7 @@ func TestPresetsParse(t *testing.T) {
 		"production-256k": {2048, 512, 64, 33554432, 1},
 		// What-ifs on the production scenario: the cap sweep and the wide Ulysses.
 		"production-256k-cap":          {2048, 512, 64, 33554432, 5},
-		"production-256k-wide-ulysses": {2048, 512, 64, 33554432, 1},
+		"production-256k-node-ulysses": {2048, 512, 64, 33554432, 1},
 		"hy3-8k":                       {8192, 1024, 128, 134217728, 1},
 		"weak-scaling":                 {8192, 1024, 128, 134217728, 8},
 	}
@@ -517,10 +517,10 @@ func TestCPExecOverride(t *testing.T) {
 	}
 	mc, _ := policies.Lookup("mcore")
 	hy, _ := policies.Lookup("hydra")
-	if e, o := sc.CPExecFor(mc); e != sched.Ring || o {
+	if e, o := sc.CPExecFor(mc, nil); e != sched.Ring || o {
 		t.Errorf("mcore: %v %v, want ring, exposed", e, o)
 	}
-	if e, o := sc.CPExecFor(hy); e != sched.UlyssesRing || o {
+	if e, o := sc.CPExecFor(hy, nil); e != sched.UlyssesRing || o {
 		t.Errorf("hydra: %v %v, want ulysses-ring, not overlapped", e, o)
 	}
 }
@@ -529,10 +529,10 @@ func TestCPExecOverride(t *testing.T) {
 // exactly the key they are about.
 func TestWhatIfPresets(t *testing.T) {
 	base, _ := Preset("production-256k")
-	wide, _ := Preset("production-256k-wide-ulysses")
+	node, _ := Preset("production-256k-node-ulysses")
 	capSweep, _ := Preset("production-256k-cap")
-	if base.UlyssesAcrossNodes || !wide.UlyssesAcrossNodes || wide.Job.Cluster != base.Job.Cluster || wide.Job.Parallel != base.Job.Parallel {
-		t.Errorf("wide-ulysses: across %v (base %v), same job %v", wide.UlyssesAcrossNodes, base.UlyssesAcrossNodes, wide.Job.Parallel == base.Job.Parallel)
+	if !base.UlyssesAcrossNodes || node.UlyssesAcrossNodes || node.Job.Cluster != base.Job.Cluster || node.Job.Parallel != base.Job.Parallel {
+		t.Errorf("node-ulysses: across %v (base %v), same job %v", node.UlyssesAcrossNodes, base.UlyssesAcrossNodes, node.Job.Parallel == base.Job.Parallel)
 	}
 	pts, err := capSweep.Points()
 	if err != nil {
@@ -591,5 +591,28 @@ func TestOptionAxes(t *testing.T) {
 	pts, _ = sc.Points()
 	if len(pts) != 1 || pts[0].Scenario.Run.Options["static"].(*static.Options).Degree != 8 {
 		t.Errorf("static point options: %+v", pts)
+	}
+}
+
+// TestVariantOptions: a variant's [sweep.variant.options.<policy>] apply to
+// its points only, over [run.options]; an unknown option is refused.
+func TestVariantOptions(t *testing.T) {
+	src := readGood(t) + "\n[run.options.mcore]\nmin_cp_size = 2\n\n[sweep]\ngpus = [64]\n\n[[sweep.variant]]\nname = \"a\"\n" +
+		"\n[[sweep.variant]]\nname = \"b\"\n[sweep.variant.options.mcore]\nstall_model = \"megatron-dev\"\n"
+	sc, err := Parse([]byte(src), "variants.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := sc.Points()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := pts[0].Scenario.Run.Options["mcore"].(*mcore.Options), pts[1].Scenario.Run.Options["mcore"].(*mcore.Options)
+	if *a != (mcore.Options{MinCPSize: 2, StallModel: "pool-scan"}) || *b != (mcore.Options{MinCPSize: 2, StallModel: "megatron-dev"}) {
+		t.Errorf("variant a %+v, b %+v", a, b)
+	}
+	_, err = Parse([]byte(strings.Replace(src, "stall_model", "stall", 1)), "variants.toml")
+	if err == nil || !strings.Contains(err.Error(), `sweep.variant[1].options.mcore.stall: unknown option for policy "mcore"`) {
+		t.Errorf("unknown variant option: %v", err)
 	}
 }

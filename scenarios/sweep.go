@@ -54,7 +54,8 @@ func (p *parser) sweep(md *toml.MetaData, s *rawSweep, base job.Parallel, policy
 		if err := md.PrimitiveDecode(v.Parallel, &par); err != nil {
 			p.decodeErr("sweep.variant.parallel", err)
 		}
-		out.Variants = append(out.Variants, Variant{Name: v.Name, Model: v.Model, Parallel: par})
+		out.Variants = append(out.Variants, Variant{Name: v.Name, Model: v.Model, Parallel: par,
+			Options: p.variantOptions(md, v.Options, at, policyNames)})
 	}
 	for _, k := range md.Undecoded() {
 		if len(k) >= 4 && k[0] == "sweep" && k[1] == "variant" && k[2] == "parallel" {
@@ -139,6 +140,14 @@ func (s *Scenario) sweepAxes() []axis {
 		axes = append(axes, axis{len(sw.Variants), "variant", "", func(pt *Scenario, i int) string {
 			v := sw.Variants[i]
 			pt.Job.Parallel = v.Parallel
+			for _, name := range slices.Sorted(maps.Keys(v.Options)) {
+				t := maps.Clone(pt.optionTables[name])
+				if t == nil {
+					t = map[string]any{}
+				}
+				maps.Copy(t, v.Options[name])
+				pt.optionTables[name] = t
+			}
 			if v.Model != "" {
 				pt.Job.Model, _ = job.LookupModel(v.Model) // checked when parsed
 			}
@@ -277,4 +286,32 @@ func (p *parser) point(pt *Scenario, swept []OptionAxis) bool {
 	}
 	pt.Run.Options = opts
 	return len(p.problems) == n
+}
+
+// variantOptions reads a variant's [sweep.variant.options.<policy>] tables:
+// options of policies the scenario runs, checked per point (Points).
+func (p *parser) variantOptions(md *toml.MetaData, raw map[string]toml.Primitive, at string, policyNames []string) map[string]map[string]any {
+	var out map[string]map[string]any
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		table := "sweep.variant.options." + name
+		d, err := policies.Lookup(name)
+		if err != nil || !slices.Contains(policyNames, name) {
+			p.addf(table, "%s.options.%s: %q is not in run.policies or sweep.policies %q", at, name, name, policyNames)
+			continue
+		}
+		t, ok := p.table(md, raw[name], table)
+		if !ok {
+			continue
+		}
+		for _, key := range slices.Sorted(maps.Keys(t)) {
+			if !d.HasOption(key) {
+				p.addf(table+"."+key, "%s.options.%s.%s: unknown option for policy %q (allowed: %s)", at, name, key, name, strings.Join(d.OptionKeys(), ", "))
+			}
+		}
+		if out == nil {
+			out = map[string]map[string]any{}
+		}
+		out[name] = t
+	}
+	return out
 }

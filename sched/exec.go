@@ -24,6 +24,15 @@ const (
 	UlyssesRing
 )
 
+// Executor is implemented by policies whose CP execution depends on their
+// options (static CP run as Ulysses or as a ring): it overrides the execution
+// the policy's descriptor declares.
+type Executor interface {
+	// CPExec returns the execution the policy's plans assume and whether its
+	// Q/K/V all-to-alls overlap independent compute.
+	CPExec() (exec CPExec, overlapAllToAll bool)
+}
+
 var cpExecNames = [...]string{Ulysses: "ulysses", Ring: "ring", UlyssesRing: "ulysses-ring"}
 
 // CPExecNames returns the names ParseCPExec accepts, in CPExec order.

@@ -14,7 +14,7 @@ const reportUsage = `  dcpsim report [--results DIR] [--out FILE]
   Write the reproduction report (default DIR/REPORT.md, DIR = results) from the
   results folders make figures writes: every run scenario the HyDra paper has
   numbers for (testbed-32k, testbed-256k, production-256k and its what-if
-  production-256k-wide-ulysses, hy3-8k), the weak-scaling sweep and the cap sweep
+  production-256k-node-ulysses, hy3-8k), the weak-scaling sweep and the cap sweep
   production-256k-cap. Our numbers stand beside the paper's published ones, each
   labelled with its section, with the ratio between them; a scenario folder that is
   missing from DIR is named, not skipped silently. DIR itself must exist.`

@@ -129,11 +129,11 @@ func TestRunScenario(t *testing.T) {
 		if len(f) > 0 && f[0] == "policy" {
 			header = l
 		}
-		if len(f) == 16 && (f[0] == "hydra" || f[0] == "mcore" || f[0] == "static") {
+		if len(f) == 19 && (f[0] == "hydra" || f[0] == "mcore" || f[0] == "static") {
 			rows[f[0]] = f
 		}
 	}
-	for _, col := range []string{"step mean (s)", "step p95 (s)", "tokens/day (B)", "step / hydra (×)", "PP bubble (%)", "DP bubble (%)",
+	for _, col := range []string{"MFU (%)", "PP rank 0 (%)", "DP rank 0 (%)", "step mean (s)", "step p95 (s)", "tokens/day (B)", "step / hydra (×)", "PP bubble (%)", "DP bubble (%)",
 		"compute-busy (%)", "exposed comm (%)", "planner stall (%)", "MB-time CV (%)", "MB max/min (×)", "MBs per rank",
 		"planner modelled (ms)", "planner Go (ms)", "$ per 1T tokens (k$)"} {
 		if !strings.Contains(header, col) {
@@ -146,7 +146,7 @@ func TestRunScenario(t *testing.T) {
 	for name, f := range rows {
 		var step, p95, pp, dp, busy, comm, stall float64
 		for i, v := range []*float64{&step, &p95, &pp, &dp, &busy, &comm, &stall} {
-			if _, err := fmt.Sscan(f[[]int{1, 2, 5, 6, 7, 8, 9}[i]], v); err != nil {
+			if _, err := fmt.Sscan(f[[]int{1, 2, 6, 7, 10, 11, 12}[i]], v); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 		}

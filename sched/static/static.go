@@ -34,6 +34,10 @@ type Options struct {
 	// MaxSeqs caps the sequences per bin (Megatron's thd_max_packed_sequences); 0
 	// means no cap.
 	MaxSeqs int `toml:"max_seqs"`
+	// Ring runs the CP groups as ring attention (Megatron's p2p CP) instead of
+	// Ulysses: the HyDra paper's "ring static CP" baseline on DeepSeek-V3
+	// (§6.4). The plans are the same; only their execution differs.
+	Ring bool `toml:"ring"`
 }
 
 // Policy is static CP with dp_balanced packing.
@@ -44,6 +48,7 @@ type Policy struct {
 var (
 	_ sched.Policy   = (*Policy)(nil)
 	_ sched.Promiser = (*Policy)(nil)
+	_ sched.Executor = (*Policy)(nil)
 )
 
 // DefaultOptions are the options of a scenario that gives none: the degree
@@ -63,6 +68,15 @@ func New(o Options) (*Policy, error) {
 
 // Name returns "static".
 func (*Policy) Name() string { return Name }
+
+// CPExec is Ulysses with every all-to-all exposed (Megatron's), or a ring with
+// Options.Ring (sched.Executor).
+func (p *Policy) CPExec() (sched.CPExec, bool) {
+	if p.opts.Ring {
+		return sched.Ring, false
+	}
+	return sched.Ulysses, false
+}
 
 // Promises: aligned groups of one size covering the pool, each rank within B.
 func (*Policy) Promises() sched.Promises {

@@ -140,3 +140,25 @@ func TestValidateProperty(t *testing.T) {
 		}
 	}
 }
+
+// TestRingOption: ring changes the execution the plans assume, not the plans.
+func TestRingOption(t *testing.T) {
+	u, _ := New(Options{})
+	r, _ := New(Options{Ring: true})
+	if e, o := u.CPExec(); e != sched.Ulysses || o {
+		t.Errorf("default exec %v %v", e, o)
+	}
+	if e, o := r.CPExec(); e != sched.Ring || o {
+		t.Errorf("ring exec %v %v", e, o)
+	}
+	lengths := []int{4000, 100, 2000, 50, 700}
+	in := sched.Inputs{PoolRanks: 8, BudgetTokens: 1024, PP: 1, VPP: 1}
+	a, err := u.Plan(lengths, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := r.Plan(lengths, in)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("ring changed the plan")
+	}
+}
