@@ -120,10 +120,10 @@ type IterationRow struct {
 	// PPBubbleRank0Share and DPBubbleRank0Share are rank 0's (the paper's).
 	PPBubbleRank0Share, DPBubbleRank0Share float64
 	// MFU is the iteration's model FLOPs utilization.
-	MFU float64
-	MBTimeCV, MBTimeMaxOverMin                                                      float64
-	PlannerModeledSeconds, PlannerGoSeconds                                         float64
-	PlannerWorkUnits                                                                int64
+	MFU                                     float64
+	MBTimeCV, MBTimeMaxOverMin              float64
+	PlannerModeledSeconds, PlannerGoSeconds float64
+	PlannerWorkUnits                        int64
 }
 
 // Timeline is one iteration of one policy as a set of slices on tracks, for
