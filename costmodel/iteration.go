@@ -28,7 +28,16 @@ type Iteration struct {
 	// node layout (G·tp not node-aligned), else 0.
 	cost         [][]domainCost
 	stallSeconds float64
+	// fallbackSlots counts the rank-slots of groups whose policy runs Ulysses
+	// but whose degree exceeds the query heads per TP rank, priced as Ulysses ×
+	// ring (Megatron's hierarchical a2a+p2p CP) instead.
+	fallbackSlots int64
 }
+
+// FallbackSlots is the number of (rank, microbatch) slots whose group's degree
+// exceeds the query heads per TP rank under a Ulysses execution, and that ran
+// as Ulysses × ring instead: runs report it rather than switch silently.
+func (it *Iteration) FallbackSlots() int64 { return it.fallbackSlots }
 
 var (
 	_ step.Costs          = (*Iteration)(nil)
@@ -69,6 +78,16 @@ func (m *Model) Price(l *step.Layout, lengths []int, exec Exec, stallSeconds flo
 		classes = m.topo.PP // stages start part way through a node
 	}
 	p := pricer{m: m, lengths: lengths, exec: exec}
+	if exec.CP == sched.Ulysses {
+		heads := network.MaxCPDegree(sched.Ulysses, m.topo, m.job.Model)
+		for _, mb := range l.Plan.Microbatches {
+			for _, g := range mb.Groups {
+				if g.Size > heads {
+					it.fallbackSlots += int64(g.Size)
+				}
+			}
+		}
+	}
 	for c := range classes {
 		costs := make([]domainCost, len(l.Domains))
 		t := m.topo.ForStage(c)

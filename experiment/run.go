@@ -172,7 +172,9 @@ type policyRun struct {
 	timeline *report.Timeline
 	steps    []float64
 	slots    map[int]float64 // GPU-slots at each CP degree, summed over iterations
-	tokens   float64
+	// fallbackSlots sums costmodel.Iteration.FallbackSlots over iterations.
+	fallbackSlots float64
+	tokens        float64
 }
 
 func newPolicyRun(sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, opts Options) *policyRun {
@@ -215,6 +217,7 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 	if err != nil {
 		return err
 	}
+	fallback := costs.FallbackSlots()
 	res, err := step.Run(l, in.PP, in.VPP, costs)
 	if err != nil {
 		return err
@@ -274,6 +277,7 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 	for _, d := range st.Degrees {
 		r.slots[d.Degree] += d.Share * float64(st.Slots)
 	}
+	r.fallbackSlots += float64(fallback)
 	return nil
 }
 
@@ -317,6 +321,13 @@ func (r *policyRun) finish() {
 	ps.StepSecondsP95 = percentile(r.steps, 0.95)
 	ps.TokensPerDay = r.tokens * 86400 / seconds
 	ps.DegreeShares = sched.SharesOf(r.slots)
+	var all float64
+	for _, n := range r.slots {
+		all += n
+	}
+	if all > 0 {
+		ps.UlyssesFallbackShare = r.fallbackSlots / all
+	}
 }
 
 // compare fills the columns that compare policies or need the layout: the

@@ -78,6 +78,10 @@ type PolicySummary struct {
 	// MFU is the model FLOPs utilization (costmodel.Model.MFU), mean over
 	// iterations.
 	MFU float64 `json:"mfu"`
+	// UlyssesFallbackShare is the share of GPU-slots in groups wider than the
+	// query heads per TP rank that a Ulysses execution ran as Ulysses × ring
+	// (Megatron's hierarchical CP); 0 for other executions.
+	UlyssesFallbackShare float64 `json:"ulysses_fallback_share,omitempty"`
 	// MBTimeCV and MBTimeMaxOverMin describe the spread of microbatch times
 	// (means over iterations).
 	MBTimeCV         float64 `json:"mb_time_cv"`

@@ -67,6 +67,12 @@ func WriteRunTable(w io.Writer, s *Summary) error {
 	for _, p := range failed {
 		fmt.Fprintf(w, "%s: error: %s\n", p.Policy, p.Error)
 	}
+	for _, p := range s.Policies {
+		if p.UlyssesFallbackShare > 0 {
+			fmt.Fprintf(w, "%s: %.1f%% of GPU-slots are in groups wider than the query heads per TP rank, which Ulysses cannot run: "+
+				"priced as Ulysses × ring (Megatron's hierarchical CP)\n", p.Policy, 100*p.UlyssesFallbackShare)
+		}
+	}
 	fmt.Fprintln(w, "\nshare of GPU-slots (rank × microbatch) at each CP degree, % (idle = a rank holding nothing in an MB):")
 	for _, p := range s.Policies {
 		if p.Error != "" {

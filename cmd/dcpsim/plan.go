@@ -11,6 +11,7 @@ import (
 	"github.com/dcpsim/dcpsim/experiment"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
+	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"
 )
 
@@ -121,7 +122,25 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err := experiment.Check(p, plan, lengths, in); err != nil {
 		return fmt.Errorf("%s iteration %d: %w", sc.Name, *iteration, err)
 	}
-	return report.WritePlanTable(stdout, sc, *iteration, lengths, in, ratioNote, plan, wall)
+	if err := report.WritePlanTable(stdout, sc, *iteration, lengths, in, ratioNote, plan, wall); err != nil {
+		return err
+	}
+	d, _ := policies.Lookup(*policy)
+	if exec, _ := sc.CPExecFor(d, p); exec == sched.Ulysses {
+		heads, wide := setup.Model.MaxCPDegree(sched.Ulysses), 0
+		for _, mb := range plan.Microbatches {
+			for _, g := range mb.Groups {
+				if g.Size > heads {
+					wide++
+				}
+			}
+		}
+		if wide > 0 {
+			fmt.Fprintf(stdout, "\nnote: %d groups are wider than the %d query heads per TP rank, which Ulysses cannot run: "+
+				"the cost model prices them as Ulysses × ring (Megatron's hierarchical CP)\n", wide, heads)
+		}
+	}
+	return nil
 }
 
 // profileLabel names the scenario's profile: the GPU kind, or the file.
