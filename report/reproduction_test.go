@@ -78,10 +78,11 @@ func reproSummary(staticFails bool) *Summary {
 	s := &Summary{Scenario: "testbed-32k", GPUs: 512, GPU: "H20", Model: "m", TP: 1, PP: 4, VPP: 1, EP: 8, BudgetTokens: 4096,
 		Iterations: 20, WarmupIterations: 2, PlannerStall: "modeled",
 		Policies: []PolicySummary{
-			{Policy: "hydra", StepSecondsMean: 2, TokensPerDay: 184e9, PPBubbleShare: 0.2, DPBubbleShare: 0.01, ComputeShare: 0.7,
+			{Policy: "hydra", StepSecondsMean: 2, StepSecondsMeanNoStall: 1.5, TokensPerDay: 184e9, PPBubbleShare: 0.25, DPBubbleShare: 0.02,
+				PPBubbleRank0Share: 0.2, DPBubbleRank0Share: 0.01, ComputeShare: 0.7, MFU: 0.41,
 				MBTimeCV: 0.3, PlannerModeledSeconds: 0.005, DollarsPer1TTokens: 133e3, DegreeShares: []sched.DegreeShare{{Degree: 0, Share: 0.1}, {Degree: 1, Share: 0.5}, {Degree: 8, Share: 0.4}}},
-			{Policy: "mcore", StepSecondsMean: 3},
-			{Policy: "static", StepSecondsMean: 4},
+			{Policy: "mcore", StepSecondsMean: 3, StepSecondsMeanNoStall: 2.5},
+			{Policy: "static", StepSecondsMean: 4, StepSecondsMeanNoStall: 4},
 		}}
 	if staticFails {
 		s.Policies[2] = PolicySummary{Policy: "static", Error: "boom"}
@@ -97,6 +98,8 @@ func TestOurs(t *testing.T) {
 	}{
 		{"hydra", "over_mcore", 1.5}, {"hydra", "over_static", 2}, {"mcore", "over_hydra", 0},
 		{"hydra", "step", 2}, {"hydra", "tokens_day", 184}, {"hydra", "pp", 20}, {"hydra", "dp", 1},
+		{"hydra", "pp_mean", 25}, {"hydra", "dp_mean", 2}, {"hydra", "mfu", 41},
+		{"hydra", "over_mcore_nostall", 2.5 / 1.5}, {"hydra", "over_static_nostall", 4 / 1.5},
 		{"hydra", "busy", 70}, {"hydra", "cv", 30}, {"hydra", "planner", 0.005}, {"hydra", "dollars", 133},
 	} {
 		got, ok := ours(s, tc.policy, tc.key)
@@ -141,7 +144,8 @@ func TestWriteReproduction(t *testing.T) {
 	got := sb.String()
 	for _, want := range []string{
 		"# dcpsim beside the HyDra paper\n",
-		"| testbed-32k | 1.5 / 1.18 (avg of 1.09-1.25) (×1.27) | 2 / 1.34 (avg of 1.19-1.52) (×1.49) | §6.2, Figs. 12-16 |\n",
+		"| testbed-32k | 1.5 / 1.18 (avg of 1.09-1.25) (×1.27) | 2 / 1.34 (avg of 1.19-1.52) (×1.49) | 1.67 / 1.18 (avg of 1.09-1.25) (×1.41) | 2.67 / 1.34 (avg of 1.19-1.52) (×1.99) | §6.2, Figs. 12-16 |\n",
+		"| PP bubble on rank 0 (the paper's measure) (%) | 20 / 17.5 (×1.14) |",
 		"Missing results in " + dir + " (run `make figures`): testbed-256k, production-256k, production-256k-node-ulysses, hy3-8k.\n",
 		"## testbed-32k\n\nHere: 512×H20, m, tp1 pp4 vpp1 ep8, B = 4096, 18 measured iterations; planner stall modeled; inner Ulysses across nodes: false. Paper (§6.2, Figs. 12-16): ",
 		"| mean step time (s) | 2 / 7.7 (×0.26) | 3 / 9.1 (×0.33) | 4 / 10.3 (×0.39) |\n",
