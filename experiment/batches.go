@@ -45,6 +45,10 @@ type PlanLine struct {
 	Microbatches [][][]int       `json:"microbatches"`
 	Groups       [][]sched.Group `json:"groups"`
 	Diagnostics  map[string]any  `json:"diagnostics"`
+	// Lengths are the sequences the plan trains when a stateful policy chose
+	// them (sched.Plan.Lengths: its ids index them); absent otherwise, when the
+	// ids index the line's own lengths.
+	Lengths []int `json:"lengths,omitempty"`
 }
 
 // RunLine is one output line of run --batches --costs load. The first four
@@ -116,7 +120,7 @@ func RunBatches(r io.Reader, name string, w io.Writer, p sched.Policy) error {
 		if err != nil {
 			return nil, err
 		}
-		res, err := step.Simulate(plan, in.PP, in.VPP, in.EPSize(), step.LoadCosts{Lengths: b.Lengths, PP: in.PP, VPP: in.VPP})
+		res, err := step.Simulate(plan, in.PP, in.VPP, in.EPSize(), step.LoadCosts{Lengths: plan.Trained(b.Lengths), PP: in.PP, VPP: in.VPP})
 		if err != nil {
 			return nil, badInput("%w", err)
 		}
@@ -428,7 +432,7 @@ func Check(p sched.Policy, plan *sched.Plan, lengths []int, in sched.Inputs) err
 
 // planLine is a plan in the PlanLine layout.
 func planLine(plan *sched.Plan) (PlanLine, error) {
-	res := PlanLine{Microbatches: plan.PerRank(), Groups: make([][]sched.Group, len(plan.Microbatches))}
+	res := PlanLine{Microbatches: plan.PerRank(), Groups: make([][]sched.Group, len(plan.Microbatches)), Lengths: plan.Lengths}
 	for i, mb := range plan.Microbatches {
 		res.Groups[i] = mb.Groups
 	}

@@ -197,12 +197,16 @@ func (r *policyRun) iteration(k int, b workload.Batch) {
 
 func (r *policyRun) step(k int, b workload.Batch) error {
 	in := r.setup.Inputs
-	lengths := b.Lengths
 	start := time.Now()
-	plan, err := r.policy.Plan(lengths, in)
+	plan, err := r.policy.Plan(b.Lengths, in)
 	wall := time.Since(start).Seconds()
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
+	}
+	lengths := plan.Trained(b.Lengths) // a stateful policy trains its own set
+	var tokens int64
+	for _, s := range lengths {
+		tokens += int64(s)
 	}
 	stall := costmodel.PlannerStallSeconds(plan.StallWork)
 	onPath := 0.0
@@ -230,7 +234,7 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 	it := float64(res.Iteration)
 	mfu := r.setup.Model.MFU(lengths, t)
 	row := report.IterationRow{
-		Policy: r.desc.Name, Iteration: k, Warmup: warm, StepSeconds: t, Tokens: b.Tokens(), Sequences: len(lengths),
+		Policy: r.desc.Name, Iteration: k, Warmup: warm, StepSeconds: t, Tokens: tokens, Sequences: len(lengths),
 		Microbatches: len(plan.Microbatches), ComputeShare: res.ComputeShare, ExposedCommShare: res.ExposedCommShare,
 		PPBubbleShare: res.PPBubbleShare, DPBubbleShare: res.DPBubbleShare, PlannerStallShare: res.StallShare,
 		MBTimeCV: cv, MBTimeMaxOverMin: maxMin, PlannerModeledSeconds: stall, PlannerGoSeconds: wall,

@@ -81,6 +81,11 @@ type Plan struct {
 	// every rank takes part in every MB: a rank in no group runs it empty, in
 	// pipeline step with the others.
 	PartialMicrobatches bool `json:"partial_microbatches,omitempty"`
+	// Lengths, when set, are the sequences the plan trains, which its groups'
+	// ids index: a policy that keeps state between iterations (WLB-LLM's
+	// outlier delay queues) trains some sequences of earlier batches and delays
+	// some of this one. nil means the batch given to Plan. See Trained.
+	Lengths []int `json:"lengths,omitempty"`
 	// WorkUnits counts the policy's elementary operations (see the package doc).
 	WorkUnits int64 `json:"work_units"`
 	// StallWork is the work the modelled planning stall prices (see the
@@ -134,6 +139,15 @@ type KV struct {
 	Name string
 	// Value formatted for display.
 	Value string
+}
+
+// Trained returns the sequence lengths the plan trains: Lengths when the
+// policy set it, else the batch it was given.
+func (p *Plan) Trained(batch []int) []int {
+	if p.Lengths != nil {
+		return p.Lengths
+	}
+	return batch
 }
 
 // PerRank returns the plan in the conformance vectors' layout: out[m][r] lists the

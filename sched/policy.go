@@ -163,7 +163,10 @@ func (in Inputs) check(lengths []int) error {
 }
 
 // Policy plans one global batch. Policies are pure: no I/O, no clock, no global
-// state; the same batch and Inputs give the same Plan.
+// state; the same batch and Inputs give the same Plan. A policy that carries
+// state from one iteration to the next (WLB-LLM's delay queues) keeps it in
+// its own value, deterministically: the same sequence of batches gives the
+// same sequence of plans; it then sets Plan.Lengths to what it trains.
 type Policy interface {
 	// Name is the registry name, e.g. "hydra".
 	Name() string

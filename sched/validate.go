@@ -13,8 +13,9 @@ const maxProblems = 20
 // first rank, no rank in two groups of one microbatch, in a plan of partial
 // microbatches the ranks of each EP block (in.EP) in groups of the same number
 // of microbatches, and, where promised, power-of-two aligned groups, per-rank
-// tokens (Σ s/k) within B, and full coverage of the pool. It returns every
-// problem found (at most 20), joined.
+// tokens (Σ s/k) within B, and full coverage of the pool. The sequences are the
+// plan's own Lengths when it set them (p.Trained). It returns every problem
+// found (at most 20), joined.
 func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 	var errs []error
 	add := func(format string, args ...any) bool {
@@ -25,6 +26,7 @@ func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 	if p == nil {
 		return errors.New("sched: nil plan")
 	}
+	lengths = p.Trained(lengths)
 	if p.PoolRanks != g {
 		add("plan spans %d ranks, the pool has %d", p.PoolRanks, g)
 	}
