@@ -17,8 +17,9 @@ import (
 // WritePlanTable prints one plan for people: the policy's diagnostics, a
 // per-microbatch table of groups by degree with per-rank load and tokens, why
 // each microbatch closed, and the longest sequences' degrees beside their
-// memory minimum. ratioNote says where θ/c came from; wall is the planner's
-// measured Go time.
+// memory minimum. The tables describe what the plan trains (plan.Trained: a
+// policy with state between iterations trains its own set). ratioNote says
+// where θ/c came from; wall is the planner's measured Go time.
 func WritePlanTable(w io.Writer, sc *scenarios.Scenario, iteration int, lengths []int, in sched.Inputs, ratioNote string,
 	plan *sched.Plan, wall time.Duration) error {
 	var tokens int64
@@ -27,6 +28,15 @@ func WritePlanTable(w io.Writer, sc *scenarios.Scenario, iteration int, lengths 
 	}
 	fmt.Fprintf(w, "policy %s on %s, iteration %d: %s sequences, %s tokens; G = %d, B = %d, pp %d, vpp %d\n",
 		plan.Policy, sc.Name, iteration, thousands(int64(len(lengths))), thousands(tokens), in.PoolRanks, in.BudgetTokens, in.PP, in.VPP)
+	if plan.Lengths != nil { // a policy with state between iterations trains its own set; the ids index it
+		lengths = plan.Trained(lengths)
+		tokens = 0
+		for _, s := range lengths {
+			tokens += int64(s)
+		}
+		fmt.Fprintf(w, "trained: %s sequences, %s tokens (the policy's own set: some carried in from earlier iterations, some delayed)\n",
+			thousands(int64(len(lengths))), thousands(tokens))
+	}
 	st := sched.ComputeStats(plan, lengths, in.EPSize())
 	hw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if plan.Diagnostics != nil {
