@@ -16,6 +16,7 @@ import (
 	"github.com/dcpsim/dcpsim/sched/hydra"
 	"github.com/dcpsim/dcpsim/sched/mcore"
 	"github.com/dcpsim/dcpsim/sched/static"
+	"github.com/dcpsim/dcpsim/sched/wlbllm"
 )
 
 // Descriptor is everything dcpsim knows of one policy besides its code.
@@ -52,6 +53,10 @@ func All() []Descriptor {
 			sched.Ulysses, false, mcore.DefaultOptions, mcore.New),
 		describe(static.Name, "static CP at the smallest degree whose cp·B holds the context, Megatron dp_balanced packing",
 			sched.Ulysses, false, static.DefaultOptions, static.New),
+		// WLB-LLM's CP is all-gather KV; until the cost model has that execution,
+		// ring moves the same K/V volume per rank (see the wlbllm package doc).
+		describe(wlbllm.Name, "WLB-LLM: fixed CP, variable-length packing by predicted workload with outlier delay queues across iterations",
+			sched.Ring, false, wlbllm.DefaultOptions, wlbllm.New),
 	}
 }
 
