@@ -187,8 +187,8 @@ func (p *Policy) build(pk packed, docSet []doc, counts []int, su setup, d *Diagn
 			j++
 		}
 		d.PerDocumentGroups += perDoc
-		mb.Closed = fmt.Sprintf("round %d: microbatch %d of %d replicas (each packed by Alg. 1); sharding per-document on %d, per-sequence on %d",
-			k, k+1, len(mb.Groups), perDoc, len(mb.Groups)-perDoc)
+		mb.Closed = fmt.Sprintf("round %d: one packed microbatch on each of %d replicas; sharding per-document on %d, per-sequence on %d",
+			k, len(mb.Groups), perDoc, len(mb.Groups)-perDoc)
 		plan.Microbatches = append(plan.Microbatches, mb)
 	}
 	d.PerSequenceGroups = len(d.Sharding) - d.PerDocumentGroups
