@@ -1,7 +1,6 @@
 package wlbllm
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -43,7 +42,7 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 		queues[i] = slices.Clone(q)
 	}
 	d.Queued = make([]int, len(queues))
-	var newDocs []doc
+	fresh := make([]doc, 0, len(lengths))
 	for i, s := range lengths {
 		visits++
 		x := doc{tokens: s, origin: Origin{Iteration: st.iteration, Seq: i}}
@@ -52,13 +51,14 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 			d.Queued[q]++
 			continue
 		}
-		newDocs = append(newDocs, x)
+		fresh = append(fresh, x)
 	}
 	// Lines 11-15: a queue holding N_mb pops N_mb, oldest first.
+	var released []doc
 	d.Popped = make([]int, len(queues))
 	for i, q := range queues {
 		if len(q) >= su.target {
-			newDocs = append(newDocs, q[:su.target]...)
+			released = append(released, q[:su.target]...)
 			queues[i] = q[su.target:]
 			d.Popped[i] = su.target
 			visits += int64(su.target)
@@ -68,26 +68,19 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	// something): pop the queues early, lowest queue first, oldest first.
 	need := minDocuments(su.epReplicas, in.VPP, in.GroupSizeN())
 	for i := range queues {
-		for len(st.carried)+len(newDocs) < need && len(queues[i]) > 0 {
-			newDocs = append(newDocs, queues[i][0])
+		for len(st.carried)+len(released)+len(fresh) < need && len(queues[i]) > 0 {
+			released = append(released, queues[i][0])
 			queues[i] = queues[i][1:]
 			d.EarlyPopped++
 			visits++
 		}
 	}
-	// Lines 16-17: New_Docs longest first (ties: older first), after the
-	// documents carried from the last iteration.
-	slices.SortStableFunc(newDocs, func(a, b doc) int {
-		if c := cmp.Compare(b.tokens, a.tokens); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.origin.Iteration, b.origin.Iteration); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.origin.Seq, b.origin.Seq)
-	})
-	visits += int64(len(newDocs))
-	docSet := append(slices.Clone(st.carried), newDocs...)
+	// Lines 16-17: the documents carried from the last iteration, then
+	// New_Docs longest first.
+	docSet := make([]doc, 0, len(st.carried)+len(released)+len(fresh))
+	docSet = append(docSet, st.carried...)
+	docSet = appendLongestFirst(docSet, released, fresh)
+	visits += int64(len(released) + len(fresh))
 	d.CarriedIn = len(st.carried)
 
 	counts, err := layout(min(su.target, len(docSet)), su.dp, su.epReplicas, in)
@@ -127,6 +120,31 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	return plan, nil
 }
 
+// appendLongestFirst appends the released outliers and the fresh documents
+// to dst, longest first; equal lengths keep their order in released then
+// fresh, which is oldest first: a queue is FIFO, its releases are older than
+// the batch, and two queues hold no equal lengths.
+func appendLongestFirst(dst, released, fresh []doc) []doc {
+	at := func(i int) doc {
+		if i < len(released) {
+			return released[i]
+		}
+		return fresh[i-len(released)]
+	}
+	// Key: (MaxSequenceTokens − tokens) above 38 bits of index: lengths are at
+	// most 2^25 and the documents of one plan fewer than 2^38 (at most 10^7
+	// in the batch and 10^10 tokens pending).
+	keys := make([]uint64, len(released)+len(fresh))
+	for i := range keys {
+		keys[i] = uint64(sched.MaxSequenceTokens-at(i).tokens)<<38 | uint64(i)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		dst = append(dst, at(int(k&(1<<38-1))))
+	}
+	return dst
+}
+
 // queueOf returns the queue of a document of s tokens: the largest i with
 // thresholds[i] <= s, or -1 when s is below them all (not an outlier).
 func queueOf(s int, thresholds []int) int {
@@ -145,7 +163,9 @@ func queueOf(s int, thresholds []int) int {
 // order. One plan microbatch per round keeps the replicas of an EP group in
 // the same entries. Sequence ids number the trained documents in plan order.
 func (p *Policy) build(pk packed, docSet []doc, counts []int, su setup, d *Diagnostics) *sched.Plan {
-	plan := &sched.Plan{Policy: Name, PoolRanks: su.dp * su.cp, Lengths: []int{}}
+	plan := &sched.Plan{Policy: Name, PoolRanks: su.dp * su.cp, Lengths: make([]int, 0, len(docSet))}
+	d.Origins = make([]Origin, 0, len(docSet))
+	d.Sharding = make([]MBSharding, 0, len(pk.mbs))
 	rounds := slices.Max(counts)
 	plan.PartialMicrobatches = slices.Min(counts) != rounds
 	sh := newSharder(su.cp)

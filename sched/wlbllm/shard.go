@@ -49,22 +49,58 @@ func segmentTime(a, q int64) float64 {
 	return t
 }
 
+// remainderTime is the predicted time of one remainder token at position pos
+// of its document, per pair (segmentTime(pos, 1) = (pos+1)·this): a query of
+// one token pads to a whole tile and runs below the TMA threshold.
+const remainderTime = float64(TileTokens) / SmallQueryEfficiency
+
 // sharder predicts both layouts for the microbatches of one plan (cp fixed),
 // reusing its scratch.
 type sharder struct {
-	cp     int
-	chunk  []float64 // per-sequence: time of each of the 2·cp chunks
-	rank   []float64 // per-document: remainder time of each rank
-	starts []int64   // document start offsets in the packed sequence
+	cp    int
+	chunk []float64 // per-sequence: time of each of the 2·cp chunks
+	// Per-document remainders: rank j's token pairs are Σ over the ranges
+	// added of (base + j), kept as difference arrays (constant, count).
+	baseDiff, countDiff []int64
+	rankPairs           []int64 // per rank, after predict
+	starts              []int64 // document start offsets in the packed sequence
 }
 
 func newSharder(cp int) *sharder {
-	return &sharder{cp: cp, chunk: make([]float64, 2*cp), rank: make([]float64, cp)}
+	return &sharder{cp: cp, chunk: make([]float64, 2*cp),
+		baseDiff: make([]int64, cp+1), countDiff: make([]int64, cp+1), rankPairs: make([]int64, cp)}
+}
+
+// addRemainders deals r < 2·cp remainder tokens at positions e, e+1, ... of a
+// document round-robin from rank next: token t goes to rank (next+t) mod cp
+// and has e+1+t pairs, which for the ranks of one pass is base + j with j the
+// rank (the wrapped part of a pass adds cp).
+func (s *sharder) addRemainders(e, r int64, next int) {
+	cp := int64(s.cp)
+	add := func(lo, hi, base int64) {
+		s.baseDiff[lo] += base
+		s.baseDiff[hi] -= base
+		s.countDiff[lo]++
+		s.countDiff[hi]--
+	}
+	pass := func(start, n, base int64) {
+		if hi := start + n; hi <= cp {
+			add(start, hi, base)
+		} else {
+			add(start, cp, base)
+			add(0, hi-cp, base+cp)
+		}
+	}
+	nx := int64(next)
+	pass(nx, min(r, cp), e+1-nx)
+	if r > cp {
+		pass(nx, r-cp, e+1+cp-nx)
+	}
 }
 
 // predict returns the slowest rank's predicted kernel time of the documents
 // (lengths, in packed order) under per-sequence and per-document sharding,
-// and the steps it took (documents, chunks and remainder tokens visited).
+// and the steps it took (chunk segments, documents and ranks visited).
 func (s *sharder) predict(docs []int64) (perSeq, perDoc float64, steps int64) {
 	cp := s.cp
 	c2 := int64(2 * cp)
@@ -101,7 +137,8 @@ func (s *sharder) predict(docs []int64) (perSeq, perDoc float64, steps int64) {
 	// 2·cp−1−i (the same pairs, k²·(2cp−1) + k(k+1), on every rank); the
 	// remaining d − e tokens dealt round-robin over the ranks, continuing
 	// from document to document, each a query of one token.
-	clear(s.rank)
+	clear(s.baseDiff)
+	clear(s.countDiff)
 	var even float64
 	next := 0
 	for _, d := range docs {
@@ -112,14 +149,18 @@ func (s *sharder) predict(docs []int64) (perSeq, perDoc float64, steps int64) {
 			// to the same value for every i, so one rank's value serves all.
 			even += segmentTime(0, k) + segmentTime((c2-1)*k, k)
 		}
-		for pos := k * c2; pos < d; pos++ {
-			s.rank[next] += segmentTime(pos, 1)
-			next = (next + 1) % cp
-			steps++
+		if r := d - k*c2; r > 0 {
+			s.addRemainders(k*c2, r, next)
+			next = int((int64(next) + r) % int64(cp))
 		}
 	}
-	for _, t := range s.rank {
-		perDoc = max(perDoc, even+t)
+	var base, count int64
+	for r := range cp {
+		base += s.baseDiff[r]
+		count += s.countDiff[r]
+		s.rankPairs[r] = base + count*int64(r)
+		perDoc = max(perDoc, even+float64(s.rankPairs[r])*remainderTime)
+		steps++
 	}
 	return perSeq, perDoc, steps
 }

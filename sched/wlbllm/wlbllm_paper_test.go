@@ -387,12 +387,32 @@ func TestPaperPaddingFreeRemainders(t *testing.T) {
 	// (ranks 0, 1, 0) and 128 (rank 1).
 	_, _, steps := s.predict([]int64{259, 129})
 	// Per-sequence: 4 chunks of 97 tokens, the third straddling both documents
-	// (5 segments); per-document: 2 documents and 4 remainder tokens.
-	if steps != 5+2+4 {
-		t.Errorf("steps %d, want 11", steps)
+	// (5 segments); per-document: 2 documents and 2 ranks.
+	if steps != 5+2+2 {
+		t.Errorf("steps %d, want 9", steps)
 	}
-	want := []float64{segmentTime(256, 1) + segmentTime(258, 1), segmentTime(257, 1) + segmentTime(128, 1)}
-	if !slices.Equal(s.rank, want) {
-		t.Errorf("remainder times %v, want %v", s.rank, want)
+	// Token pairs of a one-token query at position p: p+1.
+	if want := []int64{257 + 259, 258 + 129}; !slices.Equal(s.rankPairs, want) {
+		t.Errorf("remainder pairs per rank %v, want %v", s.rankPairs, want)
+	}
+	// Against dealing token by token, on random documents.
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 500 {
+		cp := 1 << rng.IntN(6)
+		s := newSharder(cp)
+		docs := make([]int64, 1+rng.IntN(30))
+		want := make([]int64, cp)
+		next := 0
+		for i := range docs {
+			docs[i] = 1 + rng.Int64N(int64(8*cp))
+			for pos := docs[i] / int64(2*cp) * int64(2*cp); pos < docs[i]; pos++ {
+				want[next] += pos + 1
+				next = (next + 1) % cp
+			}
+		}
+		s.predict(docs)
+		if !slices.Equal(s.rankPairs, want) {
+			t.Fatalf("cp %d docs %v: remainder pairs %v, want %v", cp, docs, s.rankPairs, want)
+		}
 	}
 }
