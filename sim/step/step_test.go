@@ -306,7 +306,7 @@ func TestPropertiesOnPolicyPlans(t *testing.T) {
 			if err != nil {
 				continue // e.g. static cannot pad m to a multiple of dp·N for this batch
 			}
-			costs := step.LoadCosts{Lengths: lengths, PP: pp, VPP: vpp}
+			costs := step.LoadCosts{Lengths: plan.Trained(lengths), PP: pp, VPP: vpp}
 			res, err := step.Simulate(plan, pp, vpp, ep, costs)
 			if err != nil {
 				if strings.Contains(err.Error(), "pipeline: interleaved schedule") {
