@@ -71,7 +71,7 @@ func TestFitCurveRecoversNoisy(t *testing.T) {
 // TestFitCurveExact: noiseless data are recovered to rounding, R² 1, error 0,
 // including a flat curve (Half = 0).
 func TestFitCurveExact(t *testing.T) {
-	for _, want := range []Curve{curve(0.8, 1000), curve(1.1, 50), curve(0.5, 0)} {
+	for _, want := range []Curve{curve(0.8, 1000), curve(1, 50), curve(0.5, 0)} {
 		x, s, w := synthetic(want, 100, 10000, 5, 1, 1e9, 1e15, 0, 1)
 		got, rep, err := FitCurve(x, s, w, 1e15)
 		if err != nil {
@@ -82,6 +82,69 @@ func TestFitCurveExact(t *testing.T) {
 		}
 		if math.Abs(rep.RSquared-1) > 1e-9 || rep.MaxRelErr > 1e-9 {
 			t.Errorf("exact data: report %v", rep)
+		}
+	}
+}
+
+// wsse is the objective FitCurveBounded minimises: Σ w·(1/η − 1/Max − (Half/Max)/x)²
+// with w = η², the efficiencies taken from the data.
+func wsse(c Curve, x, s, w []float64, peak, fixed float64) float64 {
+	var sum float64
+	for i := range x {
+		inv := (s[i] - fixed) * peak / w[i]
+		r := inv - 1/c.Max.Value - c.Half.Value/c.Max.Value/x[i]
+		sum += r * r / (inv * inv)
+	}
+	return sum
+}
+
+// TestFitCurveBounded: data whose unconstrained fit is above the limit get
+// Max = the limit and the Half that minimises the objective with it (checked
+// against a scan of Half and of every Max below the limit); data under the
+// limit are untouched; a fixed time priced apart is subtracted first.
+func TestFitCurveBounded(t *testing.T) {
+	const peak = 1e15
+	x, s, w := synthetic(curve(1.1, 50), 100, 10000, 6, 1, 1e9, peak, 0, 1)
+	if _, _, err := FitCurveBounded(x, s, w, peak, FitBounds{MaxLimit: 1.2}); err == nil {
+		t.Error("a limit above 1 was accepted")
+	}
+	got, rep, err := FitCurve(x, s, w, peak)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Max.Value != 1 || !rep.MaxBounded || got.Half.Value <= 0 {
+		t.Fatalf("bounded fit %v (report %v): want Max held at 1", got, rep)
+	}
+	best := wsse(got, x, s, w, peak, 0)
+	for _, m := range []float64{1, 0.999, 0.99, 0.95, 0.9} {
+		for _, h := range []float64{0.9, 0.99, 0.999, 1.001, 1.01, 1.1} {
+			alt := curve(m, got.Half.Value*h)
+			if v := wsse(alt, x, s, w, peak, 0); v < best {
+				t.Errorf("Max %g Half %g has objective %g below the bounded fit's %g", m, alt.Half.Value, v, best)
+			}
+		}
+	}
+	// A limit below the data's Max binds too; one above it does not.
+	x, s, w = synthetic(curve(0.95, 500), 100, 10000, 6, 1, 1e9, peak, 0, 1)
+	if c, rep, err := FitCurveBounded(x, s, w, peak, FitBounds{MaxLimit: 0.9}); err != nil || c.Max.Value != 0.9 || !rep.MaxBounded {
+		t.Errorf("limit 0.9 on a 0.95 curve: %v %v %v", c, rep, err)
+	}
+	x, s, w = synthetic(curve(0.8, 500), 100, 10000, 6, 1, 1e9, peak, 0, 1)
+	if c, rep, err := FitCurveBounded(x, s, w, peak, FitBounds{MaxLimit: 0.9}); err != nil || math.Abs(c.Max.Value-0.8) > 1e-9 || rep.MaxBounded {
+		t.Errorf("limit 0.9 on a 0.8 curve: %v %v %v", c, rep, err)
+	}
+	// A fixed 5 µs per call on top of the curve is recovered exactly.
+	fixed := make([]float64, len(s))
+	for i := range s {
+		fixed[i] = s[i] + 5e-6
+	}
+	if c, rep, err := FitCurveBounded(x, fixed, w, peak, FitBounds{FixedSeconds: 5e-6}); err != nil ||
+		math.Abs(c.Max.Value-0.8) > 1e-9 || math.Abs(c.Half.Value-500) > 1e-6 || rep.MaxRelErr > 1e-9 {
+		t.Errorf("fixed 5 µs: %v %v %v", c, rep, err)
+	}
+	for _, b := range []FitBounds{{FixedSeconds: -1}, {FixedSeconds: math.Inf(1)}, {FixedSeconds: s[0]}, {MaxLimit: -0.5}} {
+		if _, _, err := FitCurveBounded(x, s, w, peak, b); err == nil {
+			t.Errorf("bounds %+v accepted", b)
 		}
 	}
 }

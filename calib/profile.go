@@ -72,8 +72,11 @@
 // where <kind> is all_to_all, send_recv, all_reduce, all_gather or
 // reduce_scatter and "bytes" is the per-rank buffer. kv_heads is recorded but does
 // not change FLOPs. Unknown operations or shape keys are errors. FitCurve fits one
-// curve by weighted least squares on 1/η against 1/x and refuses ill-conditioned
-// data; Fit fits every curve the rows cover onto a base profile, and
+// curve by weighted least squares on 1/η against 1/x, bounded by Max <= 1 (a
+// fit whose unbounded Max is above 1 is held at 1 with Half refitted;
+// FitCurveBounded takes a lower, sourced ceiling and a per-call fixed time
+// priced apart), and refuses ill-conditioned data; Fit fits every curve the
+// rows cover onto a base profile, and
 // FitDetermined does the same but keeps the base's values for the curves the
 // rows cannot determine, listing them with the reason.
 package calib
