@@ -95,7 +95,10 @@ func FitCurve(sizes, seconds, work []float64, peak float64) (Curve, FitReport, e
 //
 // It refuses (wrapping ErrIllConditioned) fewer than MinFitSizes distinct sizes,
 // sizes spanning less than MinFitSpan×, an unconstrained Max outside
-// (0, MaxFitEfficiency] (the peak is wrong) and Half < 0; and it returns a plain
+// (0, MaxFitEfficiency] (the peak is wrong; this check is the default bounds'
+// only: a caller that gives MaxLimit vouches for the peak, and with a fixed
+// time subtracted the unconstrained Max of a curve that plateaus early is no
+// guide) and Half < 0; and it returns a plain
 // error for slices of different lengths, a peak that is not positive, a limit
 // outside (0, 1], a negative fixed time, or any size, seconds or work that is not
 // a positive finite number (seconds must also exceed b.FixedSeconds). The
@@ -151,12 +154,12 @@ func FitCurveBounded(sizes, seconds, work []float64, peak float64, b FitBounds) 
 		w[i] = 1 / (inv[i] * inv[i])
 	}
 	alpha, beta := stat.LinearRegression(u, inv, w, false)
-	if !(alpha > 0) || 1/alpha > MaxFitEfficiency {
+	if b.MaxLimit == 0 && (!(alpha > 0) || 1/alpha > MaxFitEfficiency) {
 		return Curve{}, FitReport{}, fmt.Errorf("%w: fitted Max = %.4g is outside (0, %g]: the data do not saturate (measure larger sizes) or the peak is wrong",
 			ErrIllConditioned, 1/alpha, MaxFitEfficiency)
 	}
 	bounded := false
-	if 1/alpha > limit {
+	if !(alpha >= 1/limit) { // also a non-positive alpha under an explicit limit
 		// The bound is active: hold 1/Max at 1/limit and fit the slope alone,
 		// β = Σ w·u·(1/η − α) / Σ w·u².
 		alpha, bounded = 1/limit, true
@@ -217,15 +220,43 @@ func rSquared(estimates, values []float64) float64 {
 // collective_intra, <collective>_inter → collective_inter. The work of each row
 // is taken against base's PeakBF16FLOPs (compute) or NVLinkBytesPerSecond /
 // NICBytesPerSecond (collectives), so those constants must be right before
-// fitting. Each fitted Max and Half gets Source = source (e.g. "fit:meas.csv");
-// every other constant stays as in base. The result is validated.
+// fitting. The fits use DefaultFitBounds(base): Max at most 1, and for compute
+// curves base's KernelLaunchSeconds subtracted from every row (the simulator
+// charges it per kernel as the launch gap, so a curve that kept it would count
+// it twice). Each fitted Max and Half gets Source = source (e.g.
+// "fit:meas.csv"); every other constant stays as in base. The result is
+// validated.
 func Fit(ms []Measurement, base *Profile, source string) (*Profile, []FitReport, error) {
 	return FitWithBounds(ms, base, source, nil)
 }
 
+// DefaultFitBounds are the bounds Fit fits each curve of base with: Max at
+// most 1 for every curve, and KernelLaunchSeconds subtracted from the rows of
+// the compute curves (gemm, attention), whose every call is one kernel launch;
+// collective curves subtract nothing, their latency α being priced explicitly.
+func DefaultFitBounds(base *Profile) map[string]FitBounds {
+	b := map[string]FitBounds{}
+	for _, key := range curveKeys {
+		if isComputeCurve(key) {
+			b[key] = FitBounds{FixedSeconds: base.KernelLaunchSeconds.Value}
+		}
+	}
+	return b
+}
+
+// isComputeCurve reports whether the curve with the given key is a kernel's
+// efficiency against PeakBF16FLOPs (not a link's).
+func isComputeCurve(key string) bool {
+	switch key {
+	case CurveGEMM, CurveAttentionFwd, CurveAttentionBwd:
+		return true
+	}
+	return false
+}
+
 // FitWithBounds is Fit with per-curve bounds: bounds[key] constrains the fit
-// of the curve with that key (FitCurveBounded); a curve without an entry gets
-// the default bounds (Max at most 1, no fixed time).
+// of the curve with that key (FitCurveBounded) in place of its
+// DefaultFitBounds entry.
 func FitWithBounds(ms []Measurement, base *Profile, source string, bounds map[string]FitBounds) (*Profile, []FitReport, error) {
 	if base == nil {
 		return nil, nil, errors.New("calib: fit: nil base profile")
@@ -259,6 +290,11 @@ func FitWithBounds(ms []Measurement, base *Profile, source string, bounds map[st
 		}
 	}
 	out := *base
+	def := DefaultFitBounds(base)
+	for k, b := range bounds {
+		def[k] = b
+	}
+	bounds = def
 	var reports []FitReport
 	for _, key := range curveKeys {
 		g := groups[key]

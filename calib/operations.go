@@ -125,7 +125,10 @@ func toPoint(m Measurement) (point, error) {
 	case OpGEMM:
 		r.allow("m", "n", "k", "batch")
 		mm, n, k, b := r.get("m", -1), r.get("n", -1), r.get("k", -1), r.get("batch", 1)
-		p.curve, p.size, p.work = CurveGEMM, mm, 2*b*mm*n*k
+		p.curve, p.work = CurveGEMM, 2*b*mm*n*k
+		if r.err == nil {
+			p.size = GEMMEffectiveSize(mm, n, k)
+		}
 	case OpAttentionFwd, OpAttentionBwd:
 		r.allow("batch", "seq", "heads", "kv_heads", "head_dim", "head_dim_qk", "head_dim_v", "causal")
 		b, s, h := r.get("batch", 1), r.get("seq", -1), r.get("heads", -1)

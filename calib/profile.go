@@ -60,7 +60,8 @@
 // operation,shape,seconds,repeats; '#' lines are comments. Fit maps each row to a
 // curve, a size x and the work that would take work/peak seconds at 100%:
 //
-//	gemm            shape m, n, k [, batch=1]       x = m     FLOPs = 2·batch·m·n·k
+//	gemm            shape m, n, k [, batch=1]       x = 3/(1/m+1/n+1/k)   FLOPs = 2·batch·m·n·k
+//	                (x is GEMMEffectiveSize, the harmonic mean of the three sizes)
 //	attention_fwd   shape seq, heads, head_dim      x = seq   FLOPs = 2·batch·heads·seq²·(d_qk+d_v)/2
 //	                (or head_dim_qk and head_dim_v)           (causal=1, the default;
 //	                [, batch=1, kv_heads, causal=1])           causal=0 does not halve)
