@@ -132,6 +132,7 @@ func constSpecs() []constSpec {
 		{key: "inter_hop_latency_seconds", get: func(p *Profile) *Const { return &p.InterHopLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
 		{key: "inter_p2p_latency_seconds", get: func(p *Profile) *Const { return &p.InterP2PLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
 		{key: "kernel_launch_seconds", get: func(p *Profile) *Const { return &p.KernelLaunchSeconds }, lo: 0, hi: 0.001, unit: "s"},
+		{key: "memory_bound_efficiency", get: func(p *Profile) *Const { return &p.MemoryBoundEfficiency }, lo: 0, hi: MaxEfficiency, openLo: true, unit: "fraction of HBM bandwidth"},
 	}
 	for _, key := range curveKeys {
 		specs = append(specs,

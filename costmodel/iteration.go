@@ -123,11 +123,13 @@ func (p *pricer) cpExec(k int) (sched.CPExec, int) {
 	return e, 1
 }
 
-// groupCompute is a group's attention and GEMM seconds per layer kind on the
-// slowest device among its ranks.
+// groupCompute is a group's attention seconds and its layer ops' seconds
+// (GEMMs, memory-bound ops, launch gaps) per layer kind on the slowest device
+// among its ranks, with the GEMM part the Q/K/V all-to-alls may hide behind.
 type groupCompute struct {
 	attn [2]float64    // forward, backward
-	gemm [2][2]float64 // [dense, moe][forward, backward]
+	ops  [2][2]float64 // [dense, moe][forward, backward], every op of the layer
+	gemm [2][2]float64 // [dense, moe][forward, backward], the GEMM ops
 }
 
 func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
@@ -156,11 +158,12 @@ func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
 		}
 		for kind, l := range [2]int{m.denseLayer, m.moeLayer} {
 			if l >= 0 {
-				f := comp.GEMMFwdSeconds(l, per)
-				c.gemm[kind] = [2]float64{f, 2 * f}
+				ops := comp.LayerOps(l, per)
+				c.ops[kind][0], c.ops[kind][1] = calib.OpsSeconds(ops)
+				c.gemm[kind][0], c.gemm[kind][1] = calib.OpsSeconds(ops, calib.OpKindGEMM)
 			}
 		}
-		if c.attn[0]+c.gemm[1][0]+c.gemm[0][0] > out.attn[0]+out.gemm[1][0]+out.gemm[0][0] {
+		if c.attn[0]+c.ops[1][0]+c.ops[0][0] > out.attn[0]+out.ops[1][0]+out.ops[0][0] {
 			out = c
 		}
 	}
@@ -194,7 +197,8 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 				continue
 			}
 			gf, gb := c.gemm[kind][0], c.gemm[kind][1]
-			f, b := gf+c.attn[0], gb+c.attn[1]
+			compF, compB := c.ops[kind][0]+c.attn[0], c.ops[kind][1]+c.attn[1]
+			f, b := compF, compB
 			if !m.opts.NoComm && g.Size > 1 {
 				cp, err := network.CPLayer(t, m.job.Model, network.CPGroup{Exec: exec, FirstRank: g.FirstRank, Degree: g.Size,
 					UlyssesDegree: g.Size / ring, OverlapAllToAll: p.exec.OverlapAllToAll}, total,
@@ -212,7 +216,7 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 			}
 			for k, sec := range [2]float64{f, b} {
 				if sec > dst[k] {
-					dst[k], comm[k] = sec, sec-[2]float64{gf + c.attn[0], gb + c.attn[1]}[k]
+					dst[k], comm[k] = sec, sec-[2]float64{compF, compB}[k]
 				}
 			}
 		}
@@ -253,7 +257,8 @@ func (ck chunkLayers) times(dense, moe, moeComm [2]float64) [2]float64 {
 }
 
 // ChunkSeconds returns the chunk's layers × the domain's per-layer times (see
-// the package doc), plus the LM head on the last stage's last chunk. A
+// the package doc), plus the head (final norm, LM head, loss) on the last
+// stage's last chunk. A
 // question outside the priced layout gets NaN, which the engine refuses.
 func (it *Iteration) ChunkSeconds(stage, chunk int, d *step.Domain) (forward, backward float64) {
 	dc, ck, ok := it.lookup(stage, chunk, d)
@@ -262,9 +267,9 @@ func (it *Iteration) ChunkSeconds(stage, chunk int, d *step.Domain) (forward, ba
 	}
 	out := ck.times(dc.dense, dc.moe, dc.moeComm)
 	if stage == len(it.m.layerKind)-1 && chunk == it.m.vpp-1 && dc.maxTokens > 0 {
-		comp := it.m.devices[0].Compute
-		out[0] += comp.LMHeadFwdSeconds(dc.maxTokens)
-		out[1] += comp.LMHeadBwdSeconds(dc.maxTokens)
+		f, b := it.m.devices[0].Compute.HeadSeconds(dc.maxTokens)
+		out[0] += f
+		out[1] += b
 	}
 	return out[0], out[1]
 }
