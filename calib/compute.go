@@ -144,6 +144,8 @@ func (c *Compute) attentionFLOPs(seqTokens, cpDegree, blockTokens int, fn string
 //
 //	c·s²/k / (TP·peak·η_fwd(blockTokens)),   c = Model.AttentionFwdFLOPsPerSquareToken
 //
+// with η_fwd = AttentionEfficiency(false, ·), by the model's head dimension.
+//
 // blockTokens is the length the kernel actually runs at (KernelBlockTokens: s for
 // Ulysses or no CP, s/r for a ring of r). FLOPs follow FlashAttention's convention
 // (costmodel §2.1), which is the convention the attention curves were fitted in,
@@ -154,15 +156,34 @@ func (c *Compute) attentionFLOPs(seqTokens, cpDegree, blockTokens int, fn string
 // blockTokens < 1.
 func (c *Compute) AttentionFwdSeconds(seqTokens, cpDegree, blockTokens int) float64 {
 	f := c.attentionFLOPs(seqTokens, cpDegree, blockTokens, "AttentionFwdSeconds")
-	return c.flopsSeconds(f, c.Profile.AttentionFwd.At(float64(blockTokens)))
+	return c.flopsSeconds(f, c.AttentionEfficiency(false, float64(blockTokens)))
+}
+
+// AttentionEfficiency is the causal attention kernel's efficiency at block
+// length x for the model's head dimension, forward or backward: the profile's
+// head-dim-128 and head-dim-256 curves interpolated linearly in d_qk,
+//
+//	η = (1−w)·η_128(x) + w·η_256(x),   w = (d_qk − 128)/128 clamped to [0, 1],
+//
+// so MLA's d_qk 192 (d_v 128) runs halfway between; head dims below 128 get
+// the 128 curve (no preset has one). FlashAttention-3's published causal
+// forward runs 2% slower at 512 tokens and 4% faster from 4K at head dim 256
+// than at 128 on an H100 (testdata/fa3_h100_fwd_causal_d256.csv).
+func (c *Compute) AttentionEfficiency(backward bool, x float64) float64 {
+	lo, hi := c.Profile.AttentionFwd, c.Profile.AttentionFwdD256
+	if backward {
+		lo, hi = c.Profile.AttentionBwd, c.Profile.AttentionBwdD256
+	}
+	w := min(max((float64(c.Job.Model.HeadDimQK)-128)/128, 0), 1)
+	return (1-w)*lo.At(x) + w*hi.At(x)
 }
 
 // AttentionBwdSeconds is the matching backward time: Model.AttentionBwdFactor
 // (2.5 for d_qk = d_v, 2.6 for DeepSeek-V3's MLA) times the forward FLOPs, at
-// η_bwd(blockTokens).
+// the backward efficiency AttentionEfficiency(true, blockTokens).
 func (c *Compute) AttentionBwdSeconds(seqTokens, cpDegree, blockTokens int) float64 {
 	f := c.attentionFLOPs(seqTokens, cpDegree, blockTokens, "AttentionBwdSeconds") * c.Job.Model.AttentionBwdFactor()
-	return c.flopsSeconds(f, c.Profile.AttentionBwd.At(float64(blockTokens)))
+	return c.flopsSeconds(f, c.AttentionEfficiency(true, float64(blockTokens)))
 }
 
 // Piece is one rank's share of one sequence in a microbatch: a sequence of

@@ -8,7 +8,8 @@ import (
 	"github.com/dcpsim/dcpsim/job"
 )
 
-// flat returns a copy of the named profile with constant efficiencies (Half = 0).
+// flat returns a copy of the named profile with constant efficiencies (Half = 0),
+// the same at every head dimension.
 func flat(t *testing.T, name string, gemm, attn float64) *Profile {
 	t.Helper()
 	p, err := LookupProfile(name)
@@ -17,7 +18,7 @@ func flat(t *testing.T, name string, gemm, attn float64) *Profile {
 	}
 	p.GEMM = Curve{Max: Const{gemm, "test"}, Half: Const{0, "test"}}
 	p.AttentionFwd = Curve{Max: Const{attn, "test"}, Half: Const{0, "test"}}
-	p.AttentionBwd = p.AttentionFwd
+	p.AttentionBwd, p.AttentionFwdD256, p.AttentionBwdD256 = p.AttentionFwd, p.AttentionFwd, p.AttentionFwd
 	return p
 }
 
@@ -280,5 +281,41 @@ func TestNewComputeErrors(t *testing.T) {
 	j.Parallel.PP = 3
 	if _, err := NewCompute(h20, j); err == nil || !strings.Contains(err.Error(), "parallel.pp") {
 		t.Errorf("pp 3 of 80 layers: %v", err)
+	}
+}
+
+// TestAttentionEfficiencyByHeadDim: the attention efficiency is the head-dim-128
+// curve at d_qk <= 128, the head-dim-256 curve at d_qk >= 256, and linear in
+// d_qk between (MLA's 192: halfway), forward and backward; DeepSeek-V3's
+// attention on an H100 therefore runs a little faster at long blocks than a
+// head-dim-128 model's would (FA3's head dim 256 is 4-5% faster from 4K).
+func TestAttentionEfficiencyByHeadDim(t *testing.T) {
+	h100, _ := LookupProfile("H100-SXM")
+	for _, tc := range []struct {
+		dqk  int
+		w256 float64
+	}{{64, 0}, {128, 0}, {160, 0.25}, {192, 0.5}, {256, 1}, {320, 1}} {
+		m, _ := job.LookupModel(job.ModelLlama3With8B)
+		m.HeadDimQK, m.HeadDimV = tc.dqk, tc.dqk
+		c := newCompute(t, h100, job.Job{Model: m, Cluster: job.Cluster{GPU: "H100-SXM", GPUs: 8, GPUsPerNode: 8},
+			Parallel: job.Parallel{TP: 1, PP: 1, VPP: 1, EP: 1, BudgetTokens: 8192}, ContextTokens: 8192})
+		for _, x := range []float64{512, 4096, 16384} {
+			for _, bwd := range []bool{false, true} {
+				lo, hi := h100.AttentionFwd, h100.AttentionFwdD256
+				if bwd {
+					lo, hi = h100.AttentionBwd, h100.AttentionBwdD256
+				}
+				want := (1-tc.w256)*lo.At(x) + tc.w256*hi.At(x)
+				if got := c.AttentionEfficiency(bwd, x); !near(got, want, 1e-12) {
+					t.Errorf("d_qk %d, x %g, bwd %v: η = %v, want %v", tc.dqk, x, bwd, got, want)
+				}
+			}
+		}
+	}
+	dsv3, _ := job.LookupModel(job.ModelDeepSeekV3)
+	c := newCompute(t, h100, job.Job{Model: dsv3, Cluster: job.Cluster{GPU: "H100-SXM", GPUs: 64, GPUsPerNode: 8},
+		Parallel: job.Parallel{TP: 1, PP: 1, VPP: 1, EP: 64, BudgetTokens: 8192}, ContextTokens: 8192})
+	if r := c.AttentionEfficiency(false, 8192) / h100.AttentionFwd.At(8192); r < 1.01 || r > 1.04 {
+		t.Errorf("MLA (d_qk 192) at 8K runs at %.3f× the head-dim-128 efficiency, want 1.01-1.04", r)
 	}
 }

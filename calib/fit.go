@@ -248,7 +248,7 @@ func DefaultFitBounds(base *Profile) map[string]FitBounds {
 // efficiency against PeakBF16FLOPs (not a link's).
 func isComputeCurve(key string) bool {
 	switch key {
-	case CurveGEMM, CurveAttentionFwd, CurveAttentionBwd:
+	case CurveGEMM, CurveAttentionFwd, CurveAttentionBwd, CurveAttentionFwdD256, CurveAttentionBwdD256:
 		return true
 	}
 	return false
@@ -329,6 +329,10 @@ func (p *Profile) curve(key string) (*Curve, Const) {
 		return &p.AttentionFwd, p.PeakBF16FLOPs
 	case CurveAttentionBwd:
 		return &p.AttentionBwd, p.PeakBF16FLOPs
+	case CurveAttentionFwdD256:
+		return &p.AttentionFwdD256, p.PeakBF16FLOPs
+	case CurveAttentionBwdD256:
+		return &p.AttentionBwdD256, p.PeakBF16FLOPs
 	case CurveCollectiveIntra:
 		return &p.CollectiveIntra, p.NVLinkBytesPerSecond
 	case CurveCollectiveInter:

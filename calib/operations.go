@@ -44,6 +44,10 @@ const (
 	CurveAttentionFwd = "attention_fwd"
 	// CurveAttentionBwd is Profile.AttentionBwd.
 	CurveAttentionBwd = "attention_bwd"
+	// CurveAttentionFwdD256 is Profile.AttentionFwdD256.
+	CurveAttentionFwdD256 = "attention_fwd_d256"
+	// CurveAttentionBwdD256 is Profile.AttentionBwdD256.
+	CurveAttentionBwdD256 = "attention_bwd_d256"
 	// CurveCollectiveIntra is Profile.CollectiveIntra.
 	CurveCollectiveIntra = "collective_intra"
 	// CurveCollectiveInter is Profile.CollectiveInter.
@@ -51,7 +55,8 @@ const (
 )
 
 // curveKeys lists the curve keys in profile order.
-var curveKeys = []string{CurveGEMM, CurveAttentionFwd, CurveAttentionBwd, CurveCollectiveIntra, CurveCollectiveInter}
+var curveKeys = []string{CurveGEMM, CurveAttentionFwd, CurveAttentionBwd, CurveAttentionFwdD256, CurveAttentionBwdD256,
+	CurveCollectiveIntra, CurveCollectiveInter}
 
 var collectiveKinds = []string{KindAllToAll, KindSendRecv, KindAllReduce, KindAllGather, KindReduceScatter}
 
@@ -153,9 +158,15 @@ func toPoint(m Measurement) (point, error) {
 			r.fail(fmt.Errorf("shape causal = %d: must be 0 or 1", causal))
 		}
 		p.curve, p.size = CurveAttentionFwd, s
+		if dqk == 256 {
+			p.curve = CurveAttentionFwdD256
+		}
 		p.work = AttentionFwdFLOPs(b, s, h, dqk, dv, causal == 1)
 		if op == OpAttentionBwd && r.err == nil {
 			p.curve = CurveAttentionBwd
+			if dqk == 256 {
+				p.curve = CurveAttentionBwdD256
+			}
 			p.work *= (3*dqk + 2*dv) / (dqk + dv)
 		}
 	default:

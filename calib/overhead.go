@@ -122,7 +122,7 @@ func (c *Compute) Overhead(cpDegree, blockTokens int) Overhead {
 	o.ThetaSeconds = o.LaunchSeconds + o.PipelineP2PSeconds + o.MoECollectiveSeconds + o.CPCollectiveSeconds
 
 	b := float64(blockTokens)
-	perSquare := 1/p.AttentionFwd.At(b) + m.AttentionBwdFactor()/p.AttentionBwd.At(b)
+	perSquare := 1/c.AttentionEfficiency(false, b) + m.AttentionBwdFactor()/c.AttentionEfficiency(true, b)
 	o.CSecondsPerSquareToken = float64(o.Layers) * m.AttentionFwdFLOPsPerSquareToken() * perSquare /
 		(float64(par.TP) * p.PeakBF16FLOPs.Value)
 	o.RatioSquareTokens = o.ThetaSeconds / o.CSecondsPerSquareToken

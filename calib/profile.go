@@ -73,9 +73,11 @@
 //	gemm            shape m, n, k [, batch=1]       x = 3/(1/m+1/n+1/k)   FLOPs = 2·batch·m·n·k
 //	                (x is GEMMEffectiveSize, the harmonic mean of the three sizes)
 //	attention_fwd   shape seq, heads, head_dim      x = seq   FLOPs = 2·batch·heads·seq²·(d_qk+d_v)/2
+//	                (rows of head_dim(_qk) 256 fit attention_fwd_d256, the others attention_fwd)
 //	                (or head_dim_qk and head_dim_v)           (causal=1, the default;
 //	                [, batch=1, kv_heads, causal=1])           causal=0 does not halve)
 //	attention_bwd   as attention_fwd                x = seq   FLOPs = fwd·(3·d_qk+2·d_v)/(d_qk+d_v)
+//	                (attention_bwd_d256 likewise)
 //	<kind>_intra    shape bytes, ranks              x = bytes BusBytes(kind, false, ...), over NVLink
 //	<kind>_inter    shape bytes, ranks,             x = bytes BusBytes(kind, true, ...), over the NIC
 //	                gpus_per_node
@@ -166,9 +168,14 @@ type Profile struct {
 	// (GEMMEffectiveSize, the harmonic mean of m, n and k).
 	GEMM Curve `toml:"gemm"`
 	// AttentionFwd and AttentionBwd are the causal attention kernel efficiencies
-	// vs the block length the kernel sees (tokens).
+	// vs the block length the kernel sees (tokens), at head dimension 128.
 	AttentionFwd Curve `toml:"attention_fwd"`
 	AttentionBwd Curve `toml:"attention_bwd"`
+	// AttentionFwdD256 and AttentionBwdD256 are the same at head dimension 256;
+	// a model's efficiency is interpolated linearly in d_qk between the two
+	// (Compute.AttentionEfficiency).
+	AttentionFwdD256 Curve `toml:"attention_fwd_d256"`
+	AttentionBwdD256 Curve `toml:"attention_bwd_d256"`
 	// CollectiveIntra and CollectiveInter are the bus-bandwidth efficiencies of
 	// collectives vs message bytes per rank, inside a node and across nodes.
 	CollectiveIntra Curve `toml:"collective_intra"`

@@ -87,12 +87,13 @@ func xlaGEMMRows(minSize int64) []Measurement {
 	return ms
 }
 
-// attentionRows turns FlashAttention benchmark TFLOPS at B·S = 16K tokens, 16
-// heads of 128 (the FA3 paper's setting) into causal attention rows.
-func attentionRows(op string, seqs []int64, tflops []float64) []Measurement {
+// attentionRows turns FlashAttention benchmark TFLOPS at B·S = 16K tokens and
+// H·D = 2048 (the FA3 paper's setting: 16 heads of 128, 8 of 256) into causal
+// attention rows at head dimension headDim.
+func attentionRows(op string, headDim int64, seqs []int64, tflops []float64) []Measurement {
 	var ms []Measurement
 	for i, s := range seqs {
-		shape := map[string]int64{"batch": 16384 / s, "seq": s, "heads": 16, "head_dim": 128, "causal": 1}
+		shape := map[string]int64{"batch": 16384 / s, "seq": s, "heads": 2048 / headDim, "head_dim": headDim, "causal": 1}
 		p, err := toPoint(Measurement{Operation: op, Shape: shape, Seconds: 1})
 		if err != nil {
 			panic(err)
@@ -123,9 +124,14 @@ var fa3Seqs = []int64{512, 1024, 2048, 4096, 8192, 16384}
 
 // FA3 paper [R13] (costmodel §1.3), H100 SXM5, BF16, hdim 128, TFLOPS.
 var (
-	fa3FwdCausal    = []float64{292, 423, 521, 579, 602, 616}
-	fa3FwdNonCausal = []float64{480, 565, 625, 638, 646, 648}
-	fa3BwdNonCausal = []float64{316, 424, 501, 542, 559, 561}
+	fa3FwdCausal = []float64{292, 423, 521, 579, 602, 616}
+	// Head dim 256 (8 heads), causal forward: the FA3 paper's figure as
+	// extracted at subtext.edge.nugit.net/image/662fef77d03e (FA2 208…298,
+	// below its non-causal 275…326 of /image/72bb66933a75, which is how the
+	// chart is told causal).
+	fa3FwdCausalD256 = []float64{286, 427, 537, 612, 628, 642}
+	fa3FwdNonCausal  = []float64{480, 565, 625, 638, 646, 648}
+	fa3BwdNonCausal  = []float64{316, 424, 501, 542, 559, 561}
 )
 
 func fa3BwdCausal() []float64 {
@@ -151,7 +157,7 @@ func publishedTables() []publishedTable {
 				"TFLOPS 292/423/521/579/602/616 at seqlen 512/1k/2k/4k/8k/16k.",
 				"seconds = FLOPs / (TFLOPS*1e12), FLOPs = 2*batch*heads*seq^2*(d_qk+d_v)/2 (FlashAttention's convention).",
 			},
-			rows: attentionRows(OpAttentionFwd, fa3Seqs, fa3FwdCausal),
+			rows: attentionRows(OpAttentionFwd, 128, fa3Seqs, fa3FwdCausal),
 		},
 		{
 			file: "fa3_h100_bwd_causal.csv", profile: "H100-SXM", curveKey: CurveAttentionBwd,
@@ -163,7 +169,19 @@ func publishedTables() []publishedTable {
 				"(assumption, as costmodel.md §8 item 2 recommends). FLOPs = 2.5 x forward FLOPs (FlashAttention's",
 				"convention, equal to job.Model.AttentionBwdFactor for d_qk = d_v).",
 			},
-			rows: attentionRows(OpAttentionBwd, fa3Seqs, bwd),
+			rows: attentionRows(OpAttentionBwd, 128, fa3Seqs, bwd),
+		},
+		{
+			file: "fa3_h100_fwd_causal_d256.csv", profile: "H100-SXM", curveKey: CurveAttentionFwdD256,
+			comment: []string{
+				"FlashAttention-3 forward, causal, H100 SXM5, BF16, head dim 256, B*S = 16K tokens, 8 heads (H*D = 2048).",
+				"[R13] Shah et al., FlashAttention-3, arxiv.org/abs/2407.08608, forward-speed figure for head dim 256",
+				"(chart values as extracted at subtext.edge.nugit.net/image/662fef77d03ef90933e0bf349be79e2e8ba39c73aa1f09020aee8016df309aba;",
+				"causal: its FA2 bars, 208..298, lie below the non-causal chart's 275..326, image/72bb66933a75...):",
+				"TFLOPS 286/427/537/612/628/642 at seqlen 512/1k/2k/4k/8k/16k.",
+				"seconds = FLOPs / (TFLOPS*1e12), FLOPs = 2*batch*heads*seq^2*(d_qk+d_v)/2 (FlashAttention's convention).",
+			},
+			rows: attentionRows(OpAttentionFwd, 256, fa3Seqs, fa3FwdCausalD256),
 		},
 		{
 			file: "h20_gemm_square.csv", profile: "H20", curveKey: CurveGEMM,
