@@ -216,8 +216,10 @@ func rSquared(estimates, values []float64) float64 {
 // the copy, one report per fitted curve (in profile order) and an error if any
 // measurement is unusable or any fit is refused. Operations map to curves as
 // the package documentation says ("Measurements"): gemm → gemm, attention_fwd →
-// attention_fwd, attention_bwd → attention_bwd, <collective>_intra →
-// collective_intra, <collective>_inter → collective_inter. The work of each row
+// attention_fwd (or attention_fwd_d256 at head dim 256), attention_bwd →
+// attention_bwd (attention_bwd_d256), <collective>_intra → collective_intra,
+// send_recv_inter → send_recv_inter, all_to_all_inter → all_to_all_inter, the
+// other <collective>_inter → collective_inter. The work of each row
 // is taken against base's PeakBF16FLOPs (compute) or NVLinkBytesPerSecond /
 // NICBytesPerSecond (collectives), so those constants must be right before
 // fitting. The fits use DefaultFitBounds(base): Max at most 1, and for compute
@@ -337,6 +339,10 @@ func (p *Profile) curve(key string) (*Curve, Const) {
 		return &p.CollectiveIntra, p.NVLinkBytesPerSecond
 	case CurveCollectiveInter:
 		return &p.CollectiveInter, p.NICBytesPerSecond
+	case CurveSendRecvInter:
+		return &p.SendRecvInter, p.NICBytesPerSecond
+	case CurveAllToAllInter:
+		return &p.AllToAllInter, p.NICBytesPerSecond
 	}
 	panic(fmt.Sprintf("calib: unknown curve %q", key))
 }

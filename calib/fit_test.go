@@ -402,3 +402,37 @@ func fitTestdata(t *testing.T, file string, p *Profile) (Curve, FitReport) {
 	c, _ := fitted.curve(reps[0].Curve)
 	return *c, reps[0]
 }
+
+// TestOperationCurves: each measurement operation fits its own curve; across
+// nodes send/recv, all-to-all and the ring collectives are told apart, inside a
+// node every collective fits collective_intra; head dim 256 fits the _d256
+// attention curves.
+func TestOperationCurves(t *testing.T) {
+	inter := map[string]int64{"bytes": 1 << 20, "ranks": 16, "gpus_per_node": 8}
+	intra := map[string]int64{"bytes": 1 << 20, "ranks": 8}
+	for _, tc := range []struct {
+		op    string
+		shape map[string]int64
+		want  string
+	}{
+		{"send_recv_inter", inter, CurveSendRecvInter},
+		{"all_to_all_inter", inter, CurveAllToAllInter},
+		{"reduce_scatter_inter", inter, CurveCollectiveInter},
+		{"all_gather_inter", inter, CurveCollectiveInter},
+		{"all_reduce_inter", inter, CurveCollectiveInter},
+		{"send_recv_intra", intra, CurveCollectiveIntra},
+		{"all_to_all_intra", intra, CurveCollectiveIntra},
+		{OpAttentionFwd, map[string]int64{"seq": 1024, "heads": 8, "head_dim": 256}, CurveAttentionFwdD256},
+		{OpAttentionBwd, map[string]int64{"seq": 1024, "heads": 8, "head_dim_qk": 256, "head_dim_v": 256}, CurveAttentionBwdD256},
+		{OpAttentionBwd, map[string]int64{"seq": 1024, "heads": 8, "head_dim_qk": 192, "head_dim_v": 128}, CurveAttentionBwd},
+		{OpGEMM, map[string]int64{"m": 1024, "n": 512, "k": 2048}, CurveGEMM},
+	} {
+		p, err := toPoint(Measurement{Operation: tc.op, Shape: tc.shape, Seconds: 1, Repeats: 1})
+		if err != nil || p.curve != tc.want {
+			t.Errorf("%s %v: curve %q (%v), want %q", tc.op, tc.shape, p.curve, err, tc.want)
+		}
+		if tc.op == OpGEMM && p.size != GEMMEffectiveSize(1024, 512, 2048) {
+			t.Errorf("gemm size %v, want the effective size", p.size)
+		}
+	}
+}

@@ -93,7 +93,7 @@ func (p *Profile) CurvePeak(key string) (peak float64, unit string) {
 		return p.PeakBF16FLOPs.Value, "FLOP/s"
 	case CurveCollectiveIntra:
 		return p.NVLinkBytesPerSecond.Value, "B/s"
-	case CurveCollectiveInter:
+	case CurveCollectiveInter, CurveSendRecvInter, CurveAllToAllInter:
 		return p.NICBytesPerSecond.Value, "B/s"
 	}
 	return 0, ""

@@ -21,8 +21,9 @@ const (
 
 // Collective kinds: an operation is a kind plus "_intra" (ranks of one NVLink
 // node; calibrates Profile.CollectiveIntra against NVLinkBytesPerSecond) or
-// "_inter" (ranks across nodes; calibrates Profile.CollectiveInter against
-// NICBytesPerSecond), e.g. "all_to_all_intra".
+// "_inter" (ranks across nodes, against NICBytesPerSecond: send_recv_inter
+// calibrates Profile.SendRecvInter, all_to_all_inter Profile.AllToAllInter, the
+// ring collectives Profile.CollectiveInter), e.g. "all_to_all_intra".
 const (
 	// KindAllToAll is an all-to-all of "bytes" bytes per rank.
 	KindAllToAll = "all_to_all"
@@ -52,11 +53,15 @@ const (
 	CurveCollectiveIntra = "collective_intra"
 	// CurveCollectiveInter is Profile.CollectiveInter.
 	CurveCollectiveInter = "collective_inter"
+	// CurveSendRecvInter is Profile.SendRecvInter.
+	CurveSendRecvInter = "send_recv_inter"
+	// CurveAllToAllInter is Profile.AllToAllInter.
+	CurveAllToAllInter = "all_to_all_inter"
 )
 
 // curveKeys lists the curve keys in profile order.
 var curveKeys = []string{CurveGEMM, CurveAttentionFwd, CurveAttentionBwd, CurveAttentionFwdD256, CurveAttentionBwdD256,
-	CurveCollectiveIntra, CurveCollectiveInter}
+	CurveCollectiveIntra, CurveCollectiveInter, CurveSendRecvInter, CurveAllToAllInter}
 
 var collectiveKinds = []string{KindAllToAll, KindSendRecv, KindAllReduce, KindAllGather, KindReduceScatter}
 
@@ -177,7 +182,14 @@ func toPoint(m Measurement) (point, error) {
 		p.curve = CurveCollectiveIntra
 		g := 0.0
 		if inter {
-			p.curve = CurveCollectiveInter
+			switch kind {
+			case KindSendRecv:
+				p.curve = CurveSendRecvInter
+			case KindAllToAll:
+				p.curve = CurveAllToAllInter
+			default:
+				p.curve = CurveCollectiveInter
+			}
 			r.allow("bytes", "ranks", "gpus_per_node")
 			g = r.get("gpus_per_node", -1)
 		} else {

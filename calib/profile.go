@@ -18,9 +18,12 @@
 // the embedded files are in. A test refits every "fit:" constant from its file.
 //
 // The curves are η(x) = Max·x/(x + Half), efficiency relative to a peak: GEMM and
-// attention against PeakBF16FLOPs with x in tokens (GEMM rows per rank; attention
-// block length), collectives against NVLinkBytesPerSecond (collective_intra) or
-// NICBytesPerSecond (collective_inter) with x the bytes per rank. A collective
+// attention against PeakBF16FLOPs with x in tokens (GEMMEffectiveSize of the
+// product; attention block length, at head dim 128 and 256), collectives against
+// NVLinkBytesPerSecond (collective_intra: every collective inside a node) or
+// NICBytesPerSecond (across nodes: collective_inter for reduce-scatter and
+// all-gather, send_recv_inter for send/recv and pipeline transfers,
+// all_to_all_inter for all-to-alls) with x the bytes per rank. A collective
 // curve's Half already contains a fixed cost: S bytes take S/(B·Max) + Half/(B·Max)
 // seconds, so a model that adds the base latencies on top counts latency twice at
 // small sizes.
@@ -176,8 +179,18 @@ type Profile struct {
 	// (Compute.AttentionEfficiency).
 	AttentionFwdD256 Curve `toml:"attention_fwd_d256"`
 	AttentionBwdD256 Curve `toml:"attention_bwd_d256"`
-	// CollectiveIntra and CollectiveInter are the bus-bandwidth efficiencies of
-	// collectives vs message bytes per rank, inside a node and across nodes.
+	// CollectiveIntra is the bus-bandwidth efficiency of every collective
+	// inside a node (NVLink) vs message bytes per rank.
 	CollectiveIntra Curve `toml:"collective_intra"`
+	// CollectiveInter is the NIC efficiency of ring collectives across nodes:
+	// reduce-scatter, all-gather (and all-reduce, their sum), against the NIC
+	// bytes of the hierarchical model (BusBytes).
 	CollectiveInter Curve `toml:"collective_inter"`
+	// SendRecvInter is the NIC efficiency of a point-to-point send/recv across
+	// nodes: ring-attention steps and pipeline transfers.
+	SendRecvInter Curve `toml:"send_recv_inter"`
+	// AllToAllInter is the NIC efficiency of the off-node share of an
+	// all-to-all (Ulysses, MoE dispatch and combine), which goes through one
+	// NIC per GPU.
+	AllToAllInter Curve `toml:"all_to_all_inter"`
 }
