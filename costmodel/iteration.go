@@ -90,6 +90,39 @@ type pricer struct {
 	lengths []int
 	exec    Exec
 	blocks  []int // scratch: per EP block of a domain, the fullest rank's tokens
+	// layerOps memoises layerOpsSeconds: many groups of a plan hold the same
+	// per-rank tokens.
+	layerOps map[layerOpsKey]layerOpsCost
+}
+
+// layerOpsKey is a device and a rank's tokens.
+type layerOpsKey struct{ dev, tokens int }
+
+// layerOpsCost is a rank's layer ops per layer kind: every op and the GEMMs,
+// [dense, moe][forward, backward].
+type layerOpsCost struct{ ops, gemm [2][2]float64 }
+
+// layerOpsSeconds prices the dense and MoE layer's ops for tokens tokens on
+// device dev (memoised).
+func (p *pricer) layerOpsSeconds(dev, tokens int) layerOpsCost {
+	k := layerOpsKey{dev, tokens}
+	if c, ok := p.layerOps[k]; ok {
+		return c
+	}
+	m := p.m
+	var c layerOpsCost
+	for kind, l := range [2]int{m.denseLayer, m.moeLayer} {
+		if l >= 0 {
+			ops := m.devices[dev].Compute.LayerOps(l, tokens)
+			c.ops[kind][0], c.ops[kind][1] = calib.OpsSeconds(ops)
+			c.gemm[kind][0], c.gemm[kind][1] = calib.OpsSeconds(ops, calib.OpKindGEMM)
+		}
+	}
+	if p.layerOps == nil {
+		p.layerOps = map[layerOpsKey]layerOpsCost{}
+	}
+	p.layerOps[k] = c
+	return c
 }
 
 // groupTokens is a group's per-rank tokens ⌈Σ s / k⌉ and its total Σ s.
@@ -156,13 +189,8 @@ func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
 			c.attn[0] += comp.AttentionFwdSeconds(s, g.Size, blk)
 			c.attn[1] += comp.AttentionBwdSeconds(s, g.Size, blk)
 		}
-		for kind, l := range [2]int{m.denseLayer, m.moeLayer} {
-			if l >= 0 {
-				ops := comp.LayerOps(l, per)
-				c.ops[kind][0], c.ops[kind][1] = calib.OpsSeconds(ops)
-				c.gemm[kind][0], c.gemm[kind][1] = calib.OpsSeconds(ops, calib.OpKindGEMM)
-			}
-		}
+		lc := p.layerOpsSeconds(dev, per)
+		c.ops, c.gemm = lc.ops, lc.gemm
 		if c.attn[0]+c.ops[1][0]+c.ops[0][0] > out.attn[0]+out.ops[1][0]+out.ops[0][0] {
 			out = c
 		}
