@@ -80,48 +80,35 @@ func (c *Compute) ExpertTokens(tokens int) float64 {
 	return float64(tokens) * float64(m.TopK) * float64(c.Job.Parallel.EP) / float64(m.RoutedExperts)
 }
 
-// GEMMFwdSeconds is the forward time of the linear layers of the 0-based layer for
-// tokens tokens on one rank:
-//
-//	2·tokens·(N_lin − N_exp) / (TP·peak·η_gemm(tokens))
-//	+ 2·tokens·N_exp / (TP·peak·η_gemm(ExpertTokens(tokens)))
-//
-// where N_lin = Model.LayerActiveLinearParams (attention projections, dense SwiGLU
-// or router + top-k routed + shared experts; costmodel §2.3) and N_exp = k·3·h·f_e
-// is the routed-expert part, whose GEMMs see only ExpertTokens rows each. With
-// uniform routing a rank does the expert FLOPs of its own tokens whatever EP is.
-// It panics if layer is out of range or tokens < 0.
+// GEMMFwdSeconds is the forward time of the linear layers of the 0-based layer
+// for tokens tokens on one GPU of a rank: the FwdSeconds of its GEMM ops
+// (LayerOps), each priced by its per-GPU shape (GEMMSeconds): the attention
+// projections, the dense SwiGLU or the router, the routed experts' grouped
+// GEMMs at ExpertTokens rows each and the shared experts. It panics if layer is
+// out of range or tokens < 0.
 func (c *Compute) GEMMFwdSeconds(layer, tokens int) float64 {
-	if tokens < 0 {
-		panic(fmt.Sprintf("calib: GEMMFwdSeconds: tokens = %d < 0", tokens))
-	}
-	m := c.Job.Model
-	lin := m.LayerActiveLinearParams(layer) // panics on a bad layer
-	var exp float64
-	if m.IsMoELayer(layer) {
-		exp = m.LayerExpertParams(layer) * float64(m.TopK) / float64(m.RoutedExperts)
-	}
-	t := float64(tokens)
-	g := c.Profile.GEMM
-	return c.flopsSeconds(2*t*(lin-exp), g.At(t)) + c.flopsSeconds(2*t*exp, g.At(c.ExpertTokens(tokens)))
+	f, _ := OpsSeconds(c.LayerOps(layer, tokens), OpKindGEMM)
+	return f
 }
 
-// GEMMBwdSeconds is the backward time of the layer's linear layers: twice the
-// forward FLOPs (data and weight gradients) at the forward's efficiencies.
+// GEMMBwdSeconds is the backward time of the layer's linear layers: the
+// BwdSeconds of its GEMM ops, twice the forward (data and weight gradients at
+// the forward's shapes, permuted).
 func (c *Compute) GEMMBwdSeconds(layer, tokens int) float64 {
-	return 2 * c.GEMMFwdSeconds(layer, tokens)
+	_, b := OpsSeconds(c.LayerOps(layer, tokens), OpKindGEMM)
+	return b
 }
 
-// LMHeadFwdSeconds is the forward time of the LM head (h → V projection) of the
-// last pipeline stage for tokens tokens: 2·tokens·h·V / (TP·peak·η_gemm(tokens)).
-// The head costs the same tied or not.
+// LMHeadFwdSeconds is the forward time of the LM head GEMM (h → V) of the
+// last pipeline stage for tokens tokens, the OpLMHead of HeadOps:
+// GEMMSeconds of (T, V/tp, h). The head costs the same tied or not.
 func (c *Compute) LMHeadFwdSeconds(tokens int) float64 {
-	if tokens < 0 {
-		panic(fmt.Sprintf("calib: LMHeadFwdSeconds: tokens = %d < 0", tokens))
+	for _, o := range c.HeadOps(tokens) {
+		if o.Name == OpLMHead {
+			return o.FwdSeconds
+		}
 	}
-	m := c.Job.Model
-	t := float64(tokens)
-	return c.flopsSeconds(2*t*float64(m.Hidden)*float64(m.Vocab), c.Profile.GEMM.At(t))
+	panic("calib: HeadOps without an lm_head")
 }
 
 // LMHeadBwdSeconds is the LM head's backward time, twice its forward.
@@ -157,6 +144,8 @@ func (c *Compute) attentionFLOPs(seqTokens, cpDegree, blockTokens int, fn string
 //
 //	c·s²/k / (TP·peak·η_fwd(blockTokens)),   c = Model.AttentionFwdFLOPsPerSquareToken
 //
+// with η_fwd = AttentionEfficiency(false, ·), by the model's head dimension.
+//
 // blockTokens is the length the kernel actually runs at (KernelBlockTokens: s for
 // Ulysses or no CP, s/r for a ring of r). FLOPs follow FlashAttention's convention
 // (costmodel §2.1), which is the convention the attention curves were fitted in,
@@ -167,15 +156,34 @@ func (c *Compute) attentionFLOPs(seqTokens, cpDegree, blockTokens int, fn string
 // blockTokens < 1.
 func (c *Compute) AttentionFwdSeconds(seqTokens, cpDegree, blockTokens int) float64 {
 	f := c.attentionFLOPs(seqTokens, cpDegree, blockTokens, "AttentionFwdSeconds")
-	return c.flopsSeconds(f, c.Profile.AttentionFwd.At(float64(blockTokens)))
+	return c.flopsSeconds(f, c.AttentionEfficiency(false, float64(blockTokens)))
+}
+
+// AttentionEfficiency is the causal attention kernel's efficiency at block
+// length x for the model's head dimension, forward or backward: the profile's
+// head-dim-128 and head-dim-256 curves interpolated linearly in d_qk,
+//
+//	η = (1−w)·η_128(x) + w·η_256(x),   w = (d_qk − 128)/128 clamped to [0, 1],
+//
+// so MLA's d_qk 192 (d_v 128) runs halfway between; head dims below 128 get
+// the 128 curve (no preset has one). FlashAttention-3's published causal
+// forward runs 2% slower at 512 tokens and 4% faster from 4K at head dim 256
+// than at 128 on an H100 (testdata/fa3_h100_fwd_causal_d256.csv).
+func (c *Compute) AttentionEfficiency(backward bool, x float64) float64 {
+	lo, hi := c.Profile.AttentionFwd, c.Profile.AttentionFwdD256
+	if backward {
+		lo, hi = c.Profile.AttentionBwd, c.Profile.AttentionBwdD256
+	}
+	w := min(max((float64(c.Job.Model.HeadDimQK)-128)/128, 0), 1)
+	return (1-w)*lo.At(x) + w*hi.At(x)
 }
 
 // AttentionBwdSeconds is the matching backward time: Model.AttentionBwdFactor
 // (2.5 for d_qk = d_v, 2.6 for DeepSeek-V3's MLA) times the forward FLOPs, at
-// η_bwd(blockTokens).
+// the backward efficiency AttentionEfficiency(true, blockTokens).
 func (c *Compute) AttentionBwdSeconds(seqTokens, cpDegree, blockTokens int) float64 {
 	f := c.attentionFLOPs(seqTokens, cpDegree, blockTokens, "AttentionBwdSeconds") * c.Job.Model.AttentionBwdFactor()
-	return c.flopsSeconds(f, c.Profile.AttentionBwd.At(float64(blockTokens)))
+	return c.flopsSeconds(f, c.AttentionEfficiency(true, float64(blockTokens)))
 }
 
 // Piece is one rank's share of one sequence in a microbatch: a sequence of
@@ -190,32 +198,53 @@ type Piece struct {
 	BlockTokens int
 }
 
-// LayerSeconds is the compute time of one or more layers on one rank, split into
-// GEMM and core attention, forward and backward.
+// LayerSeconds is the compute time of one or more layers on one rank, split
+// into GEMMs, memory-bound ops, kernel launch gaps and core attention, forward
+// and backward.
 type LayerSeconds struct {
 	// GEMMFwd and GEMMBwd are the linear layers' forward and backward seconds.
 	GEMMFwd, GEMMBwd float64
+	// MemoryFwd and MemoryBwd are the memory-bound ops' seconds (LayerOps of
+	// OpKindMemory).
+	MemoryFwd, MemoryBwd float64
+	// LaunchFwd and LaunchBwd are the kernels' fixed costs (OpLaunch).
+	LaunchFwd, LaunchBwd float64
 	// AttentionFwd and AttentionBwd are core attention's forward and backward seconds.
 	AttentionFwd, AttentionBwd float64
 }
 
-// FwdSeconds is the forward time, GEMMs plus attention.
-func (s LayerSeconds) FwdSeconds() float64 { return s.GEMMFwd + s.AttentionFwd }
+// FwdSeconds is the forward time, every part.
+func (s LayerSeconds) FwdSeconds() float64 {
+	return s.GEMMFwd + s.MemoryFwd + s.LaunchFwd + s.AttentionFwd
+}
 
-// BwdSeconds is the backward time, GEMMs plus attention.
-func (s LayerSeconds) BwdSeconds() float64 { return s.GEMMBwd + s.AttentionBwd }
+// BwdSeconds is the backward time, every part.
+func (s LayerSeconds) BwdSeconds() float64 {
+	return s.GEMMBwd + s.MemoryBwd + s.LaunchBwd + s.AttentionBwd
+}
 
 // TotalSeconds is forward plus backward.
 func (s LayerSeconds) TotalSeconds() float64 { return s.FwdSeconds() + s.BwdSeconds() }
 
 // Add returns the sum of s and o.
 func (s LayerSeconds) Add(o LayerSeconds) LayerSeconds {
-	return LayerSeconds{s.GEMMFwd + o.GEMMFwd, s.GEMMBwd + o.GEMMBwd, s.AttentionFwd + o.AttentionFwd, s.AttentionBwd + o.AttentionBwd}
+	return LayerSeconds{s.GEMMFwd + o.GEMMFwd, s.GEMMBwd + o.GEMMBwd, s.MemoryFwd + o.MemoryFwd, s.MemoryBwd + o.MemoryBwd,
+		s.LaunchFwd + o.LaunchFwd, s.LaunchBwd + o.LaunchBwd, s.AttentionFwd + o.AttentionFwd, s.AttentionBwd + o.AttentionBwd}
 }
 
 // Scale returns s with every part multiplied by f.
 func (s LayerSeconds) Scale(f float64) LayerSeconds {
-	return LayerSeconds{f * s.GEMMFwd, f * s.GEMMBwd, f * s.AttentionFwd, f * s.AttentionBwd}
+	return LayerSeconds{f * s.GEMMFwd, f * s.GEMMBwd, f * s.MemoryFwd, f * s.MemoryBwd,
+		f * s.LaunchFwd, f * s.LaunchBwd, f * s.AttentionFwd, f * s.AttentionBwd}
+}
+
+// opsLayerSeconds sorts ops into a LayerSeconds (no attention).
+func opsLayerSeconds(ops []Op) LayerSeconds {
+	var s LayerSeconds
+	s.GEMMFwd, s.GEMMBwd = OpsSeconds(ops, OpKindGEMM)
+	s.MemoryFwd, s.MemoryBwd = OpsSeconds(ops, OpKindMemory)
+	s.LaunchFwd, s.LaunchBwd = OpsSeconds(ops, OpKindLaunch)
+	return s
 }
 
 // attentionSeconds sums the attention time of a rank's pieces for one layer.
@@ -228,14 +257,12 @@ func (c *Compute) attentionSeconds(pieces []Piece) (fwd, bwd float64) {
 }
 
 // RankLayerSeconds is one rank's compute time for the 0-based layer in one
-// microbatch: the GEMMs of its tokens (normally Σ SeqTokens/CPDegree over the
-// pieces) and the core attention of each piece.
+// microbatch: the LayerOps of its tokens (normally Σ SeqTokens/CPDegree over
+// the pieces) and the core attention of each piece.
 func (c *Compute) RankLayerSeconds(layer, tokens int, pieces []Piece) LayerSeconds {
-	af, ab := c.attentionSeconds(pieces)
-	return LayerSeconds{
-		GEMMFwd: c.GEMMFwdSeconds(layer, tokens), GEMMBwd: c.GEMMBwdSeconds(layer, tokens),
-		AttentionFwd: af, AttentionBwd: ab,
-	}
+	s := opsLayerSeconds(c.LayerOps(layer, tokens))
+	s.AttentionFwd, s.AttentionBwd = c.attentionSeconds(pieces)
+	return s
 }
 
 // StageLayers returns the first layer and the layer count of a pipeline stage.
@@ -249,32 +276,32 @@ func (c *Compute) StageLayers(stage int) (first, layers int) {
 
 // RankStageSeconds is one rank's compute time for all layers of a pipeline stage
 // (0-based) in one microbatch, as RankLayerSeconds summed over the stage's layers,
-// plus the LM head (in the GEMM parts) on the last stage.
+// plus the head (HeadOps: LM head in the GEMM parts, final norm and loss in the
+// memory parts, their launches) on the last stage.
 func (c *Compute) RankStageSeconds(stage, tokens int, pieces []Piece) LayerSeconds {
 	first, n := c.StageLayers(stage)
 	af, ab := c.attentionSeconds(pieces)
 	s := LayerSeconds{AttentionFwd: float64(n) * af, AttentionBwd: float64(n) * ab}
 	// Layers differ only dense vs MoE, so price one of each kind.
-	var dense, moe float64
+	var dense, moe LayerSeconds
 	dn, mn := 0, 0
 	for l := first; l < first+n; l++ {
 		if c.Job.Model.IsMoELayer(l) {
 			if mn == 0 {
-				moe = c.GEMMFwdSeconds(l, tokens)
+				moe = opsLayerSeconds(c.LayerOps(l, tokens))
 			}
 			mn++
 		} else {
 			if dn == 0 {
-				dense = c.GEMMFwdSeconds(l, tokens)
+				dense = opsLayerSeconds(c.LayerOps(l, tokens))
 			}
 			dn++
 		}
 	}
-	s.GEMMFwd = float64(dn)*dense + float64(mn)*moe
+	s = s.Add(dense.Scale(float64(dn))).Add(moe.Scale(float64(mn)))
 	if stage == len(c.stageLayers)-1 {
-		s.GEMMFwd += c.LMHeadFwdSeconds(tokens)
+		s = s.Add(opsLayerSeconds(c.HeadOps(tokens)))
 	}
-	s.GEMMBwd = 2 * s.GEMMFwd
 	return s
 }
 
@@ -286,12 +313,11 @@ const OptimizerBytesPerParam = 28
 
 // OptimizerStepSeconds is the time of one optimizer step over params parameters
 // (the shard this GPU updates, e.g. Ψ_rank/DP with a distributed optimizer): a
-// memory-bound pass, params·OptimizerBytesPerParam / HBMBytesPerSecond. It uses
-// the profile's HBM bandwidth as is, so it is a lower bound by the fraction of
-// bandwidth a fused Adam kernel reaches.
+// memory-bound pass, MemorySeconds(params·OptimizerBytesPerParam), at the
+// profile's achieved memory-bound bandwidth.
 func (c *Compute) OptimizerStepSeconds(params float64) float64 {
 	if params < 0 {
 		panic(fmt.Sprintf("calib: OptimizerStepSeconds: params = %v < 0", params))
 	}
-	return params * OptimizerBytesPerParam / c.Profile.HBMBytesPerSecond.Value
+	return c.MemorySeconds(params * OptimizerBytesPerParam)
 }

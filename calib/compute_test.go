@@ -8,7 +8,8 @@ import (
 	"github.com/dcpsim/dcpsim/job"
 )
 
-// flat returns a copy of the named profile with constant efficiencies (Half = 0).
+// flat returns a copy of the named profile with constant efficiencies (Half = 0),
+// the same at every head dimension.
 func flat(t *testing.T, name string, gemm, attn float64) *Profile {
 	t.Helper()
 	p, err := LookupProfile(name)
@@ -17,7 +18,7 @@ func flat(t *testing.T, name string, gemm, attn float64) *Profile {
 	}
 	p.GEMM = Curve{Max: Const{gemm, "test"}, Half: Const{0, "test"}}
 	p.AttentionFwd = Curve{Max: Const{attn, "test"}, Half: Const{0, "test"}}
-	p.AttentionBwd = p.AttentionFwd
+	p.AttentionBwd, p.AttentionFwdD256, p.AttentionBwdD256 = p.AttentionFwd, p.AttentionFwd, p.AttentionFwd
 	return p
 }
 
@@ -110,9 +111,9 @@ func TestComputeFormulas(t *testing.T) {
 	if c.AttentionFwdSeconds(0, 1, 0) != 0 || c.GEMMFwdSeconds(3, 0) != 0 {
 		t.Error("no work should take no time")
 	}
-	// Optimizer: 28 bytes per parameter at 4 TB/s.
-	if got := c.OptimizerStepSeconds(1e9); !near(got, 28e9/4e12, 1e-12) {
-		t.Errorf("OptimizerStepSeconds(1e9) = %v, want 7 ms", got)
+	// Optimizer: 28 bytes per parameter at 4 TB/s × the memory-bound efficiency.
+	if got, want := c.OptimizerStepSeconds(1e9), 28e9/(4e12*p.MemoryBoundEfficiency.Value); !near(got, want, 1e-12) {
+		t.Errorf("OptimizerStepSeconds(1e9) = %v, want %v", got, want)
 	}
 
 	// TP halves every per-GPU time.
@@ -154,8 +155,8 @@ func TestComputeFormulas(t *testing.T) {
 	}
 }
 
-// TestRankStageSeconds: a stage is the sum of its layers, plus the LM head on the
-// last stage; dense and MoE layers are priced apart.
+// TestRankStageSeconds: a stage is the sum of its layers, plus the head (final
+// norm, LM head, loss) on the last stage; dense and MoE layers are priced apart.
 func TestRankStageSeconds(t *testing.T) {
 	h20, _ := LookupProfile("H20")
 	j := hy3Job(t, "H20", 512)
@@ -170,11 +171,14 @@ func TestRankStageSeconds(t *testing.T) {
 			want = want.Add(c.RankLayerSeconds(l, tokens, pieces))
 		}
 		if stage == 7 {
-			want.GEMMFwd += c.LMHeadFwdSeconds(tokens)
-			want.GEMMBwd += c.LMHeadBwdSeconds(tokens)
+			want = want.Add(opsLayerSeconds(c.HeadOps(tokens)))
+			if f, _ := OpsSeconds(c.HeadOps(tokens), OpKindGEMM); f != c.LMHeadFwdSeconds(tokens) {
+				t.Errorf("the head's GEMM %v is not LMHeadFwdSeconds %v", f, c.LMHeadFwdSeconds(tokens))
+			}
 		}
 		got := c.RankStageSeconds(stage, tokens, pieces)
 		if !near(got.TotalSeconds(), want.TotalSeconds(), 1e-12) || !near(got.GEMMFwd, want.GEMMFwd, 1e-12) ||
+			!near(got.MemoryBwd, want.MemoryBwd, 1e-12) || !near(got.LaunchFwd, want.LaunchFwd, 1e-12) ||
 			!near(got.AttentionBwd, want.AttentionBwd, 1e-12) {
 			t.Errorf("stage %d (layers %d..%d): %+v, want %+v", stage, first, first+n-1, got, want)
 		}
@@ -190,13 +194,13 @@ func TestRankStageSeconds(t *testing.T) {
 // send/recv 30 µs, CP degree 4.
 //
 //	stage     1 (10 MoE layers; stage 0 has the dense layer)
-//	launch    10 µs · 66 · 10                   = 6.6 ms
+//	launch    10 µs · (23 + 34) · 10            = 5.7 ms    (Hy3 MoE layer kernels, LayerKernels)
 //	MoE       10 · 4 · (10 + 7·2) µs            = 0.96 ms   (ep 8 in a node)
 //	p2p       2 · 30 µs                         = 0.06 ms   (1024 GPUs per stage ≥ a node)
 //	CP        10 · 4 · (10 + 3·2) µs            = 0.64 ms   (degree 4 in a node)
-//	θ                                          = 8.26 ms
+//	θ                                          = 7.36 ms
 //	c         10 · 16384 · (1/0.5 + 2.5/0.5) / 1e15 = 1.14688e-9 s/token²
-//	θ/c                                        = 7.2022e6 tokens² ≈ 2684²
+//	θ/c                                        = 6.4174e6 tokens² ≈ 2533²
 func TestOverheadWorked(t *testing.T) {
 	p := flat(t, "H800", 0.5, 0.5)
 	p.PeakBF16FLOPs.Value = 1e15
@@ -210,13 +214,13 @@ func TestOverheadWorked(t *testing.T) {
 		name      string
 		got, want float64
 	}{
-		{"launch", o.LaunchSeconds, 6.6e-3},
+		{"launch", o.LaunchSeconds, 5.7e-3},
 		{"MoE", o.MoECollectiveSeconds, 0.96e-3},
 		{"p2p", o.PipelineP2PSeconds, 0.06e-3},
 		{"CP", o.CPCollectiveSeconds, 0.64e-3},
-		{"θ", o.ThetaSeconds, 8.26e-3},
+		{"θ", o.ThetaSeconds, 7.36e-3},
 		{"c", o.CSecondsPerSquareToken, 1.14688e-9},
-		{"θ/c", o.RatioSquareTokens, 8.26e-3 / 1.14688e-9},
+		{"θ/c", o.RatioSquareTokens, 7.36e-3 / 1.14688e-9},
 	} {
 		if !near(f.got, f.want, 1e-9) {
 			t.Errorf("%s = %v, want %v", f.name, f.got, f.want)
@@ -277,5 +281,41 @@ func TestNewComputeErrors(t *testing.T) {
 	j.Parallel.PP = 3
 	if _, err := NewCompute(h20, j); err == nil || !strings.Contains(err.Error(), "parallel.pp") {
 		t.Errorf("pp 3 of 80 layers: %v", err)
+	}
+}
+
+// TestAttentionEfficiencyByHeadDim: the attention efficiency is the head-dim-128
+// curve at d_qk <= 128, the head-dim-256 curve at d_qk >= 256, and linear in
+// d_qk between (MLA's 192: halfway), forward and backward; DeepSeek-V3's
+// attention on an H100 therefore runs a little faster at long blocks than a
+// head-dim-128 model's would (FA3's head dim 256 is 4-5% faster from 4K).
+func TestAttentionEfficiencyByHeadDim(t *testing.T) {
+	h100, _ := LookupProfile("H100-SXM")
+	for _, tc := range []struct {
+		dqk  int
+		w256 float64
+	}{{64, 0}, {128, 0}, {160, 0.25}, {192, 0.5}, {256, 1}, {320, 1}} {
+		m, _ := job.LookupModel(job.ModelLlama3With8B)
+		m.HeadDimQK, m.HeadDimV = tc.dqk, tc.dqk
+		c := newCompute(t, h100, job.Job{Model: m, Cluster: job.Cluster{GPU: "H100-SXM", GPUs: 8, GPUsPerNode: 8},
+			Parallel: job.Parallel{TP: 1, PP: 1, VPP: 1, EP: 1, BudgetTokens: 8192}, ContextTokens: 8192})
+		for _, x := range []float64{512, 4096, 16384} {
+			for _, bwd := range []bool{false, true} {
+				lo, hi := h100.AttentionFwd, h100.AttentionFwdD256
+				if bwd {
+					lo, hi = h100.AttentionBwd, h100.AttentionBwdD256
+				}
+				want := (1-tc.w256)*lo.At(x) + tc.w256*hi.At(x)
+				if got := c.AttentionEfficiency(bwd, x); !near(got, want, 1e-12) {
+					t.Errorf("d_qk %d, x %g, bwd %v: η = %v, want %v", tc.dqk, x, bwd, got, want)
+				}
+			}
+		}
+	}
+	dsv3, _ := job.LookupModel(job.ModelDeepSeekV3)
+	c := newCompute(t, h100, job.Job{Model: dsv3, Cluster: job.Cluster{GPU: "H100-SXM", GPUs: 64, GPUsPerNode: 8},
+		Parallel: job.Parallel{TP: 1, PP: 1, VPP: 1, EP: 64, BudgetTokens: 8192}, ContextTokens: 8192})
+	if r := c.AttentionEfficiency(false, 8192) / h100.AttentionFwd.At(8192); r < 1.01 || r > 1.04 {
+		t.Errorf("MLA (d_qk 192) at 8K runs at %.3f× the head-dim-128 efficiency, want 1.01-1.04", r)
 	}
 }

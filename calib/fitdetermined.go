@@ -89,11 +89,11 @@ func FitDetermined(ms []Measurement, base *Profile, source string) (ProfileFit, 
 // collective_inter. An unknown key gives 0 and "".
 func (p *Profile) CurvePeak(key string) (peak float64, unit string) {
 	switch key {
-	case CurveGEMM, CurveAttentionFwd, CurveAttentionBwd:
+	case CurveGEMM, CurveAttentionFwd, CurveAttentionBwd, CurveAttentionFwdD256, CurveAttentionBwdD256:
 		return p.PeakBF16FLOPs.Value, "FLOP/s"
 	case CurveCollectiveIntra:
 		return p.NVLinkBytesPerSecond.Value, "B/s"
-	case CurveCollectiveInter:
+	case CurveCollectiveInter, CurveSendRecvInter, CurveAllToAllInter:
 		return p.NICBytesPerSecond.Value, "B/s"
 	}
 	return 0, ""

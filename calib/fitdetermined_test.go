@@ -9,20 +9,21 @@ import (
 )
 
 // determinedRows returns GEMM rows exactly on gemm (max 0.8, half 500) and
-// attention_fwd rows exactly on (0.6, 2000) against base's peak, and
+// attention_fwd rows exactly on (0.6, 2000) against base's peak, each plus
+// base's per-kernel launch time (which Fit subtracts), and
 // all_to_all_intra rows at the given number of sizes.
 func determinedRows(base *Profile, collectiveSizes int) []Measurement {
-	peak := base.PeakBF16FLOPs.Value
+	peak, launch := base.PeakBF16FLOPs.Value, base.KernelLaunchSeconds.Value
 	var ms []Measurement
 	for _, m := range []int64{256, 1024, 4096, 16384} {
 		work := 2 * float64(m) * 4096 * 4096
 		ms = append(ms, Measurement{Operation: OpGEMM, Shape: map[string]int64{"m": m, "n": 4096, "k": 4096},
-			Seconds: work / (peak * curve(0.8, 500).At(float64(m))), Repeats: 5})
+			Seconds: work/(peak*curve(0.8, 500).At(GEMMEffectiveSize(float64(m), 4096, 4096))) + launch, Repeats: 5})
 	}
 	for _, s := range []int64{1024, 4096, 16384} {
 		work := AttentionFwdFLOPs(1, float64(s), 32, 128, 128, true)
 		ms = append(ms, Measurement{Operation: OpAttentionFwd, Shape: map[string]int64{"seq": s, "heads": 32, "head_dim": 128},
-			Seconds: work / (peak * curve(0.6, 2000).At(float64(s))), Repeats: 5})
+			Seconds: work/(peak*curve(0.6, 2000).At(float64(s))) + launch, Repeats: 5})
 	}
 	for i := range collectiveSizes {
 		ms = append(ms, Measurement{Operation: "all_to_all_intra", Shape: map[string]int64{"bytes": 1 << (20 + 2*i), "ranks": 8},

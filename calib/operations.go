@@ -21,8 +21,9 @@ const (
 
 // Collective kinds: an operation is a kind plus "_intra" (ranks of one NVLink
 // node; calibrates Profile.CollectiveIntra against NVLinkBytesPerSecond) or
-// "_inter" (ranks across nodes; calibrates Profile.CollectiveInter against
-// NICBytesPerSecond), e.g. "all_to_all_intra".
+// "_inter" (ranks across nodes, against NICBytesPerSecond: send_recv_inter
+// calibrates Profile.SendRecvInter, all_to_all_inter Profile.AllToAllInter, the
+// ring collectives Profile.CollectiveInter), e.g. "all_to_all_intra".
 const (
 	// KindAllToAll is an all-to-all of "bytes" bytes per rank.
 	KindAllToAll = "all_to_all"
@@ -44,14 +45,23 @@ const (
 	CurveAttentionFwd = "attention_fwd"
 	// CurveAttentionBwd is Profile.AttentionBwd.
 	CurveAttentionBwd = "attention_bwd"
+	// CurveAttentionFwdD256 is Profile.AttentionFwdD256.
+	CurveAttentionFwdD256 = "attention_fwd_d256"
+	// CurveAttentionBwdD256 is Profile.AttentionBwdD256.
+	CurveAttentionBwdD256 = "attention_bwd_d256"
 	// CurveCollectiveIntra is Profile.CollectiveIntra.
 	CurveCollectiveIntra = "collective_intra"
 	// CurveCollectiveInter is Profile.CollectiveInter.
 	CurveCollectiveInter = "collective_inter"
+	// CurveSendRecvInter is Profile.SendRecvInter.
+	CurveSendRecvInter = "send_recv_inter"
+	// CurveAllToAllInter is Profile.AllToAllInter.
+	CurveAllToAllInter = "all_to_all_inter"
 )
 
 // curveKeys lists the curve keys in profile order.
-var curveKeys = []string{CurveGEMM, CurveAttentionFwd, CurveAttentionBwd, CurveCollectiveIntra, CurveCollectiveInter}
+var curveKeys = []string{CurveGEMM, CurveAttentionFwd, CurveAttentionBwd, CurveAttentionFwdD256, CurveAttentionBwdD256,
+	CurveCollectiveIntra, CurveCollectiveInter, CurveSendRecvInter, CurveAllToAllInter}
 
 var collectiveKinds = []string{KindAllToAll, KindSendRecv, KindAllReduce, KindAllGather, KindReduceScatter}
 
@@ -125,7 +135,10 @@ func toPoint(m Measurement) (point, error) {
 	case OpGEMM:
 		r.allow("m", "n", "k", "batch")
 		mm, n, k, b := r.get("m", -1), r.get("n", -1), r.get("k", -1), r.get("batch", 1)
-		p.curve, p.size, p.work = CurveGEMM, mm, 2*b*mm*n*k
+		p.curve, p.work = CurveGEMM, 2*b*mm*n*k
+		if r.err == nil {
+			p.size = GEMMEffectiveSize(mm, n, k)
+		}
 	case OpAttentionFwd, OpAttentionBwd:
 		r.allow("batch", "seq", "heads", "kv_heads", "head_dim", "head_dim_qk", "head_dim_v", "causal")
 		b, s, h := r.get("batch", 1), r.get("seq", -1), r.get("heads", -1)
@@ -150,9 +163,15 @@ func toPoint(m Measurement) (point, error) {
 			r.fail(fmt.Errorf("shape causal = %d: must be 0 or 1", causal))
 		}
 		p.curve, p.size = CurveAttentionFwd, s
+		if dqk == 256 {
+			p.curve = CurveAttentionFwdD256
+		}
 		p.work = AttentionFwdFLOPs(b, s, h, dqk, dv, causal == 1)
 		if op == OpAttentionBwd && r.err == nil {
 			p.curve = CurveAttentionBwd
+			if dqk == 256 {
+				p.curve = CurveAttentionBwdD256
+			}
 			p.work *= (3*dqk + 2*dv) / (dqk + dv)
 		}
 	default:
@@ -163,7 +182,14 @@ func toPoint(m Measurement) (point, error) {
 		p.curve = CurveCollectiveIntra
 		g := 0.0
 		if inter {
-			p.curve = CurveCollectiveInter
+			switch kind {
+			case KindSendRecv:
+				p.curve = CurveSendRecvInter
+			case KindAllToAll:
+				p.curve = CurveAllToAllInter
+			default:
+				p.curve = CurveCollectiveInter
+			}
 			r.allow("bytes", "ranks", "gpus_per_node")
 			g = r.get("gpus_per_node", -1)
 		} else {

@@ -2,19 +2,6 @@ package calib
 
 import "fmt"
 
-// Kernel launches per transformer layer and microbatch, forward and backward
-// together, that Overhead charges KernelLaunchSeconds for. Assumption: a Megatron
-// MoE layer runs about 22 kernels forward (norm, QKV GEMM, q/k norm, RoPE,
-// attention, output GEMM, residual add, norm, router GEMM, top-k, permute, two
-// grouped GEMMs, activation, unpermute, three shared-expert kernels, adds) and a
-// dense layer about 12; the backward runs about twice as many.
-const (
-	// DenseLayerKernels is the launches of a dense layer, forward and backward.
-	DenseLayerKernels = 36
-	// MoELayerKernels is the launches of an MoE layer, forward and backward.
-	MoELayerKernels = 66
-)
-
 // CPCollectivesPerLayer is how many CP collectives a microbatch runs per layer
 // (forward and backward) whose base latency Overhead charges: Ulysses' all-to-all
 // of Q/K/V and of the output in the forward, and their mirrors in the backward.
@@ -40,8 +27,9 @@ type Overhead struct {
 	// CPDegree is the CP degree whose collective latencies each microbatch pays.
 	CPDegree int `json:"cp_degree"`
 
-	// LaunchSeconds is KernelLaunchSeconds·(DenseLayerKernels·dense layers +
-	// MoELayerKernels·MoE layers).
+	// LaunchSeconds is KernelLaunchSeconds times the kernels the stage's layers
+	// launch, forward and backward (LayerKernels, e.g. 57 for a DeepSeek-V2-Lite
+	// MoE layer).
 	LaunchSeconds float64 `json:"launch_seconds"`
 	// PipelineP2PSeconds is twice a send/recv's latency when pp > 1: the
 	// activation received in the forward and the gradient in the backward;
@@ -114,7 +102,13 @@ func (c *Compute) Overhead(cpDegree, blockTokens int) Overhead {
 		}
 	}
 	g := c.gpusPerNode()
-	o.LaunchSeconds = p.KernelLaunchSeconds.Value * float64(DenseLayerKernels*(o.Layers-o.MoELayers)+MoELayerKernels*o.MoELayers)
+	first, _ := c.StageLayers(o.Stage)
+	kernels := 0
+	for l := first; l < first+o.Layers; l++ {
+		f, b := c.LayerKernels(l)
+		kernels += f + b
+	}
+	o.LaunchSeconds = p.KernelLaunchSeconds.Value * float64(kernels)
 	if par.PP > 1 {
 		o.PipelineP2PSeconds = 2 * p.CollectiveLatencySeconds(2, false)
 		if c.Job.Cluster.GPUs/par.PP >= g {
@@ -128,7 +122,7 @@ func (c *Compute) Overhead(cpDegree, blockTokens int) Overhead {
 	o.ThetaSeconds = o.LaunchSeconds + o.PipelineP2PSeconds + o.MoECollectiveSeconds + o.CPCollectiveSeconds
 
 	b := float64(blockTokens)
-	perSquare := 1/p.AttentionFwd.At(b) + m.AttentionBwdFactor()/p.AttentionBwd.At(b)
+	perSquare := 1/c.AttentionEfficiency(false, b) + m.AttentionBwdFactor()/c.AttentionEfficiency(true, b)
 	o.CSecondsPerSquareToken = float64(o.Layers) * m.AttentionFwdFLOPsPerSquareToken() * perSquare /
 		(float64(par.TP) * p.PeakBF16FLOPs.Value)
 	o.RatioSquareTokens = o.ThetaSeconds / o.CSecondsPerSquareToken

@@ -18,9 +18,12 @@
 // the embedded files are in. A test refits every "fit:" constant from its file.
 //
 // The curves are η(x) = Max·x/(x + Half), efficiency relative to a peak: GEMM and
-// attention against PeakBF16FLOPs with x in tokens (GEMM rows per rank; attention
-// block length), collectives against NVLinkBytesPerSecond (collective_intra) or
-// NICBytesPerSecond (collective_inter) with x the bytes per rank. A collective
+// attention against PeakBF16FLOPs with x in tokens (GEMMEffectiveSize of the
+// product; attention block length, at head dim 128 and 256), collectives against
+// NVLinkBytesPerSecond (collective_intra: every collective inside a node) or
+// NICBytesPerSecond (across nodes: collective_inter for reduce-scatter and
+// all-gather, send_recv_inter for send/recv and pipeline transfers,
+// all_to_all_inter for all-to-alls) with x the bytes per rank. A collective
 // curve's Half already contains a fixed cost: S bytes take S/(B·Max) + Half/(B·Max)
 // seconds, so a model that adds the base latencies on top counts latency twice at
 // small sizes.
@@ -36,23 +39,33 @@
 // # Compute costs
 //
 // NewCompute(profile, job) prices one job (see Compute): per rank (one TP group;
-// times are per GPU, FLOPs/TP) and per layer,
+// times are per GPU, FLOPs/TP) and per layer, as a list of ops (LayerOps, with
+// stable names such as OpKVDown, OpRoPE, OpGate):
 //
-//	GEMM fwd   2·T·N_lin/(peak·η_gemm(T)), the routed experts at η_gemm(T·k·ep/E)
-//	GEMM bwd   2 × fwd
-//	attn fwd   c·s²/k /(peak·η_fwd(block)),   c = n_h·(d_qk + d_v)  (job.Model)
-//	attn bwd   r·c·s²/k /(peak·η_bwd(block)), r = (3·d_qk + 2·d_v)/(d_qk + d_v)
-//	LM head    2·T·h·V/(peak·η_gemm(T)) fwd, 2 × that bwd, last stage only
-//	optimizer  params·28 bytes / HBM bandwidth
+//	GEMM op      max(2·m·n·k/(peak·η_gemm(x)), 2·(m·k+k·n+m·n)/(HBM·η_mem)) per GEMM of
+//	             the op's per-GPU shape, x = GEMMEffectiveSize (the harmonic mean of m,
+//	             n, k); backward 2 × forward (the gradients' shapes are permutations)
+//	memory op    bytes/(HBM·η_mem), bytes per token stated per op (LayerOps), forward
+//	             and backward
+//	launch       kernel_launch_seconds × the kernels the layer launches (OpLaunch)
+//	attn fwd     c·s²/k /(peak·η_fwd(block)),   c = n_h·(d_qk + d_v)  (job.Model)
+//	attn bwd     r·c·s²/k /(peak·η_bwd(block)), r = (3·d_qk + 2·d_v)/(d_qk + d_v)
+//	head         final norm, LM head GEMM (T, V/tp, h), cross entropy (HeadOps), last
+//	             stage only
+//	optimizer    params·28 bytes/(HBM·η_mem)
 //
-// with T the rank's tokens, s a sequence on a CP group of k ranks and block the
-// length its kernel runs at (KernelBlockTokens). The attention FLOPs follow
-// FlashAttention's convention (fwd 4·s²·n_h·d/2 causal, bwd 2.5×), the convention
-// of the published TFLOPS the attention curves are fitted to, so those
-// efficiencies apply unconverted; Megatron's MFU count (bwd 2×, 3× in all) would
-// credit the same kernel time with 3/3.5 of the FLOPs (costmodel §2.1).
-// Overhead derives HyDra's θ/c (shared/spec/hydra-scheduler.md §3) from the same
-// constants.
+// with T the rank's tokens, s a sequence on a CP group of k ranks, block the
+// length its kernel runs at (KernelBlockTokens) and η_mem the profile's
+// memory_bound_efficiency. The GEMM ops are the attention projections (MLA's
+// q or q_down/q_up, kv_down, kv_up; MHA/GQA's q, k, v), the gate of gated
+// attention, o_proj, the dense SwiGLU (gate_up, down) or the MoE router, the
+// routed experts' grouped GEMMs at ExpertTokens rows each and the shared
+// experts. The attention FLOPs follow FlashAttention's convention (fwd
+// 4·s²·n_h·d/2 causal, bwd 2.5×), the convention of the published TFLOPS the
+// attention curves are fitted to, so those efficiencies apply unconverted;
+// Megatron's MFU count (bwd 2×, 3× in all) would credit the same kernel time
+// with 3/3.5 of the FLOPs (costmodel §2.1). Overhead derives HyDra's θ/c
+// (shared/spec/hydra-scheduler.md §3) from the same constants.
 //
 // # Measurements
 //
@@ -60,11 +73,14 @@
 // operation,shape,seconds,repeats; '#' lines are comments. Fit maps each row to a
 // curve, a size x and the work that would take work/peak seconds at 100%:
 //
-//	gemm            shape m, n, k [, batch=1]       x = m     FLOPs = 2·batch·m·n·k
+//	gemm            shape m, n, k [, batch=1]       x = 3/(1/m+1/n+1/k)   FLOPs = 2·batch·m·n·k
+//	                (x is GEMMEffectiveSize, the harmonic mean of the three sizes)
 //	attention_fwd   shape seq, heads, head_dim      x = seq   FLOPs = 2·batch·heads·seq²·(d_qk+d_v)/2
+//	                (rows of head_dim(_qk) 256 fit attention_fwd_d256, the others attention_fwd)
 //	                (or head_dim_qk and head_dim_v)           (causal=1, the default;
 //	                [, batch=1, kv_heads, causal=1])           causal=0 does not halve)
 //	attention_bwd   as attention_fwd                x = seq   FLOPs = fwd·(3·d_qk+2·d_v)/(d_qk+d_v)
+//	                (attention_bwd_d256 likewise)
 //	<kind>_intra    shape bytes, ranks              x = bytes BusBytes(kind, false, ...), over NVLink
 //	<kind>_inter    shape bytes, ranks,             x = bytes BusBytes(kind, true, ...), over the NIC
 //	                gpus_per_node
@@ -72,8 +88,11 @@
 // where <kind> is all_to_all, send_recv, all_reduce, all_gather or
 // reduce_scatter and "bytes" is the per-rank buffer. kv_heads is recorded but does
 // not change FLOPs. Unknown operations or shape keys are errors. FitCurve fits one
-// curve by weighted least squares on 1/η against 1/x and refuses ill-conditioned
-// data; Fit fits every curve the rows cover onto a base profile, and
+// curve by weighted least squares on 1/η against 1/x, bounded by Max <= 1 (a
+// fit whose unbounded Max is above 1 is held at 1 with Half refitted;
+// FitCurveBounded takes a lower, sourced ceiling and a per-call fixed time
+// priced apart), and refuses ill-conditioned data; Fit fits every curve the
+// rows cover onto a base profile, and
 // FitDetermined does the same but keeps the base's values for the curves the
 // rows cannot determine, listing them with the reason.
 package calib
@@ -139,17 +158,39 @@ type Profile struct {
 	// between GPUs of different nodes (ring-attention steps, pipeline
 	// transfers): NCCL's p2p path, cheaper than a many-peer collective's α.
 	InterP2PLatencySeconds Const `toml:"inter_p2p_latency_seconds"`
-	// KernelLaunchSeconds is the fixed cost of one kernel launch.
+	// KernelLaunchSeconds is the fixed cost of one kernel: its launch and
+	// ramp, charged once per kernel a layer launches (OpLaunch), so the compute
+	// curves are fitted with it subtracted (DefaultFitBounds).
 	KernelLaunchSeconds Const `toml:"kernel_launch_seconds"`
+	// MemoryBoundEfficiency is the fraction of HBMBytesPerSecond a memory-bound
+	// kernel achieves (norms, RoPE, activations, permutes, the optimizer step,
+	// and the memory side of a GEMM's roofline).
+	MemoryBoundEfficiency Const `toml:"memory_bound_efficiency"`
 
-	// GEMM is the GEMM efficiency vs tokens per rank.
+	// GEMM is the GEMM efficiency vs the effective size of the product
+	// (GEMMEffectiveSize, the harmonic mean of m, n and k).
 	GEMM Curve `toml:"gemm"`
 	// AttentionFwd and AttentionBwd are the causal attention kernel efficiencies
-	// vs the block length the kernel sees (tokens).
+	// vs the block length the kernel sees (tokens), at head dimension 128.
 	AttentionFwd Curve `toml:"attention_fwd"`
 	AttentionBwd Curve `toml:"attention_bwd"`
-	// CollectiveIntra and CollectiveInter are the bus-bandwidth efficiencies of
-	// collectives vs message bytes per rank, inside a node and across nodes.
+	// AttentionFwdD256 and AttentionBwdD256 are the same at head dimension 256;
+	// a model's efficiency is interpolated linearly in d_qk between the two
+	// (Compute.AttentionEfficiency).
+	AttentionFwdD256 Curve `toml:"attention_fwd_d256"`
+	AttentionBwdD256 Curve `toml:"attention_bwd_d256"`
+	// CollectiveIntra is the bus-bandwidth efficiency of every collective
+	// inside a node (NVLink) vs message bytes per rank.
 	CollectiveIntra Curve `toml:"collective_intra"`
+	// CollectiveInter is the NIC efficiency of ring collectives across nodes:
+	// reduce-scatter, all-gather (and all-reduce, their sum), against the NIC
+	// bytes of the hierarchical model (BusBytes).
 	CollectiveInter Curve `toml:"collective_inter"`
+	// SendRecvInter is the NIC efficiency of a point-to-point send/recv across
+	// nodes: ring-attention steps and pipeline transfers.
+	SendRecvInter Curve `toml:"send_recv_inter"`
+	// AllToAllInter is the NIC efficiency of the off-node share of an
+	// all-to-all (Ulysses, MoE dispatch and combine), which goes through one
+	// NIC per GPU.
+	AllToAllInter Curve `toml:"all_to_all_inter"`
 }

@@ -62,6 +62,30 @@ func TestEmbeddedProfiles(t *testing.T) {
 	}
 }
 
+// TestEmbeddedEfficienciesAtMostOne: no embedded curve promises more than its
+// peak: every Max is at most 1 and so is η(x) at every size, from one token or
+// byte to far past any real size.
+func TestEmbeddedEfficienciesAtMostOne(t *testing.T) {
+	for _, name := range ProfileNames() {
+		p, err := LookupProfile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range curveKeys {
+			c, _ := p.curve(key)
+			if c.Max.Value > 1 {
+				t.Errorf("%s: %s.max = %v > 1", name, key, c.Max.Value)
+			}
+			for x := 1.0; x <= 1e15; x *= 2 {
+				if eta := c.At(x); !(eta >= 0 && eta <= 1) {
+					t.Errorf("%s: %s η(%g) = %v, outside [0, 1]", name, key, x, eta)
+					break
+				}
+			}
+		}
+	}
+}
+
 // TestRoundTripFittedValues: arbitrary floats and sources with quotes, backslashes
 // and non-ASCII survive WriteTOML and ParseProfile exactly.
 func TestRoundTripFittedValues(t *testing.T) {
@@ -126,10 +150,12 @@ func TestProvenance(t *testing.T) {
 				}
 			case strings.HasPrefix(src, "measurement: "):
 				checkMeasurementSource(t, key, src)
-			case strings.HasPrefix(src, "assumption: "), strings.Contains(src, "[R"), strings.Contains(src, "arxiv.org/"):
-				// A stated assumption or a cited source.
+			case strings.HasPrefix(src, "assumption: "), strings.Contains(src, "[R"), strings.Contains(src, "arxiv.org/"),
+				strings.HasPrefix(src, "github.com/"):
+				// A stated assumption or a cited source (a costmodel.md reference,
+				// a paper, or a file or thread of a public repository).
 			default:
-				t.Errorf("%s: source %q: want a [Rn] reference, a paper, fit:calib/testdata/... or assumption: ...", key, src)
+				t.Errorf("%s: source %q: want a [Rn] reference, a paper, github.com/<owner>/<repo> ..., fit:calib/testdata/... or assumption: ...", key, src)
 			}
 			if strings.Contains(src, "fit:calib/testdata/") {
 				file := regexp.MustCompile(`fit:calib/testdata/([a-z0-9_]+\.csv)`).FindStringSubmatch(src)[1]
@@ -205,15 +231,15 @@ func TestParseProfileStrict(t *testing.T) {
 	}{
 		{"unknown key", strings.Replace(src, "[gemm.max]\nvalue", "[gemm.max]\nvalu = 1\nvalue", 1), []string{"x.toml:", "unknown key gemm.max.valu"}},
 		{"unknown table", src + "\n[nvlink_latency]\nvalue = 1.0\nsource = \"x\"\n", []string{"unknown key nvlink_latency"}},
-		{"no source", strings.Replace(src, `source = "assumption: typical host-side`, `source = "" # `, 1), []string{"kernel_launch_seconds.source: empty"}},
+		{"no source", strings.Replace(src, `source = "github.com/facebookresearch/HolisticTraceAnalysis`, `source = "" # `, 1), []string{"kernel_launch_seconds.source: empty"}},
 		{"out of range", strings.Replace(src, "value = 9.6e+10", "value = 96.0", 1), []string{"hbm_bytes.value = 96"}},
-		{"max above 1.2", strings.Replace(src, "value = 1.019", "value = 1.5", 1), []string{"gemm.max.value = 1.5", "(0, 1.2]"}},
+		{"max above 1", strings.Replace(src, "[gemm.max]\nvalue = 0.9562", "[gemm.max]\nvalue = 1.001", 1), []string{"gemm.max.value = 1.001", "(0, 1]"}},
 		{"fractional GPUs", strings.Replace(src, "value = 8.0", "value = 7.5", 1), []string{"gpus_per_node.value = 7.5", "integer"}},
 		{"bad name", strings.Replace(src, `name = "H20"`, `name = "H 20"`, 1), []string{`name = "H 20"`}},
 		{"syntax", src + "\n[oops\n", []string{"x.toml:"}},
 		{"moved CPython cost", strings.Replace(src, "[gemm.max]", "[cpython_heap_op_seconds]\nvalue = 6.159e-07\nsource = \"x\"\n\n[gemm.max]", 1),
 			[]string{"x.toml:", "unknown key cpython_heap_op_seconds: ", "calib.CPython.HeapOpSeconds"}},
-		{"wrong type", strings.Replace(src, "value = 1.019", `value = "high"`, 1), []string{"x.toml"}},
+		{"wrong type", strings.Replace(src, "[gemm.max]\nvalue = 0.9562", "[gemm.max]\nvalue = \"high\"", 1), []string{"x.toml"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.edit == src {

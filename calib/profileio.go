@@ -132,11 +132,12 @@ func constSpecs() []constSpec {
 		{key: "inter_hop_latency_seconds", get: func(p *Profile) *Const { return &p.InterHopLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
 		{key: "inter_p2p_latency_seconds", get: func(p *Profile) *Const { return &p.InterP2PLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
 		{key: "kernel_launch_seconds", get: func(p *Profile) *Const { return &p.KernelLaunchSeconds }, lo: 0, hi: 0.001, unit: "s"},
+		{key: "memory_bound_efficiency", get: func(p *Profile) *Const { return &p.MemoryBoundEfficiency }, lo: 0, hi: MaxEfficiency, openLo: true, unit: "fraction of HBM bandwidth"},
 	}
 	for _, key := range curveKeys {
 		specs = append(specs,
 			constSpec{key: key + ".max", get: func(p *Profile) *Const { c, _ := p.curve(key); return &c.Max },
-				lo: 0, hi: MaxFitEfficiency, openLo: true, unit: "fraction of peak"},
+				lo: 0, hi: MaxEfficiency, openLo: true, unit: "fraction of peak"},
 			constSpec{key: key + ".half", get: func(p *Profile) *Const { c, _ := p.curve(key); return &c.Half },
 				lo: 0, hi: 1e12, unit: "tokens or bytes"})
 	}
@@ -157,7 +158,7 @@ func ValidateProfileName(name string) error {
 
 // Validate checks the profile: a name of [A-Za-z0-9._-] (at most 64 characters),
 // and every Const with a non-empty source and a finite value in its sane range
-// (curve Max in (0, MaxFitEfficiency], Half >= 0, gpus_per_node an integer, ...).
+// (curve Max in (0, MaxEfficiency], Half >= 0, gpus_per_node an integer, ...).
 // It returns every problem, joined, each naming the TOML key.
 func (p *Profile) Validate() error {
 	var errs []error

@@ -15,12 +15,13 @@
 //
 // For a domain op of one chunk on one stage, per layer of the chunk:
 //
-//   - every CP group (all its ranks alike) runs the GEMMs of its per-rank tokens
-//     ⌈Σ s / k⌉, the core attention of each of its sequences (s, k) at the kernel
-//     block the exec implies (s for Ulysses, s/r for a ring of r), and the CP
-//     communication network.CPLayer leaves exposed (ring steps hidden behind
-//     attention blocks; with overlap the Q/K/V all-to-alls hidden behind the
-//     rank's GEMM time of the layer);
+//   - every CP group (all its ranks alike) runs the layer's ops
+//     (calib.Compute.LayerOps: GEMMs by shape, memory-bound ops, kernel launch
+//     gaps) for its per-rank tokens ⌈Σ s / k⌉, the core attention of each of
+//     its sequences (s, k) at the kernel block the exec implies (s for Ulysses,
+//     s/r for a ring of r), and the CP communication network.CPLayer leaves
+//     exposed (ring steps hidden behind attention blocks; with overlap the
+//     Q/K/V all-to-alls hidden behind the rank's GEMM time of the layer);
 //   - the domain's layer time is the slowest group's, plus on an MoE layer the
 //     slowest EP block's dispatch and combine (network.MoELayer at the most
 //     tokens any rank of the block routes): the all-to-all is a barrier, so the
@@ -28,7 +29,8 @@
 //
 // A chunk is layers [c·n/v, (c+1)·n/v) of the stage's n layers (integer
 // division, calib.Compute.StageLayers); the last stage's last chunk adds the
-// LM head for the domain's fullest rank. A Ulysses group wider than the query
+// head (calib.Compute.HeadOps: final norm, LM head, loss) for the domain's
+// fullest rank. A Ulysses group wider than the query
 // heads per TP rank allow runs as UlyssesRing (Megatron's a2a+p2p
 // hierarchical CP). P2P moves the fullest rank's activations (or gradients)
 // across the stage boundary. The gradient sync is network.GradSync of the

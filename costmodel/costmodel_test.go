@@ -86,8 +86,10 @@ func TestModelCostsHand(t *testing.T) {
 	// Hand formula for domain 0, forward: u = 2 (two ranks inside a node), ring 1,
 	// so the kernel sees the whole 8K sequence.
 	af := comp.AttentionFwdSeconds(8192, 2, 8192)
-	dense := comp.GEMMFwdSeconds(0, 4096) + af
-	moe := comp.GEMMFwdSeconds(1, 4096) + af
+	denseOps, _ := comp.LayerOpsSeconds(0, 4096) // GEMMs, memory-bound ops, launch gaps
+	moeOps, _ := comp.LayerOpsSeconds(1, 4096)
+	dense := denseOps + af
+	moe := moeOps + af
 	cp, err := network.CPLayer(topo, m, network.CPGroup{Exec: sched.UlyssesRing, Degree: 2, OverlapAllToAll: true},
 		8192, network.CPOverlap{AttentionFwdSeconds: af, AttentionBwdSeconds: comp.AttentionBwdSeconds(8192, 2, 8192),
 			IndependentFwdSeconds: comp.GEMMFwdSeconds(1, 4096), IndependentBwdSeconds: 2 * comp.GEMMFwdSeconds(1, 4096)})
@@ -96,7 +98,8 @@ func TestModelCostsHand(t *testing.T) {
 	}
 	ep := network.MoELayer(topo, m, 0, 8, 4096, false).FwdSeconds
 	// Rank 0's layer (attention load 8192²/2 tokens², 32× the others') dominates.
-	light := comp.GEMMFwdSeconds(1, 1024) + comp.AttentionFwdSeconds(1024, 1, 1024)
+	lightOps, _ := comp.LayerOpsSeconds(1, 1024)
+	light := lightOps + comp.AttentionFwdSeconds(1024, 1, 1024)
 	if moe < 3*light || cp.Fwd.ExposedSeconds <= 0 || ep <= 0 {
 		t.Fatalf("case not as designed: heavy layer %g, light %g, CP %g, EP %g", moe, light, cp.Fwd.ExposedSeconds, ep)
 	}
@@ -104,7 +107,8 @@ func TestModelCostsHand(t *testing.T) {
 	// GEMMs both hide the Q/K/V all-to-alls; recompute for the dense layer.
 	cpDense, _ := network.CPLayer(topo, m, network.CPGroup{Exec: sched.UlyssesRing, Degree: 2, OverlapAllToAll: true},
 		8192, network.CPOverlap{AttentionFwdSeconds: af, IndependentFwdSeconds: comp.GEMMFwdSeconds(0, 4096)})
-	want := dense + cpDense.Fwd.ExposedSeconds + 26*(moe+cp.Fwd.ExposedSeconds+ep) + comp.LMHeadFwdSeconds(4096)
+	head, _ := comp.HeadSeconds(4096)
+	want := dense + cpDense.Fwd.ExposedSeconds + 26*(moe+cp.Fwd.ExposedSeconds+ep) + head
 	op := res.Ops[res.OpIndex(0, 0, 0, false)]
 	if got := (op.End - op.Start).Seconds(); math.Abs(got-want) > 1e-8 {
 		t.Errorf("domain 0 forward %.9f s, want %.9f", got, want)

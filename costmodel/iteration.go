@@ -109,6 +109,39 @@ type pricer struct {
 	lengths []int
 	exec    Exec
 	blocks  []int // scratch: per EP block of a domain, the fullest rank's tokens
+	// layerOps memoises layerOpsSeconds: many groups of a plan hold the same
+	// per-rank tokens.
+	layerOps map[layerOpsKey]layerOpsCost
+}
+
+// layerOpsKey is a device and a rank's tokens.
+type layerOpsKey struct{ dev, tokens int }
+
+// layerOpsCost is a rank's layer ops per layer kind: every op and the GEMMs,
+// [dense, moe][forward, backward].
+type layerOpsCost struct{ ops, gemm [2][2]float64 }
+
+// layerOpsSeconds prices the dense and MoE layer's ops for tokens tokens on
+// device dev (memoised).
+func (p *pricer) layerOpsSeconds(dev, tokens int) layerOpsCost {
+	k := layerOpsKey{dev, tokens}
+	if c, ok := p.layerOps[k]; ok {
+		return c
+	}
+	m := p.m
+	var c layerOpsCost
+	for kind, l := range [2]int{m.denseLayer, m.moeLayer} {
+		if l >= 0 {
+			ops := m.devices[dev].Compute.LayerOps(l, tokens)
+			c.ops[kind][0], c.ops[kind][1] = calib.OpsSeconds(ops)
+			c.gemm[kind][0], c.gemm[kind][1] = calib.OpsSeconds(ops, calib.OpKindGEMM)
+		}
+	}
+	if p.layerOps == nil {
+		p.layerOps = map[layerOpsKey]layerOpsCost{}
+	}
+	p.layerOps[k] = c
+	return c
 }
 
 // groupTokens is a group's per-rank tokens ⌈Σ s / k⌉ and its total Σ s.
@@ -142,11 +175,13 @@ func (p *pricer) cpExec(k int) (sched.CPExec, int) {
 	return e, 1
 }
 
-// groupCompute is a group's attention and GEMM seconds per layer kind on the
-// slowest device among its ranks.
+// groupCompute is a group's attention seconds and its layer ops' seconds
+// (GEMMs, memory-bound ops, launch gaps) per layer kind on the slowest device
+// among its ranks, with the GEMM part the Q/K/V all-to-alls may hide behind.
 type groupCompute struct {
 	attn [2]float64    // forward, backward
-	gemm [2][2]float64 // [dense, moe][forward, backward]
+	ops  [2][2]float64 // [dense, moe][forward, backward], every op of the layer
+	gemm [2][2]float64 // [dense, moe][forward, backward], the GEMM ops
 }
 
 func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
@@ -173,13 +208,9 @@ func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
 			c.attn[0] += comp.AttentionFwdSeconds(s, g.Size, blk)
 			c.attn[1] += comp.AttentionBwdSeconds(s, g.Size, blk)
 		}
-		for kind, l := range [2]int{m.denseLayer, m.moeLayer} {
-			if l >= 0 {
-				f := comp.GEMMFwdSeconds(l, per)
-				c.gemm[kind] = [2]float64{f, 2 * f}
-			}
-		}
-		if c.attn[0]+c.gemm[1][0]+c.gemm[0][0] > out.attn[0]+out.gemm[1][0]+out.gemm[0][0] {
+		lc := p.layerOpsSeconds(dev, per)
+		c.ops, c.gemm = lc.ops, lc.gemm
+		if c.attn[0]+c.ops[1][0]+c.ops[0][0] > out.attn[0]+out.ops[1][0]+out.ops[0][0] {
 			out = c
 		}
 	}
@@ -213,7 +244,8 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 				continue
 			}
 			gf, gb := c.gemm[kind][0], c.gemm[kind][1]
-			f, b := gf+c.attn[0], gb+c.attn[1]
+			compF, compB := c.ops[kind][0]+c.attn[0], c.ops[kind][1]+c.attn[1]
+			f, b := compF, compB
 			if !m.opts.NoComm && g.Size > 1 {
 				cp, err := network.CPLayer(t, m.job.Model, network.CPGroup{Exec: exec, FirstRank: g.FirstRank, Degree: g.Size,
 					UlyssesDegree: g.Size / ring, OverlapAllToAll: p.exec.OverlapAllToAll}, total,
@@ -231,7 +263,7 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 			}
 			for k, sec := range [2]float64{f, b} {
 				if sec > dst[k] {
-					dst[k], comm[k] = sec, sec-[2]float64{gf + c.attn[0], gb + c.attn[1]}[k]
+					dst[k], comm[k] = sec, sec-[2]float64{compF, compB}[k]
 				}
 			}
 		}
@@ -272,7 +304,8 @@ func (ck chunkLayers) times(dense, moe, moeComm [2]float64) [2]float64 {
 }
 
 // ChunkSeconds returns the chunk's layers × the domain's per-layer times (see
-// the package doc), plus the LM head on the last stage's last chunk. A
+// the package doc), plus the head (final norm, LM head, loss) on the last
+// stage's last chunk. A
 // question outside the priced layout gets NaN, which the engine refuses.
 func (it *Iteration) ChunkSeconds(stage, chunk int, d *step.Domain) (forward, backward float64) {
 	dc, ck, ok := it.lookup(stage, chunk, d)
@@ -281,9 +314,9 @@ func (it *Iteration) ChunkSeconds(stage, chunk int, d *step.Domain) (forward, ba
 	}
 	out := ck.times(dc.dense, dc.moe, dc.moeComm)
 	if stage == len(it.m.layerKind)-1 && chunk == it.m.vpp-1 && dc.maxTokens > 0 {
-		comp := it.m.devices[0].Compute
-		out[0] += comp.LMHeadFwdSeconds(dc.maxTokens)
-		out[1] += comp.LMHeadBwdSeconds(dc.maxTokens)
+		f, b := it.m.devices[0].Compute.HeadSeconds(dc.maxTokens)
+		out[0] += f
+		out[1] += b
 	}
 	return out[0], out[1]
 }

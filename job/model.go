@@ -66,6 +66,14 @@ type Model struct {
 	HeadDimV int `toml:"head_dim_v"`
 	// QKNorm says whether queries and keys get a per-head RMSNorm (Qwen3, Hy3).
 	QKNorm bool `toml:"qk_norm"`
+	// GatedAttention adds the output gate of gated attention (Qiu et al. 2025,
+	// arxiv.org/abs/2505.06708, the G1 position): the attention output Y
+	// becomes Y ⊙ sigmoid(X·W_g) before the output projection, with X the
+	// normalised layer input and W_g of h × n_h·d_v (head-specific,
+	// elementwise), so a layer gains h·n_h·d_v parameters and a gate GEMM. The
+	// HyDra paper's model is a "gated MLA"; every preset keeps its published
+	// value (false).
+	GatedAttention bool `toml:"gated_attention"`
 	// QKNopeHeadDim is the MLA query/key width without RoPE (0 for MHA/GQA).
 	QKNopeHeadDim int `toml:"qk_nope_head_dim"`
 	// QKRopeHeadDim is the MLA decoupled RoPE width, shared by all heads for the key
@@ -246,11 +254,13 @@ func (m Model) checkLayer(layer int) {
 
 // attentionLinearParams is the weight count of the attention projections of one
 // layer: q, k, v, o for MHA/GQA; for MLA (DeepSeek's model.py) wq or wq_a + wq_b,
-// wkv_a (h -> kv_lora + rope), wkv_b (kv_lora -> n_h·(nope + v)) and wo.
+// wkv_a (h -> kv_lora + rope), wkv_b (kv_lora -> n_h·(nope + v)) and wo; plus
+// the gate W_g (h -> n_h·d_v) of gated attention.
 func (m Model) attentionLinearParams() float64 {
 	h, nh, nkv := float64(m.Hidden), float64(m.QueryHeads), float64(m.KVHeads)
 	dqk, dv := float64(m.HeadDimQK), float64(m.HeadDimV)
 	out := nh * dv * h
+	out += m.GateParams()
 	if m.Attention == MLA {
 		q := h * nh * dqk
 		if m.QLoRARank > 0 {
@@ -263,6 +273,15 @@ func (m Model) attentionLinearParams() float64 {
 		return q + kvA + kvB + out
 	}
 	return h*nh*dqk + h*nkv*dqk + h*nkv*dv + out
+}
+
+// GateParams is the output gate's weight count of one layer, h·n_h·d_v with
+// GatedAttention and 0 without.
+func (m Model) GateParams() float64 {
+	if !m.GatedAttention {
+		return 0
+	}
+	return float64(m.Hidden) * float64(m.QueryHeads) * float64(m.HeadDimV)
 }
 
 // attentionNormParams is the pre-attention RMSNorm plus MLA's latent norms
@@ -480,11 +499,17 @@ func (m Model) MoECombineBytesPerTokenLayer() float64 {
 // LayerNorm recompute drops the norm output (2h); MLAUpProj drops the per-head
 // Q/K/V of MLA. §7.2's MLA formula omits the LSE but its table (196.6 KiB for
 // DeepSeek-V3) includes it, and so does this method. Qwen3/Hy3 q/k-norm outputs
-// are not counted, as in the table.
+// are not counted, as in the table. GatedAttention adds 4·n_h·d_v: the gate's
+// logits X·W_g (for the sigmoid's backward and, with Y, the gate's) and the
+// gated output Y ⊙ sigmoid(·) that the output projection's weight gradient
+// reads (Y itself is the attention output counted above).
 func (m Model) AttentionActivationBytesPerTokenLayer(rc Recompute) float64 {
 	h, nh, nkv := float64(m.Hidden), float64(m.QueryHeads), float64(m.KVHeads)
 	dqk, dv := float64(m.HeadDimQK), float64(m.HeadDimV)
 	b := 2*h + 4*nh + 2*nh*dv // norm input, LSE, output
+	if m.GatedAttention {
+		b += 2*nh*dv + 2*nh*dv // gate logits, gated output
+	}
 	if !rc.LayerNorm {
 		b += 2 * h
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/BurntSushi/toml"
 )
 
 const (
@@ -497,6 +499,54 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 
 // TestModelTOMLTags checks that every field decodes from a unique snake_case key,
 // since a scenario's [model] table is decoded straight into Model.
+// TestGatedAttention: the output gate adds h·n_h·d_v parameters per layer
+// (total and active alike), 6·h·n_h·d_v training GEMM FLOPs per token and
+// layer, and 4·n_h·d_v saved activation bytes per token and layer; no preset
+// has it, and a scenario's [model] sets it with gated_attention.
+func TestGatedAttention(t *testing.T) {
+	for _, name := range ModelNames() {
+		if mustModel(t, name).GatedAttention {
+			t.Errorf("%s: GatedAttention set; presets keep their published value (false)", name)
+		}
+	}
+	base := mustModel(t, ModelDeepSeekV2Lite)
+	g := base
+	g.GatedAttention = true
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h, nh, dv, layers := 2048.0, 16.0, 128.0, 27.0
+	gate := h * nh * dv // 4.19M per layer
+	if got := g.GateParams(); got != gate || base.GateParams() != 0 {
+		t.Errorf("GateParams = %g (ungated %g), want %g", got, base.GateParams(), gate)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"TotalParams", g.TotalParams() - base.TotalParams(), layers * gate},
+		{"ActiveParams", g.ActiveParams() - base.ActiveParams(), layers * gate},
+		{"LayerActiveLinearParams", g.LayerActiveLinearParams(5) - base.LayerActiveLinearParams(5), gate},
+		{"LinearTrainFLOPsPerToken", g.LinearTrainFLOPsPerToken() - base.LinearTrainFLOPsPerToken(), 6 * layers * gate},
+		{"AttentionActivationBytesPerTokenLayer", g.AttentionActivationBytesPerTokenLayer(Recompute{}) - base.AttentionActivationBytesPerTokenLayer(Recompute{}), 4 * nh * dv},
+		{"ActivationBytesPerToken", g.ActivationBytesPerToken(Recompute{LayerNorm: true}) - base.ActivationBytesPerToken(Recompute{LayerNorm: true}), layers * 4 * nh * dv},
+		// The gate changes neither what CP moves nor the core attention.
+		{"UlyssesBytesPerTokenLayer", g.UlyssesBytesPerTokenLayer() - base.UlyssesBytesPerTokenLayer(), 0},
+		{"AttentionFwdFLOPsPerSquareToken", g.AttentionFwdFLOPsPerSquareToken() - base.AttentionFwdFLOPsPerSquareToken(), 0},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s grows by %g, want %g", c.name, c.got, c.want)
+		}
+	}
+	fromTOML := base
+	if _, err := toml.Decode("gated_attention = true", &fromTOML); err != nil || fromTOML != g {
+		t.Errorf("[model] gated_attention = true decodes to %+v (%v), want the gated model", fromTOML, err)
+	}
+	if !slices.Contains(ModelKeys(), "gated_attention") {
+		t.Errorf("ModelKeys() = %v lacks gated_attention", ModelKeys())
+	}
+}
+
 func TestModelTOMLTags(t *testing.T) {
 	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	for _, typ := range []reflect.Type{reflect.TypeFor[Model](), reflect.TypeFor[Recompute]()} {

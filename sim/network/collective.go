@@ -22,8 +22,10 @@ func (t Topology) nvlinkSeconds(bytes float64) float64 {
 	return transferSeconds(bytes, t.NVLinkBytesPerSecond, t.CollectiveIntra)
 }
 
-func (t Topology) nicSeconds(bytes float64) float64 {
-	return transferSeconds(bytes, t.NICBytesPerSecond, t.CollectiveInter)
+// nicSeconds is bytes through the NIC at the curve of the collective kind
+// (CollectiveInter, SendRecvInter or AllToAllInter).
+func (t Topology) nicSeconds(bytes float64, c calib.Curve) float64 {
+	return transferSeconds(bytes, t.NICBytesPerSecond, c)
 }
 
 // oneHopSeconds is the latency of an all-to-all, whose messages each cross one
@@ -51,9 +53,9 @@ func (t Topology) p2pSeconds(crossesNodes bool) float64 {
 // (ranks−m)/ranks over its one NIC, concurrently; the slowest rank sets the time
 // (costmodel §4.1, §5.4):
 //
-//	T = max(intraBytes / (B_nvl·η_intra), interBytes / (B_nic·η_inter)) + α
+//	T = max(intraBytes / (B_nvl·η_intra), interBytes / (B_nic·η_a2a)) + α
 //
-// with S = bytesPerRank, intraBytes taken on the node
+// with η_a2a the AllToAllInter curve's Max, S = bytesPerRank, intraBytes taken on the node
 // holding the most members, interBytes on the node holding the fewest, and
 // α = base + hop (intra constants when the group sits in one node, inter
 // otherwise). A group of one rank, or no bytes, costs 0. It panics if the ranks
@@ -66,7 +68,7 @@ func AllToAllSeconds(t Topology, firstRank, ranks int, bytesPerRank float64) flo
 	k := float64(ranks)
 	peer := bytesPerRank / k
 	intra := t.nvlinkSeconds(float64(s.MaxLocal-1) * peer)
-	inter := t.nicSeconds(float64(ranks-s.MinLocal) * peer)
+	inter := t.nicSeconds(float64(ranks-s.MinLocal)*peer, t.AllToAllInter)
 	return max(intra, inter) + t.oneHopSeconds(s.Nodes > 1)
 }
 
@@ -76,8 +78,9 @@ func AllToAllSeconds(t Topology, firstRank, ranks int, bytesPerRank float64) flo
 // has at least two hops across nodes, and the step waits for the slowest, so it
 // runs at NIC speed (costmodel §4.2):
 //
-//	T = bytes / (B·η) + α,  B = B_nic and α = InterP2PSeconds if the ring crosses
-//	                        nodes, else B_nvl and α = intra base + hop
+//	T = bytes / (B·η) + α,  B = B_nic, η = SendRecvInter and α = InterP2PSeconds
+//	                        if the ring crosses nodes, else B_nvl, η = CollectiveIntra
+//	                        and α = intra base + hop
 //
 // A ring of one rank, or no bytes, costs 0. It panics if the ranks leave the pool.
 func SendRecvSeconds(t Topology, g Ranks, bytes float64) float64 {
@@ -87,7 +90,7 @@ func SendRecvSeconds(t Topology, g Ranks, bytes float64) float64 {
 	t.checkRank(g.First)
 	t.checkRank(g.Last())
 	if t.Node(g.First) != t.Node(g.Last()) {
-		return t.nicSeconds(bytes) + t.p2pSeconds(true)
+		return t.nicSeconds(bytes, t.SendRecvInter) + t.p2pSeconds(true)
 	}
 	return t.nvlinkSeconds(bytes) + t.p2pSeconds(false)
 }
@@ -100,7 +103,7 @@ func SendRecvSeconds(t Topology, g Ranks, bytes float64) float64 {
 // in parallel:
 //
 //	intra = (m−1)/m·S / (B_nvl·η_intra)   + IntraBase + (m−1)·IntraHop
-//	inter = (k−1)/k·S/m / (B_nic·η_inter) + InterBase + (k−1)·InterHop
+//	inter = (k−1)/k·S/m / (B_nic·η_inter) + InterBase + (k−1)·InterHop   (η_inter: CollectiveInter)
 //
 // with the intra term on the node with the most members and the inter term on the
 // one with the fewest; each term is dropped when its ring has one member. The
@@ -132,7 +135,7 @@ func (t Topology) hierarchicalRingSeconds(g Ranks, bytes float64) float64 {
 	}
 	k := float64(s.Nodes)
 	shard := bytes / float64(s.MinLocal)
-	sec += t.nicSeconds((k-1)/k*shard) + t.InterBaseSeconds + (k-1)*t.InterHopSeconds
+	sec += t.nicSeconds((k-1)/k*shard, t.CollectiveInter) + t.InterBaseSeconds + (k-1)*t.InterHopSeconds
 	return sec
 }
 
@@ -150,7 +153,7 @@ func (t Topology) intraRingSeconds(n int, bytes float64) float64 {
 // to the same HDP rank (and TP rank) of stage stage+1, the pipeline activation
 // (or, backwards, gradient) transfer of costmodel §4.6:
 //
-//	T = bytes / (B·η) + α (α as for SendRecvSeconds)
+//	T = bytes / (B·η) + α (B, η and α as for SendRecvSeconds)
 //
 // on NVLink when the two GPUs share a node under the Megatron mapping (they are
 // G·tp GPUs apart, so only when a stage's G·tp GPUs are fewer than a node's),
@@ -167,7 +170,7 @@ func P2PSeconds(t Topology, stage, r int, bytes float64) float64 {
 	if from == to {
 		return t.nvlinkSeconds(bytes) + t.p2pSeconds(false)
 	}
-	return t.nicSeconds(bytes) + t.p2pSeconds(true)
+	return t.nicSeconds(bytes, t.SendRecvInter) + t.p2pSeconds(true)
 }
 
 // P2PActivationBytes is the bytes one GPU sends across a stage boundary for one

@@ -23,8 +23,13 @@
 // # Links
 //
 // A transfer of b bytes over NVLink takes b/(B_nvl·η_intra), over the NIC
-// b/(B_nic·η_inter), with B the profile's achieved per-GPU bandwidths and η the
-// asymptotic efficiency Max of its CollectiveIntra/CollectiveInter curves: NCCL's
+// b/(B_nic·η), with B the profile's achieved per-GPU bandwidths and η the
+// asymptotic efficiency Max of the profile's curve for the collective:
+// CollectiveIntra for everything inside a node; across nodes SendRecvInter for
+// send/recv and pipeline transfers, AllToAllInter for all-to-alls and
+// CollectiveInter for reduce-scatter and all-gather, each sourced on its own (a
+// 400G NIC carries 46-48 GB/s of point-to-point traffic, while the per-NIC
+// accounting of a ring all-reduce shows 73% of that): NCCL's
 // α–β model (§5.2), latency plus bytes over a constant bandwidth. The curves'
 // Half is not applied, because in a fit of measured times it absorbs the same
 // fixed latency that α prices explicitly (applying both counted latency twice and

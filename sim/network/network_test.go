@@ -30,6 +30,8 @@ func workedProfile() calib.Profile {
 		InterP2PLatencySeconds:  c(60e-6),
 		CollectiveIntra:         curve(1, 0),
 		CollectiveInter:         curve(1, 0),
+		SendRecvInter:           curve(1, 0),
+		AllToAllInter:           curve(1, 0),
 	}
 }
 
@@ -41,6 +43,7 @@ func realisticProfile() calib.Profile {
 	p.InterBaseLatencySeconds, p.InterHopLatencySeconds = c(8.4e-6), c(14e-6)
 	p.InterP2PLatencySeconds = c(25.4e-6)
 	p.CollectiveIntra, p.CollectiveInter = curve(0.85, 2e6), curve(0.8, 4e6)
+	p.SendRecvInter, p.AllToAllInter = curve(0.95, 1e6), curve(0.9, 2e6)
 	return p
 }
 
@@ -95,6 +98,8 @@ func TestNewTopology(t *testing.T) {
 		{64, 8, 1, 1, func(p *calib.Profile) { p.NICBytesPerSecond.Value = 0 }, "nic_bytes_per_second"},
 		{64, 8, 1, 1, func(p *calib.Profile) { p.InterHopLatencySeconds.Value = -1 }, "inter_hop_latency_seconds"},
 		{64, 8, 1, 1, func(p *calib.Profile) { p.CollectiveInter.Max.Value = 1.5 }, "collective_inter"},
+		{64, 8, 1, 1, func(p *calib.Profile) { p.SendRecvInter.Max.Value = 0 }, "send_recv_inter"},
+		{64, 8, 1, 1, func(p *calib.Profile) { p.AllToAllInter.Half.Value = -1 }, "all_to_all_inter"},
 	} {
 		p := workedProfile()
 		if bad.mutate != nil {
@@ -667,5 +672,40 @@ func TestP2P(t *testing.T) {
 	}
 	if TPSPLayerSeconds(spread, 4096, 1000) != 0 {
 		t.Errorf("tp = 1 has no TP communication")
+	}
+}
+
+// TestInterCurvePerCollective: across nodes each collective runs at its own
+// curve's Max: send/recv and pipeline transfers at SendRecvInter,
+// all-to-alls at AllToAllInter, reduce-scatter and all-gather at
+// CollectiveInter; inside a node all at CollectiveIntra.
+func TestInterCurvePerCollective(t *testing.T) {
+	p := workedProfile()
+	p.CollectiveInter, p.SendRecvInter, p.AllToAllInter = curve(0.5, 0), curve(0.8, 0), curve(0.25, 0)
+	tt := topo(t, p, 64, 8, 1, 4) // G = 16, two nodes per stage
+	const b = 1 << 30
+	if got, want := SendRecvSeconds(tt, Ranks{First: 4, Count: 8, Stride: 1}, b), b/(45e9*0.8)+60e-6; !near(got, want, 1e-12) {
+		t.Errorf("ring step across nodes %v, want %v (SendRecvInter)", got, want)
+	}
+	if got, want := P2PSeconds(tt, 0, 3, b), b/(45e9*0.8)+60e-6; !near(got, want, 1e-12) {
+		t.Errorf("pipeline transfer %v, want %v (SendRecvInter)", got, want)
+	}
+	// 16 ranks on 2 nodes: 8/16 of the buffer leaves over the NIC, 7/16 over NVLink.
+	if got, want := AllToAllSeconds(tt, 0, 16, b), max(7.0/16*b/360e9, 8.0/16*b/(45e9*0.25))+60e-6; !near(got, want, 1e-12) {
+		t.Errorf("all-to-all across nodes %v, want %v (AllToAllInter)", got, want)
+	}
+	// Hierarchical: intra ring of 8, then the 1/8 shard between the 2 nodes.
+	want := 7.0/8*b/360e9 + 25e-6 + 1.0/2*b/8/(45e9*0.5) + 60e-6
+	if got := ReduceScatterSeconds(tt, Contiguous(0, 16), b); !near(got, want, 1e-12) {
+		t.Errorf("reduce-scatter across nodes %v, want %v (CollectiveInter)", got, want)
+	}
+	if got := AllGatherSeconds(tt, Contiguous(0, 16), b); !near(got, want, 1e-12) {
+		t.Errorf("all-gather across nodes %v, want %v (CollectiveInter)", got, want)
+	}
+	// Inside a node the inter curves play no part.
+	in := AllToAllSeconds(tt, 0, 8, b)
+	p.SendRecvInter, p.AllToAllInter, p.CollectiveInter = curve(1, 0), curve(1, 0), curve(1, 0)
+	if in != AllToAllSeconds(topo(t, p, 64, 8, 1, 4), 0, 8, b) {
+		t.Error("an all-to-all inside a node depends on an inter-node curve")
 	}
 }

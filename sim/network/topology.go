@@ -43,9 +43,12 @@ type Topology struct {
 	// steps, pipeline transfers); inside a node a send/recv costs one intra
 	// base + hop.
 	InterP2PSeconds float64
-	// CollectiveIntra and CollectiveInter scale the link bandwidth by the size of
-	// one message (see the package doc for which size each collective uses).
-	CollectiveIntra, CollectiveInter calib.Curve
+	// CollectiveIntra scales NVLink for every collective inside a node;
+	// CollectiveInter the NIC for reduce-scatter and all-gather across nodes,
+	// SendRecvInter for send/recv (ring steps, pipeline transfers) and
+	// AllToAllInter for all-to-alls (only their Max is applied; see the package
+	// doc).
+	CollectiveIntra, CollectiveInter, SendRecvInter, AllToAllInter calib.Curve
 }
 
 // NewTopology builds the topology of stage 0 from a profile and a cluster under
@@ -95,7 +98,8 @@ func NewTopology(p calib.Profile, c job.Cluster, tp, pp int) (Topology, error) {
 	for _, cv := range []struct {
 		name string
 		c    calib.Curve
-	}{{"collective_intra", p.CollectiveIntra}, {"collective_inter", p.CollectiveInter}} {
+	}{{"collective_intra", p.CollectiveIntra}, {"collective_inter", p.CollectiveInter},
+		{"send_recv_inter", p.SendRecvInter}, {"all_to_all_inter", p.AllToAllInter}} {
 		if !(cv.c.Max.Value > 0 && cv.c.Max.Value <= 1) || !(cv.c.Half.Value >= 0) {
 			errs = append(errs, fmt.Errorf("network: profile %q: %s max = %g, half = %g: need max in (0, 1] and half >= 0",
 				p.Name, cv.name, cv.c.Max.Value, cv.c.Half.Value))
@@ -119,6 +123,8 @@ func NewTopology(p calib.Profile, c job.Cluster, tp, pp int) (Topology, error) {
 		InterP2PSeconds:      p.InterP2PLatencySeconds.Value,
 		CollectiveIntra:      p.CollectiveIntra,
 		CollectiveInter:      p.CollectiveInter,
+		SendRecvInter:        p.SendRecvInter,
+		AllToAllInter:        p.AllToAllInter,
 	}, nil
 }
 

@@ -1,0 +1,446 @@
+package calib
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dcpsim/dcpsim/job"
+)
+
+// OpKind classifies an Op by what bounds its time.
+type OpKind int
+
+const (
+	// OpKindGEMM is a matrix product, priced by its shape (GEMMSeconds).
+	OpKindGEMM OpKind = iota + 1
+	// OpKindMemory is a memory-bound kernel, priced by the HBM bytes it moves
+	// (MemorySeconds).
+	OpKindMemory
+	// OpKindLaunch is the per-kernel fixed cost of a layer's kernels:
+	// KernelLaunchSeconds times the kernels it launches.
+	OpKindLaunch
+)
+
+// String names the kind: "gemm", "memory" or "launch".
+func (k OpKind) String() string {
+	switch k {
+	case OpKindGEMM:
+		return "gemm"
+	case OpKindMemory:
+		return "memory"
+	case OpKindLaunch:
+		return "launch"
+	}
+	return fmt.Sprintf("OpKind(%d)", int(k))
+}
+
+// Names of the ops of a layer (LayerOps) and of the last stage's head
+// (HeadOps). They are stable: callers select ops by them (AllToAllWindowOps).
+const (
+	// OpInputNorm is the RMSNorm before attention.
+	OpInputNorm = "input_norm"
+	// OpQProj is the query projection h → n_h·d_qk (MHA/GQA, and MLA without
+	// query compression).
+	OpQProj = "q_proj"
+	// OpQDown, OpQNorm and OpQUp are MLA's compressed query path: h → q_lora,
+	// the latent RMSNorm, q_lora → n_h·d_qk.
+	OpQDown = "q_down"
+	OpQNorm = "q_norm"
+	OpQUp   = "q_up"
+	// OpKProj and OpVProj are the MHA/GQA key and value projections.
+	OpKProj = "k_proj"
+	OpVProj = "v_proj"
+	// OpKVDown, OpKVNorm and OpKVUp are MLA's key/value path: h → kv_lora +
+	// d_rope (the latent and the shared RoPE key), the latent RMSNorm, kv_lora →
+	// n_h·(d_nope + d_v).
+	OpKVDown = "kv_down"
+	OpKVNorm = "kv_norm"
+	OpKVUp   = "kv_up"
+	// OpQKNorm is the per-head RMSNorm of queries and keys (Qwen3, Hy3).
+	OpQKNorm = "qk_norm"
+	// OpRoPE applies rotary embeddings to the queries' and keys' RoPE parts.
+	OpRoPE = "rope"
+	// OpConcat joins MLA's no-RoPE and RoPE parts into per-head Q and K (the
+	// shared RoPE key broadcast to every head).
+	OpConcat = "concat"
+	// OpGate is gated attention's gate projection h → n_h·d_v, and OpGateMul its
+	// sigmoid-multiply with the attention output.
+	OpGate    = "gate"
+	OpGateMul = "gate_mul"
+	// OpOProj is the output projection n_h·d_v → h.
+	OpOProj = "o_proj"
+	// OpAttentionResidual and OpFFNResidual are the residual adds of the two
+	// blocks.
+	OpAttentionResidual = "attention_residual"
+	OpFFNResidual       = "ffn_residual"
+	// OpPostAttentionNorm is the RMSNorm before the FFN.
+	OpPostAttentionNorm = "post_attention_norm"
+	// OpGateUp, OpSwiGLU and OpDown are a dense layer's SwiGLU MLP: h → 2f, the
+	// activation, f → h.
+	OpGateUp = "gate_up"
+	OpSwiGLU = "swiglu"
+	OpDown   = "down"
+	// OpRouter is the MoE router GEMM h → E, OpRouterTopK its score function
+	// and top-k selection.
+	OpRouter     = "router"
+	OpRouterTopK = "router_topk"
+	// OpPermute gathers each token's k copies into expert order before the
+	// dispatch; OpUnpermute weights and sums the k expert outputs after the
+	// combine.
+	OpPermute   = "permute"
+	OpUnpermute = "unpermute"
+	// OpExpertGateUp, OpExpertSwiGLU and OpExpertDown are the routed experts'
+	// SwiGLU MLPs, one grouped GEMM over the rank's local experts each.
+	OpExpertGateUp = "expert_gate_up"
+	OpExpertSwiGLU = "expert_swiglu"
+	OpExpertDown   = "expert_down"
+	// OpSharedGateUp, OpSharedSwiGLU and OpSharedDown are the shared experts'
+	// SwiGLU MLP (all shared experts as one of width shared_experts·f_s).
+	OpSharedGateUp = "shared_gate_up"
+	OpSharedSwiGLU = "shared_swiglu"
+	OpSharedDown   = "shared_down"
+	// OpLaunch is the per-kernel fixed cost of every kernel the layer (or the
+	// head) launches, core attention's included.
+	OpLaunch = "launch"
+	// OpFinalNorm, OpLMHead and OpCrossEntropy are the last stage's head: the
+	// final RMSNorm, the h → V projection and the loss over the vocabulary.
+	OpFinalNorm    = "final_norm"
+	OpLMHead       = "lm_head"
+	OpCrossEntropy = "cross_entropy"
+)
+
+// AllToAllWindowOps are the ops of a layer's attention that neither wait for
+// nor feed the CP Q/K/V all-to-alls, so those all-to-alls can hide behind them
+// (HyDra §5.2.2: "the KV down- and up-projections, RoPE and concatenation, and
+// the gate projection"): for MLA the key/value path with its latent norm, RoPE
+// and the concatenation, and the gate of gated attention. MHA/GQA layers have
+// only RoPE and the gate of these. AllToAllWindowSeconds sums them.
+var AllToAllWindowOps = []string{OpKVDown, OpKVNorm, OpKVUp, OpRoPE, OpConcat, OpGate}
+
+// Attention kernels a layer launches, which OpLaunch counts although core
+// attention is not an Op (its time depends on the rank's sequences): one
+// forward kernel and FlashAttention-3's three backward kernels (preprocess,
+// main, dQ conversion; github.com/Dao-AILab/flash-attention
+// hopper/flash_bwd_launch_template.h).
+const (
+	AttentionFwdKernels = 1
+	AttentionBwdKernels = 3
+)
+
+// GEMMShape is the per-GPU shape of Count equal GEMMs of m×k by k×n.
+type GEMMShape struct {
+	// M is the rows (tokens), N the output features, K the contraction.
+	M, N, K float64
+	// Count is the number of such GEMMs in the op (local experts of a grouped
+	// GEMM); 1 otherwise.
+	Count float64
+}
+
+// FLOPs is 2·m·n·k·Count.
+func (g GEMMShape) FLOPs() float64 { return 2 * g.M * g.N * g.K * g.Count }
+
+// Bytes is the BF16 bytes the GEMMs read and write at least once:
+// 2·(m·k + k·n + m·n)·Count.
+func (g GEMMShape) Bytes() float64 { return 2 * (g.M*g.K + g.K*g.N + g.M*g.N) * g.Count }
+
+// Op is one operator of a layer (or of the head) on one GPU of a rank, for
+// the rank's tokens: its forward and backward seconds and what they come from.
+type Op struct {
+	// Name is one of the Op* names.
+	Name string
+	// Kind says how the op is priced.
+	Kind OpKind
+	// FwdSeconds and BwdSeconds are the op's time in the forward and backward
+	// pass, on one GPU.
+	FwdSeconds, BwdSeconds float64
+	// Shape is a GEMM op's per-GPU shape (zero for other kinds).
+	Shape GEMMShape
+	// FwdBytes and BwdBytes are a memory-bound op's HBM bytes per GPU in each
+	// pass (zero for other kinds).
+	FwdBytes, BwdBytes float64
+	// FwdKernels and BwdKernels are the kernels the op launches in each pass
+	// (for OpLaunch, the layer's total, core attention's included).
+	FwdKernels, BwdKernels int
+}
+
+// GEMMSeconds is the time of the GEMMs of shape g on one GPU, a roofline of
+// compute and memory:
+//
+//	max(2·m·n·k / (peak·η_gemm(GEMMEffectiveSize(m, n, k))),
+//	    2·(m·k + k·n + m·n) / (HBM·memory_bound_efficiency)) · Count
+//
+// Compute wins for every GEMM of the presets at a few hundred tokens; the
+// memory side bounds a GEMM with very few rows. The backward's two GEMMs
+// (data and weight gradients) have permuted shapes, so the same efficiency and
+// bytes: backward = 2 × forward. No work takes no time.
+func (c *Compute) GEMMSeconds(g GEMMShape) float64 {
+	if g.FLOPs() <= 0 {
+		return 0
+	}
+	p := c.Profile
+	compute := 2 * g.M * g.N * g.K / (p.PeakBF16FLOPs.Value * p.GEMM.At(GEMMEffectiveSize(g.M, g.N, g.K)))
+	memory := 2 * (g.M*g.K + g.K*g.N + g.M*g.N) / c.memoryBytesPerSecond()
+	return max(compute, memory) * g.Count
+}
+
+// MemorySeconds is the time of a memory-bound kernel moving bytes HBM bytes on
+// one GPU: bytes / (HBM·memory_bound_efficiency).
+func (c *Compute) MemorySeconds(bytes float64) float64 {
+	if bytes <= 0 {
+		return 0
+	}
+	return bytes / c.memoryBytesPerSecond()
+}
+
+func (c *Compute) memoryBytesPerSecond() float64 {
+	return c.Profile.HBMBytesPerSecond.Value * c.Profile.MemoryBoundEfficiency.Value
+}
+
+// opBuilder collects a layer's ops.
+type opBuilder struct {
+	c   *Compute
+	ops []Op
+}
+
+// gemm adds a GEMM op of shape (m, n, k) × count: one kernel forward, two
+// backward (data and weight gradients), backward = 2 × forward.
+func (b *opBuilder) gemm(name string, m, n, k, count float64) {
+	g := GEMMShape{M: m, N: n, K: k, Count: count}
+	f := b.c.GEMMSeconds(g)
+	b.ops = append(b.ops, Op{Name: name, Kind: OpKindGEMM, FwdSeconds: f, BwdSeconds: 2 * f, Shape: g, FwdKernels: 1, BwdKernels: 2})
+}
+
+// memory adds a memory-bound op moving fwd and bwd bytes, launching kernels
+// kernels in each pass.
+func (b *opBuilder) memory(name string, fwd, bwd float64, kernels int) {
+	b.ops = append(b.ops, Op{Name: name, Kind: OpKindMemory, FwdSeconds: b.c.MemorySeconds(fwd), BwdSeconds: b.c.MemorySeconds(bwd),
+		FwdBytes: fwd, BwdBytes: bwd, FwdKernels: kernels, BwdKernels: kernels})
+}
+
+// rmsNorm adds an RMSNorm over width elements for tokens tokens: forward reads
+// x and writes y (2 bytes each), 4·width bytes per token; backward reads dy and
+// x and writes dx, 6·width. (The FP32 reciprocal RMS, 4 bytes per token, and
+// the weight are left out.)
+func (b *opBuilder) rmsNorm(name string, width, tokens float64) {
+	b.memory(name, 4*width*tokens, 6*width*tokens, 1)
+}
+
+// swiGLU adds a SwiGLU activation of width f for tokens tokens: forward reads
+// the gate and up halves and writes the product, 6·f bytes per token; backward
+// reads dy, gate and up and writes their two gradients, 10·f.
+func (b *opBuilder) swiGLU(name string, f, tokens float64) {
+	b.memory(name, 6*f*tokens, 10*f*tokens, 1)
+}
+
+// launch adds the OpLaunch of every op so far plus core attention's kernels
+// (attention: whether the layer has them).
+func (b *opBuilder) launch(attention bool) {
+	fk, bk := 0, 0
+	if attention {
+		fk, bk = AttentionFwdKernels, AttentionBwdKernels
+	}
+	for _, o := range b.ops {
+		fk += o.FwdKernels
+		bk += o.BwdKernels
+	}
+	gap := b.c.Profile.KernelLaunchSeconds.Value
+	b.ops = append(b.ops, Op{Name: OpLaunch, Kind: OpKindLaunch, FwdSeconds: float64(fk) * gap, BwdSeconds: float64(bk) * gap,
+		FwdKernels: fk, BwdKernels: bk})
+}
+
+// LayerOps returns the ops of the 0-based layer on one GPU of a rank holding
+// tokens tokens, in forward order, core attention left out (AttentionFwdSeconds
+// prices it per sequence) and OpLaunch last. With T = tokens, tp = TP and BF16
+// activations, per GPU:
+//
+//	attention   input_norm (RMSNorm h on T/tp)
+//	  MLA       q_proj (T, n_h·d_qk/tp, h), or q_down (T/tp, q_lora, h), q_norm
+//	            (RMSNorm q_lora), q_up (T, n_h·d_qk/tp, q_lora); kv_down (T/tp,
+//	            kv_lora + d_rope, h), kv_norm (RMSNorm kv_lora), kv_up (T,
+//	            n_h·(d_nope + d_v)/tp, kv_lora); rope; concat
+//	  MHA/GQA   q_proj (T, n_h·d_qk/tp, h), k_proj (T, n_kv·d_qk/tp, h), v_proj
+//	            (T, n_kv·d_v/tp, h); qk_norm (Qwen3/Hy3); rope
+//	            [core attention]
+//	  gated     gate (T, n_h·d_v/tp, h), gate_mul
+//	            o_proj (T, h, n_h·d_v/tp), attention_residual
+//	dense FFN   post_attention_norm, gate_up (T, 2f/tp, h), swiglu, down (T, h, f/tp)
+//	MoE FFN     post_attention_norm, router (T/tp, E, h), router_topk, permute,
+//	            expert_gate_up (E/ep × (X, 2f_e/tp, h)), expert_swiglu,
+//	            expert_down (E/ep × (X, h, f_e/tp)), unpermute, shared_gate_up
+//	            (T, 2·s·f_s/tp, h), shared_swiglu, shared_down (T, h, s·f_s/tp)
+//	            [s shared experts, if any]; X = ExpertTokens(T)
+//	            ffn_residual, launch
+//
+// where (m, n, k) is a GEMM's per-GPU shape, priced by GEMMSeconds; tensor
+// parallelism splits n (column-parallel) or k (row-parallel), and the
+// projections it does not split (MLA's down-projections, the router) run on
+// the GPU's sequence-parallel share T/tp, so every GPU does 1/tp of the rank's
+// FLOPs, as before. Memory-bound ops move, per token of the GPU's share T/tp
+// (BF16, 2 bytes an element; forward / backward bytes):
+//
+//	RMSNorm of width w      4w / 6w   (read x, write y / read dy and x, write dx)
+//	rope                    4w / 4w   (read and write the RoPE parts, w = n_h·d_rope +
+//	                                   d_rope for MLA, (n_h + n_kv)·d_qk for MHA/GQA)
+//	concat (MLA)            2·(3·n_h·d_qk + n_h·d_nope + d_rope) both ways (read the parts,
+//	                                   write per-head Q and K; backward splits their gradients)
+//	qk_norm                 RMSNorm of w = (n_h + n_kv)·d_qk
+//	swiglu of width f       6f / 10f  (read gate and up, write / read dy, gate, up, write two)
+//	gate_mul, w = n_h·d_v   6w / 10w  (the same shape as SwiGLU)
+//	residual add            6h / 6h   (read two, write one)
+//	router_topk             8E + 8k both ways (FP32 logits read, scores written, top-k
+//	                                   weights and indices)
+//	permute                 4kh / 4kh (read and write k copies of the token)
+//	unpermute               2kh + 2h + 4k / 4kh + 2h (read k outputs and weights, write
+//	                                   one / read dy and the outputs, write k gradients)
+//	expert_swiglu           SwiGLU of f_e for each of the k copies
+//
+// each priced by MemorySeconds. Forward kernels: one per op, two for qk_norm and
+// rope (q and k), one for core attention; backward: two per GEMM (data and
+// weight gradients), one per memory-bound op (two for qk_norm and rope), three
+// for core attention (AttentionBwdKernels). OpLaunch charges
+// KernelLaunchSeconds for each, e.g. DeepSeek-V2-Lite's MoE layer: 23 forward
+// and 34 backward kernels, its dense layer 16 and 24 (TestLayerKernels pins
+// every preset). It panics if layer is out of range or tokens < 0.
+func (c *Compute) LayerOps(layer, tokens int) []Op {
+	if tokens < 0 {
+		panic(fmt.Sprintf("calib: LayerOps: tokens = %d < 0", tokens))
+	}
+	m := c.Job.Model
+	moe := m.IsMoELayer(layer) // panics on a bad layer
+	t, tp := float64(tokens), float64(c.Job.Parallel.TP)
+	ts := t / tp // the GPU's sequence-parallel share
+	h, nh, nkv := float64(m.Hidden), float64(m.QueryHeads), float64(m.KVHeads)
+	dqk, dv := float64(m.HeadDimQK), float64(m.HeadDimV)
+	b := &opBuilder{c: c}
+
+	b.rmsNorm(OpInputNorm, h, ts)
+	if m.Attention == job.MLA {
+		ql, kl := float64(m.QLoRARank), float64(m.KVLoRARank)
+		nope, rope := float64(m.QKNopeHeadDim), float64(m.QKRopeHeadDim)
+		if m.QLoRARank > 0 {
+			b.gemm(OpQDown, ts, ql, h, 1)
+			b.rmsNorm(OpQNorm, ql, ts)
+			b.gemm(OpQUp, t, nh*dqk/tp, ql, 1)
+		} else {
+			b.gemm(OpQProj, t, nh*dqk/tp, h, 1)
+		}
+		b.gemm(OpKVDown, ts, kl+rope, h, 1)
+		b.rmsNorm(OpKVNorm, kl, ts)
+		b.gemm(OpKVUp, t, nh*(nope+dv)/tp, kl, 1)
+		w := nh*rope + rope
+		b.memory(OpRoPE, 4*w*ts, 4*w*ts, 2)
+		cat := 2 * (3*nh*dqk + nh*nope + rope)
+		b.memory(OpConcat, cat*ts, cat*ts, 1)
+	} else {
+		b.gemm(OpQProj, t, nh*dqk/tp, h, 1)
+		b.gemm(OpKProj, t, nkv*dqk/tp, h, 1)
+		b.gemm(OpVProj, t, nkv*dv/tp, h, 1)
+		w := (nh + nkv) * dqk
+		if m.QKNorm {
+			b.memory(OpQKNorm, 4*w*ts, 6*w*ts, 2)
+		}
+		b.memory(OpRoPE, 4*w*ts, 4*w*ts, 2)
+	}
+	if m.GatedAttention {
+		b.gemm(OpGate, t, nh*dv/tp, h, 1)
+		w := nh * dv
+		b.memory(OpGateMul, 6*w*ts, 10*w*ts, 1)
+	}
+	b.gemm(OpOProj, t, h, nh*dv/tp, 1)
+	b.memory(OpAttentionResidual, 6*h*ts, 6*h*ts, 1)
+
+	b.rmsNorm(OpPostAttentionNorm, h, ts)
+	if !moe {
+		f := float64(m.DenseFFN)
+		b.gemm(OpGateUp, t, 2*f/tp, h, 1)
+		b.swiGLU(OpSwiGLU, f/tp, t)
+		b.gemm(OpDown, t, h, f/tp, 1)
+	} else {
+		e, k, fe := float64(m.RoutedExperts), float64(m.TopK), float64(m.ExpertFFN)
+		local := e / float64(c.Job.Parallel.EP)
+		x := c.ExpertTokens(tokens)
+		b.gemm(OpRouter, ts, e, h, 1)
+		b.memory(OpRouterTopK, (8*e+8*k)*ts, (8*e+8*k)*ts, 1)
+		b.memory(OpPermute, 4*k*h*ts, 4*k*h*ts, 1)
+		b.gemm(OpExpertGateUp, x, 2*fe/tp, h, local)
+		b.swiGLU(OpExpertSwiGLU, fe/tp, k*t)
+		b.gemm(OpExpertDown, x, h, fe/tp, local)
+		b.memory(OpUnpermute, (2*k*h+2*h+4*k)*ts, (4*k*h+2*h)*ts, 1)
+		if m.SharedExperts > 0 {
+			fs := float64(m.SharedExperts * m.SharedExpertFFN)
+			b.gemm(OpSharedGateUp, t, 2*fs/tp, h, 1)
+			b.swiGLU(OpSharedSwiGLU, fs/tp, t)
+			b.gemm(OpSharedDown, t, h, fs/tp, 1)
+		}
+	}
+	b.memory(OpFFNResidual, 6*h*ts, 6*h*ts, 1)
+	b.launch(true)
+	return b.ops
+}
+
+// HeadOps returns the last stage's head on one GPU of a rank holding tokens
+// tokens: final_norm (RMSNorm h on T/tp), lm_head (T, V/tp, h), cross_entropy
+// and OpLaunch. The loss reads the BF16 logits and keeps the FP32 softmax for
+// the backward (Megatron's vocab-parallel cross entropy), 2V + 4V bytes per
+// token forward; the backward reads it and writes the logits' gradient, 4V +
+// 2V; both on the GPU's V/tp share of the vocabulary for all T tokens. The head
+// costs the same tied or not. It panics if tokens < 0.
+func (c *Compute) HeadOps(tokens int) []Op {
+	if tokens < 0 {
+		panic(fmt.Sprintf("calib: HeadOps: tokens = %d < 0", tokens))
+	}
+	m := c.Job.Model
+	t, tp := float64(tokens), float64(c.Job.Parallel.TP)
+	h, v := float64(m.Hidden), float64(m.Vocab)
+	b := &opBuilder{c: c}
+	b.rmsNorm(OpFinalNorm, h, t/tp)
+	b.gemm(OpLMHead, t, v/tp, h, 1)
+	b.memory(OpCrossEntropy, 6*v/tp*t, 6*v/tp*t, 1)
+	b.launch(false)
+	return b.ops
+}
+
+// OpsSeconds sums ops' forward and backward seconds, of every kind when kinds
+// is empty, else of the kinds given.
+func OpsSeconds(ops []Op, kinds ...OpKind) (fwd, bwd float64) {
+	for _, o := range ops {
+		if len(kinds) == 0 || slices.Contains(kinds, o.Kind) {
+			fwd += o.FwdSeconds
+			bwd += o.BwdSeconds
+		}
+	}
+	return fwd, bwd
+}
+
+// LayerOpsSeconds is the 0-based layer's time outside core attention for
+// tokens tokens: LayerOps summed, forward and backward.
+func (c *Compute) LayerOpsSeconds(layer, tokens int) (fwd, bwd float64) {
+	return OpsSeconds(c.LayerOps(layer, tokens))
+}
+
+// HeadSeconds is the last stage's head for tokens tokens: HeadOps summed,
+// forward and backward.
+func (c *Compute) HeadSeconds(tokens int) (fwd, bwd float64) {
+	return OpsSeconds(c.HeadOps(tokens))
+}
+
+// AllToAllWindowSeconds is the time of the layer's AllToAllWindowOps for tokens
+// tokens, forward and backward (their adjoints): the compute HyDra §5.2.2 hides
+// the Q/K/V all-to-alls (and dQ/dK/dV) behind.
+func (c *Compute) AllToAllWindowSeconds(layer, tokens int) (fwd, bwd float64) {
+	for _, o := range c.LayerOps(layer, tokens) {
+		if slices.Contains(AllToAllWindowOps, o.Name) {
+			fwd += o.FwdSeconds
+			bwd += o.BwdSeconds
+		}
+	}
+	return fwd, bwd
+}
+
+// LayerKernels is the kernels the 0-based layer launches, forward and backward,
+// core attention's included (the OpLaunch of LayerOps).
+func (c *Compute) LayerKernels(layer int) (fwd, bwd int) {
+	ops := c.LayerOps(layer, 0)
+	l := ops[len(ops)-1]
+	return l.FwdKernels, l.BwdKernels
+}
