@@ -90,9 +90,15 @@ func TestModelCostsHand(t *testing.T) {
 	moeOps, _ := comp.LayerOpsSeconds(1, 4096)
 	dense := denseOps + af
 	moe := moeOps + af
+	// The Q/K/V all-to-alls hide only behind the ops independent of them
+	// (HyDra §5.2.2), not behind the whole layer's GEMMs.
+	wf, wb := comp.AllToAllWindowSeconds(1, 4096)
+	if g := comp.GEMMFwdSeconds(1, 4096); !(wf > 0 && wf < g/2) {
+		t.Fatalf("window %g s against the layer's GEMMs %g s: want a small positive part", wf, g)
+	}
 	cp, err := network.CPLayer(topo, m, network.CPGroup{Exec: sched.UlyssesRing, Degree: 2, OverlapAllToAll: true},
 		8192, network.CPOverlap{AttentionFwdSeconds: af, AttentionBwdSeconds: comp.AttentionBwdSeconds(8192, 2, 8192),
-			IndependentFwdSeconds: comp.GEMMFwdSeconds(1, 4096), IndependentBwdSeconds: 2 * comp.GEMMFwdSeconds(1, 4096)})
+			IndependentFwdSeconds: wf, IndependentBwdSeconds: wb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,10 +109,10 @@ func TestModelCostsHand(t *testing.T) {
 	if moe < 3*light || cp.Fwd.ExposedSeconds <= 0 || ep <= 0 {
 		t.Fatalf("case not as designed: heavy layer %g, light %g, CP %g, EP %g", moe, light, cp.Fwd.ExposedSeconds, ep)
 	}
-	// CP exposed time is the same for the dense and MoE layers here only if the
-	// GEMMs both hide the Q/K/V all-to-alls; recompute for the dense layer.
+	// The dense layer's window is the same attention-side ops.
+	dwf, _ := comp.AllToAllWindowSeconds(0, 4096)
 	cpDense, _ := network.CPLayer(topo, m, network.CPGroup{Exec: sched.UlyssesRing, Degree: 2, OverlapAllToAll: true},
-		8192, network.CPOverlap{AttentionFwdSeconds: af, IndependentFwdSeconds: comp.GEMMFwdSeconds(0, 4096)})
+		8192, network.CPOverlap{AttentionFwdSeconds: af, IndependentFwdSeconds: dwf})
 	head, _ := comp.HeadSeconds(4096)
 	want := dense + cpDense.Fwd.ExposedSeconds + 26*(moe+cp.Fwd.ExposedSeconds+ep) + head
 	op := res.Ops[res.OpIndex(0, 0, 0, false)]

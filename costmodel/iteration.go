@@ -3,6 +3,7 @@ package costmodel
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/sched"
@@ -117,9 +118,10 @@ type pricer struct {
 // layerOpsKey is a device and a rank's tokens.
 type layerOpsKey struct{ dev, tokens int }
 
-// layerOpsCost is a rank's layer ops per layer kind: every op and the GEMMs,
+// layerOpsCost is a rank's layer ops per layer kind: every op, and the ops
+// of the all-to-all overlap window (calib.AllToAllWindowOps),
 // [dense, moe][forward, backward].
-type layerOpsCost struct{ ops, gemm [2][2]float64 }
+type layerOpsCost struct{ ops, window [2][2]float64 }
 
 // layerOpsSeconds prices the dense and MoE layer's ops for tokens tokens on
 // device dev (memoised).
@@ -134,7 +136,12 @@ func (p *pricer) layerOpsSeconds(dev, tokens int) layerOpsCost {
 		if l >= 0 {
 			ops := m.devices[dev].Compute.LayerOps(l, tokens)
 			c.ops[kind][0], c.ops[kind][1] = calib.OpsSeconds(ops)
-			c.gemm[kind][0], c.gemm[kind][1] = calib.OpsSeconds(ops, calib.OpKindGEMM)
+			for _, o := range ops {
+				if slices.Contains(calib.AllToAllWindowOps, o.Name) {
+					c.window[kind][0] += o.FwdSeconds
+					c.window[kind][1] += o.BwdSeconds
+				}
+			}
 		}
 	}
 	if p.layerOps == nil {
@@ -177,11 +184,15 @@ func (p *pricer) cpExec(k int) (sched.CPExec, int) {
 
 // groupCompute is a group's attention seconds and its layer ops' seconds
 // (GEMMs, memory-bound ops, launch gaps) per layer kind on the slowest device
-// among its ranks, with the GEMM part the Q/K/V all-to-alls may hide behind.
+// among its ranks, with the part the Q/K/V all-to-alls may hide behind: the
+// ops that neither wait for nor feed them (HyDra §5.2.2: the KV down- and
+// up-projections, RoPE and concatenation, the gate projection). The rest of
+// the layer (the query path, attention itself, the output projection and the
+// MoE experts) depends on attention's inputs or output and cannot hide them.
 type groupCompute struct {
-	attn [2]float64    // forward, backward
-	ops  [2][2]float64 // [dense, moe][forward, backward], every op of the layer
-	gemm [2][2]float64 // [dense, moe][forward, backward], the GEMM ops
+	attn   [2]float64    // forward, backward
+	ops    [2][2]float64 // [dense, moe][forward, backward], every op of the layer
+	window [2][2]float64 // [dense, moe][forward, backward], the overlap window
 }
 
 func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
@@ -209,7 +220,7 @@ func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
 			c.attn[1] += comp.AttentionBwdSeconds(s, g.Size, blk)
 		}
 		lc := p.layerOpsSeconds(dev, per)
-		c.ops, c.gemm = lc.ops, lc.gemm
+		c.ops, c.window = lc.ops, lc.window
 		if c.attn[0]+c.ops[1][0]+c.ops[0][0] > out.attn[0]+out.ops[1][0]+out.ops[0][0] {
 			out = c
 		}
@@ -243,14 +254,14 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 			if l < 0 {
 				continue
 			}
-			gf, gb := c.gemm[kind][0], c.gemm[kind][1]
+			wf, wb := c.window[kind][0], c.window[kind][1]
 			compF, compB := c.ops[kind][0]+c.attn[0], c.ops[kind][1]+c.attn[1]
 			f, b := compF, compB
 			if !m.opts.NoComm && g.Size > 1 {
 				cp, err := network.CPLayer(t, m.job.Model, network.CPGroup{Exec: exec, FirstRank: g.FirstRank, Degree: g.Size,
 					UlyssesDegree: g.Size / ring, OverlapAllToAll: p.exec.OverlapAllToAll}, total,
 					network.CPOverlap{AttentionFwdSeconds: c.attn[0], AttentionBwdSeconds: c.attn[1],
-						IndependentFwdSeconds: gf, IndependentBwdSeconds: gb})
+						IndependentFwdSeconds: wf, IndependentBwdSeconds: wb})
 				if err != nil {
 					return dc, fmt.Errorf("costmodel: microbatch %d group at rank %d (degree %d): %w", d.MB, g.FirstRank, g.Size, err)
 				}
