@@ -57,7 +57,7 @@ clean:
 	rm -rf bin
 
 ## figures: regenerate results/ for the paper's scenarios and results/REPORT.md.
-FIGURE_RUNS = testbed-32k testbed-256k production-256k production-256k-node-ulysses hy3-8k
+FIGURE_RUNS = testbed-32k testbed-256k testbed-256k-v2-lite production-256k production-256k-node-ulysses hy3-8k
 FIGURE_SWEEPS = weak-scaling production-256k-cap
 figures: build
 	for s in $(FIGURE_RUNS); do bin/dcpsim run $$s --out results/$$s || exit 1; done

@@ -26,5 +26,5 @@ func ExampleLookupModel() {
 	// params: 15.7B total, 2.66B active
 	// train GEMM: 14.7 GFLOP/token; attention c = 5120 FLOP/token²/layer
 	// activations: 3.97 MiB/token
-	// job: unknown model "gpt-5" (known: deepseek-v2-lite, deepseek-v3, hy3, llama-3-70b, llama-3-8b, qwen3-235b-a22b, qwen3-30b-a3b)
+	// job: unknown model "gpt-5" (known: deepseek-v2-lite, deepseek-v3, hy3, llama-3-70b, llama-3-8b, paper-mla, qwen3-235b-a22b, qwen3-30b-a3b)
 }

@@ -48,7 +48,7 @@ func TestPresetsAreValid(t *testing.T) {
 
 func TestModelNames(t *testing.T) {
 	want := []string{
-		"deepseek-v2-lite", "deepseek-v3", "hy3", "llama-3-70b", "llama-3-8b",
+		"deepseek-v2-lite", "deepseek-v3", "hy3", "llama-3-70b", "llama-3-8b", "paper-mla",
 		"qwen3-235b-a22b", "qwen3-30b-a3b",
 	}
 	got := ModelNames()
@@ -501,12 +501,13 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 // since a scenario's [model] table is decoded straight into Model.
 // TestGatedAttention: the output gate adds h·n_h·d_v parameters per layer
 // (total and active alike), 6·h·n_h·d_v training GEMM FLOPs per token and
-// layer, and 4·n_h·d_v saved activation bytes per token and layer; no preset
-// has it, and a scenario's [model] sets it with gated_attention.
+// layer, and 4·n_h·d_v saved activation bytes per token and layer; only
+// paper-mla (the paper's gated MLA) has it among the presets, and a scenario's
+// [model] sets it with gated_attention.
 func TestGatedAttention(t *testing.T) {
 	for _, name := range ModelNames() {
-		if mustModel(t, name).GatedAttention {
-			t.Errorf("%s: GatedAttention set; presets keep their published value (false)", name)
+		if mustModel(t, name).GatedAttention != (name == ModelPaperMLA) {
+			t.Errorf("%s: GatedAttention %v; only paper-mla is gated", name, mustModel(t, name).GatedAttention)
 		}
 	}
 	base := mustModel(t, ModelDeepSeekV2Lite)

@@ -29,8 +29,9 @@ func TestPresetsParse(t *testing.T) {
 		"testbed-32k":     {512, 128, 16, 4194304, 1},
 		"testbed-256k":    {512, 128, 16, 4194304, 1},
 		"production-256k": {2048, 512, 64, 33554432, 1},
-		// What-ifs on the production scenario: the cap sweep and the wide Ulysses.
+		// What-ifs: the cap sweep, the node-local Ulysses, the earlier stand-in model.
 		"production-256k-cap":          {2048, 512, 64, 33554432, 5},
+		"testbed-256k-v2-lite":         {512, 128, 16, 4194304, 1},
 		"production-256k-node-ulysses": {2048, 512, 64, 33554432, 1},
 		"hy3-8k":                       {8192, 1024, 128, 134217728, 1},
 		"weak-scaling":                 {8192, 1024, 128, 134217728, 8},
