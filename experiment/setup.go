@@ -1,10 +1,14 @@
 package experiment
 
 import (
+	"runtime"
+
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/costmodel"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/workload"
+	"golang.org/x/sync/errgroup"
 )
 
 // Setup is what every run of a scenario shares: its cost model, HyDra's θ/c
@@ -45,4 +49,17 @@ func Inputs(sc *scenarios.Scenario, ratio float64) sched.Inputs {
 		ContextTokens: sc.Job.ContextTokens,
 		OverheadRatio: ratio,
 	}
+}
+
+// SampleBatches draws batches 0..n-1 of s in parallel; each depends only on
+// (seed, k), so the result is the same whatever the parallelism.
+func SampleBatches(s *workload.Sampler, n int) []workload.Batch {
+	batches := make([]workload.Batch, n)
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k := range n {
+		g.Go(func() error { batches[k] = s.Batch(k); return nil })
+	}
+	_ = g.Wait() // Batch cannot fail
+	return batches
 }

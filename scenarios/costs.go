@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/dcpsim/dcpsim/calib"
-	"github.com/dcpsim/dcpsim/internal/safeio"
 )
 
 // ProfilePath is [costs] profile resolved against the scenario file's folder, or
@@ -34,16 +33,7 @@ func (s *Scenario) Profile() (*calib.Profile, error) {
 
 // readProfile reads and validates the [costs] profile file.
 func (s *Scenario) readProfile() (*calib.Profile, error) {
-	path := s.ProfilePath()
-	data, err := safeio.ReadFile(path, safeio.MaxProfileBytes)
-	if err != nil {
-		return nil, &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "costs.profile"), Key: "costs.profile",
-			Message: fmt.Sprintf("costs.profile = %q: %v", s.ProfileFile, err)}}}
-	}
-	p, err := calib.ParseProfile(data, path)
-	if err == nil {
-		err = p.Validate()
-	}
+	p, err := calib.ReadProfileFile(s.ProfilePath())
 	if err != nil {
 		return nil, &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "costs.profile"), Key: "costs.profile",
 			Message: fmt.Sprintf("costs.profile = %q: %v", s.ProfileFile, err)}}}

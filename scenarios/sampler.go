@@ -1,9 +1,11 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/dcpsim/dcpsim/workload"
 )
@@ -21,15 +23,35 @@ func (s *Scenario) LengthFilePath() string {
 // ReadLengthFile reads the workload's length file (text/CSV or JSONL, per
 // Workload.Format). Problems in the file are reported as "file:line: ...".
 func (s *Scenario) ReadLengthFile() ([]int, error) {
-	path := s.LengthFilePath()
-	f, err := os.Open(path)
-	if err != nil {
+	lengths, err := ReadLengths(s.LengthFilePath(), s.Workload.Format, s.Workload.Field)
+	var pe *os.PathError
+	if errors.As(err, &pe) {
 		return nil, &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "workload.file"), Key: "workload.file",
 			Message: fmt.Sprintf("workload.file = %q: %v", s.Workload.File, err)}}}
 	}
+	return lengths, err
+}
+
+// ReadLengths reads a length file: format "lengths" (one integer per line, or
+// CSV with a length column), "jsonl" (field holds the length), or "" to choose
+// by the extension (.jsonl). The readers bound the file's size while reading.
+func ReadLengths(path, format, field string) ([]int, error) {
+	if format == "" {
+		format = "lengths"
+		if strings.HasSuffix(path, ".jsonl") {
+			format = "jsonl"
+		}
+	}
+	if format != "lengths" && format != "jsonl" {
+		return nil, fmt.Errorf("format = %q: must be lengths or jsonl", format)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
 	defer f.Close()
-	if s.Workload.Format == "jsonl" {
-		return workload.ReadJSONL(f, path, s.Workload.Field)
+	if format == "jsonl" {
+		return workload.ReadJSONL(f, path, field)
 	}
 	return workload.ReadLengths(f, path)
 }

@@ -617,3 +617,18 @@ func TestVariantOptions(t *testing.T) {
 		t.Errorf("unknown variant option: %v", err)
 	}
 }
+
+func TestReadLengths(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "l.csv"), []byte("10\n20\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "l.jsonl"), []byte(`{"n": 5}`+"\n"), 0o644)
+	if l, err := ReadLengths(filepath.Join(dir, "l.csv"), "", ""); err != nil || !slices.Equal(l, []int{10, 20}) {
+		t.Errorf("csv: %v %v", l, err)
+	}
+	if l, err := ReadLengths(filepath.Join(dir, "l.jsonl"), "", "n"); err != nil || !slices.Equal(l, []int{5}) {
+		t.Errorf("jsonl by extension: %v %v", l, err)
+	}
+	if _, err := ReadLengths(filepath.Join(dir, "l.csv"), "parquet", ""); err == nil || !strings.Contains(err.Error(), `format = "parquet"`) {
+		t.Errorf("bad format: %v", err)
+	}
+}

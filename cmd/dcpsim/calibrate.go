@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -277,20 +276,9 @@ func checkOutputDir(flagName, path string) error {
 
 // loadBase resolves --base: a .toml file, or the name of an embedded profile.
 func loadBase(arg string) (*calib.Profile, error) {
-	if strings.HasSuffix(arg, ".toml") {
-		data, err := safeio.ReadFile(arg, safeio.MaxProfileBytes)
-		if err != nil {
-			return nil, badInput("--base: %v", err)
-		}
-		p, err := calib.ParseProfile(data, arg)
-		if err != nil {
-			return nil, badInput("--base: %v", err)
-		}
-		return p, nil
-	}
-	p, err := calib.LookupProfile(arg)
+	p, err := calib.ResolveProfile(arg)
 	if err != nil {
-		return nil, badInput("--base: %v (or a .toml file)", err)
+		return nil, badInput("--base: %v", err)
 	}
 	return p, nil
 }
@@ -326,20 +314,14 @@ func fitProfile(ms []calib.Measurement, base *calib.Profile, file string, stdout
 	return fit.Profile, nil
 }
 
-// writeProfile checks that prof round-trips through calib.ParseProfile (which
-// validates) and writes it to out atomically.
+// writeProfile writes prof to out atomically (calib.Profile.Encode checks
+// that it reads back).
 func writeProfile(prof *calib.Profile, out string, stdout io.Writer) error {
-	var buf bytes.Buffer
-	if err := prof.WriteTOML(&buf); err != nil {
+	b, err := prof.Encode()
+	if err != nil {
 		return err
 	}
-	if _, err := calib.ParseProfile(buf.Bytes(), out); err != nil {
-		return fmt.Errorf("the fitted profile does not read back: %w", err)
-	}
-	if err := report.WriteFileAtomic(out, func(w io.Writer) error {
-		_, err := w.Write(buf.Bytes())
-		return err
-	}); err != nil {
+	if err := report.WriteFileAtomic(out, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote profile %q to %s\n", prof.Name, out)

@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/dcpsim/dcpsim/experiment"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/workload"
@@ -142,11 +140,7 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	}
 
 	if sampler != nil {
-		batches, err := sampleBatches(sampler, nBatches)
-		if err != nil {
-			return err
-		}
-		for _, b := range batches {
+		for _, b := range experiment.SampleBatches(sampler, nBatches) {
 			rep.Batches = append(rep.Batches, b.Stats())
 			pooled = append(pooled, b.Lengths...)
 		}
@@ -170,44 +164,10 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	return report.WriteWorkloadStats(stdout, rep)
 }
 
-// sampleBatches draws batches 0..n-1 in parallel; each depends only on (seed, k),
-// so the result is the same whatever the parallelism.
-func sampleBatches(s *workload.Sampler, n int) ([]workload.Batch, error) {
-	batches := make([]workload.Batch, n)
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for k := range n {
-		g.Go(func() error {
-			batches[k] = s.Batch(k)
-			return nil
-		})
-	}
-	return batches, g.Wait()
-}
-
 func readLengthFile(path, format, field string) ([]int, error) {
-	f, err := os.Open(path)
+	lengths, err := scenarios.ReadLengths(path, format, field)
 	if err != nil {
 		return nil, badInput("--file: %v", err)
-	}
-	defer f.Close()
-	if format == "" {
-		format = "lengths"
-		if strings.HasSuffix(path, ".jsonl") {
-			format = "jsonl"
-		}
-	}
-	var lengths []int
-	switch format {
-	case "lengths":
-		lengths, err = workload.ReadLengths(f, path)
-	case "jsonl":
-		lengths, err = workload.ReadJSONL(f, path, field)
-	default:
-		return nil, badInput("--format = %q: must be lengths or jsonl", format)
-	}
-	if err != nil {
-		return nil, badInputError{err}
 	}
 	return lengths, nil
 }
