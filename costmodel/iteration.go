@@ -174,7 +174,9 @@ func (p *pricer) cpExec(k int) (sched.CPExec, int) {
 		e = sched.UlyssesRing
 	}
 	switch e {
-	case sched.Ring:
+	case sched.Ring, sched.AllGatherKV:
+		// AllGatherKV: each rank's two zigzag query chunks meet the gathered
+		// K/V, the ring's kernel shapes.
 		return e, k
 	case sched.UlyssesRing:
 		return e, k / network.UlyssesDegreeWithin(m.topo, m.job.Model, k, m.opts.UlyssesAcrossNodes)

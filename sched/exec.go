@@ -22,6 +22,15 @@ const (
 	// blocks of u contiguous ranks, a ring of r = P/u ranks strided by u across them
 	// (costmodel §4.3, HyDra §5.2.1).
 	UlyssesRing
+	// AllGatherKV is Llama 3's all-gather context parallelism, WLB-LLM's CP
+	// (its §5): every rank all-gathers the group's K and V before attention and
+	// computes its own query chunks against them; backward reduce-scatters dK
+	// and dV. Neither is overlapped (Llama 3 §3.3.2: the latency is exposed,
+	// small under GQA). MLA's K and V travel expanded per head, as the ring
+	// moves them (costmodel §4.2).
+	AllGatherKV
+
+	lastExec = AllGatherKV
 )
 
 // Executor is implemented by policies whose CP execution depends on their
@@ -33,18 +42,16 @@ type Executor interface {
 	CPExec() (exec CPExec, overlapAllToAll bool)
 }
 
-var cpExecNames = [...]string{Ulysses: "ulysses", Ring: "ring", UlyssesRing: "ulysses-ring"}
+var cpExecNames = [...]string{Ulysses: "ulysses", Ring: "ring", UlyssesRing: "ulysses-ring", AllGatherKV: "all-gather-kv"}
 
 // CPExecNames returns the names ParseCPExec accepts, in CPExec order.
-func CPExecNames() []string {
-	return []string{cpExecNames[Ulysses], cpExecNames[Ring], cpExecNames[UlyssesRing]}
-}
+func CPExecNames() []string { return append([]string(nil), cpExecNames[Ulysses:]...) }
 
 // Valid reports whether e is one of the defined executions.
-func (e CPExec) Valid() bool { return e >= Ulysses && e <= UlyssesRing }
+func (e CPExec) Valid() bool { return e >= Ulysses && e <= lastExec }
 
-// String returns the exec's name ("ulysses", "ring", "ulysses-ring"), or
-// "CPExec(n)" for an invalid value.
+// String returns the exec's name ("ulysses", "ring", "ulysses-ring",
+// "all-gather-kv"), or "CPExec(n)" for an invalid value.
 func (e CPExec) String() string {
 	if e.Valid() {
 		return cpExecNames[e]
@@ -52,10 +59,10 @@ func (e CPExec) String() string {
 	return fmt.Sprintf("CPExec(%d)", int(e))
 }
 
-// ParseCPExec returns the CPExec named s ("ulysses", "ring", "ulysses-ring"), or
-// an error listing the known names.
+// ParseCPExec returns the CPExec named s (one of CPExecNames), or an error
+// listing the known names.
 func ParseCPExec(s string) (CPExec, error) {
-	for e := Ulysses; e <= UlyssesRing; e++ {
+	for e := Ulysses; e <= lastExec; e++ {
 		if cpExecNames[e] == s {
 			return e, nil
 		}

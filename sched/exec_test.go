@@ -6,7 +6,11 @@ import (
 )
 
 func TestCPExecNames(t *testing.T) {
-	for _, n := range CPExecNames() {
+	names := CPExecNames()
+	if want := []string{"ulysses", "ring", "ulysses-ring", "all-gather-kv"}; strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Errorf("CPExecNames() = %v, want %v", names, want)
+	}
+	for _, n := range names {
 		e, err := ParseCPExec(n)
 		if err != nil || e.String() != n {
 			t.Errorf("ParseCPExec(%q) = %v, %v", n, e, err)
@@ -22,7 +26,9 @@ func TestCPExecNames(t *testing.T) {
 	if _, err := ParseCPExec("zigzag"); err == nil || !strings.Contains(err.Error(), "ulysses-ring") {
 		t.Errorf("unknown exec: err = %v, want one listing the names", err)
 	}
-	if _, err := CPExec(0).MarshalText(); err == nil {
-		t.Errorf("the zero CPExec must not marshal")
+	for _, e := range []CPExec{0, AllGatherKV + 1} {
+		if _, err := e.MarshalText(); err == nil || e.Valid() {
+			t.Errorf("CPExec(%d) must be invalid and not marshal", int(e))
+		}
 	}
 }

@@ -53,10 +53,8 @@ func All() []Descriptor {
 			sched.Ulysses, false, mcore.DefaultOptions, mcore.New),
 		describe(static.Name, "static CP at the smallest degree whose cp·B holds the context, Megatron dp_balanced packing",
 			sched.Ulysses, false, static.DefaultOptions, static.New),
-		// WLB-LLM's CP is all-gather KV; until the cost model has that execution,
-		// ring moves the same K/V volume per rank (see the wlbllm package doc).
-		describe(wlbllm.Name, "WLB-LLM: fixed CP, variable-length packing by predicted workload with outlier delay queues across iterations",
-			sched.Ring, false, wlbllm.DefaultOptions, wlbllm.New),
+		describe(wlbllm.Name, "WLB-LLM: fixed CP, variable-length packing by predicted workload with outlier delay queues across iterations, all-gather-KV CP",
+			sched.AllGatherKV, false, wlbllm.DefaultOptions, wlbllm.New),
 	}
 }
 

@@ -62,14 +62,14 @@
 // query segments padded to the 128-token tile, at a lower throughput below 256
 // query tokens (TMA multicast). Diagnostics.Sharding records every
 // microbatch's choice and both predictions (shard.go). The descriptor declares
-// sched.Ring for now: an all-gather of K and V moves what a ring moves (every
-// rank receives every other rank's K/V shard, ≈ 2·S·d_kv per rank whatever
-// cp), every rank then attends its own queries over the whole sequence, and
-// neither caps cp at the head count as Ulysses does; the ring's overlap of
-// each step with an attention block is what the all-gather does not have. The
-// lead adds an all-gather-KV execution (with the sharding choice) to the cost
-// model; until then the cost model prices these plans as zigzag ring
-// attention.
+// sched.AllGatherKV, which the cost model prices as the paper describes it:
+// forward an all-gather of the group's K and V, backward a reduce-scatter of
+// dK and dV, both exposed (sim/network's CPLayer); every rank then attends its
+// own query chunks over the gathered sequence, and cp is not capped at the
+// head count as Ulysses is. The sharding choice moves no bytes (every rank
+// holds x = S/cp tokens either way); it changes the attention kernel shapes,
+// which the cost model does not distinguish: it prices both layouts as the
+// zigzag blocks of per-sequence sharding (named in the README's gaps).
 //
 // # Decisions the paper leaves open
 //

@@ -13,13 +13,13 @@ func headsPerTP(t Topology, m job.Model) int { return m.QueryHeads / t.TP }
 
 // MaxCPDegree is the largest CP degree exec can run (the engine limit a policy's
 // MaxDegree comes from): Ulysses at most n_h/tp (one query head per rank at
-// least) and at most G; Ring and UlyssesRing are not bounded by heads, only by the
-// pool G. It returns 0 for an invalid exec.
+// least) and at most G; Ring, UlyssesRing and AllGatherKV are not bounded by
+// heads, only by the pool G. It returns 0 for an invalid exec.
 func MaxCPDegree(e sched.CPExec, t Topology, m job.Model) int {
 	switch e {
 	case sched.Ulysses:
 		return min(headsPerTP(t, m), t.PoolRanks)
-	case sched.Ring, sched.UlyssesRing:
+	case sched.Ring, sched.UlyssesRing, sched.AllGatherKV:
 		return t.PoolRanks
 	}
 	return 0
@@ -151,6 +151,11 @@ func kvReplication(t Topology, m job.Model, u int) float64 {
 //   - UlyssesRing (P = u·r): the Ulysses part on the worst of the r inner blocks
 //     of u contiguous ranks, plus the ring part on the worst of the u rings of r
 //     ranks strided by u, moving ρ·x·K_ring per step; the costs add.
+//   - AllGatherKV: forward an all-gather of the group's K and V, P·x·K_ring
+//     bytes every rank ends with; backward a reduce-scatter of dK and dV of the
+//     same size (the gathered K/V are kept from the forward, not gathered
+//     again). Both exposed: attention waits for the gathered K/V and the
+//     layer's input gradient for dK/dV (Llama 3 §3.3.2, WLB-LLM §5).
 //
 // It returns an error when the exec is invalid, the group leaves the pool, the
 // degree exceeds MaxCPDegree, the Ulysses degree is not a divisor of P within
@@ -176,6 +181,11 @@ func CPLayer(t Topology, m job.Model, g CPGroup, tokens int, ov CPOverlap) (CPLa
 	r := g.Degree / u
 	x := float64(tokens) / float64(g.Degree)
 	var c CPLayerCost
+	if g.Exec == sched.AllGatherKV {
+		b := tokenBytes(t, m)
+		addAllGather(&c, t, Contiguous(g.FirstRank, g.Degree), x*(b.k+b.v))
+		return c, nil
+	}
 	if u > 1 {
 		a := worstUlyssesBlock(t, m, g.FirstRank, u, r, x)
 		addA2A(&c, a, g.OverlapAllToAll, ov)
@@ -189,12 +199,12 @@ func CPLayer(t Topology, m job.Model, g CPGroup, tokens int, ov CPOverlap) (CPLa
 
 func checkCP(t Topology, m job.Model, g CPGroup, tokens int, ov CPOverlap) error {
 	var errs []error
-	if g.Exec < sched.Ulysses || g.Exec > sched.UlyssesRing {
+	if !g.Exec.Valid() {
 		errs = append(errs, fmt.Errorf("network: invalid CP exec %d", int(g.Exec)))
 	}
 	if g.Degree < 1 || g.FirstRank < 0 || g.FirstRank+g.Degree > t.PoolRanks {
 		errs = append(errs, fmt.Errorf("network: CP group [%d, %d) outside the pool [0, %d)", g.FirstRank, g.FirstRank+g.Degree, t.PoolRanks))
-	} else if limit := MaxCPDegree(g.Exec, t, m); g.Exec >= sched.Ulysses && g.Exec <= sched.UlyssesRing && g.Degree > limit {
+	} else if limit := MaxCPDegree(g.Exec, t, m); g.Exec.Valid() && g.Degree > limit {
 		errs = append(errs, fmt.Errorf("network: CP degree %d exceeds %s's limit %d (query heads %d / tp %d, pool %d)",
 			g.Degree, g.Exec, limit, m.QueryHeads, t.TP, t.PoolRanks))
 	}
@@ -290,5 +300,23 @@ func addRing(c *CPLayerCost, t Topology, ring Ranks, r int, stepBytes float64, o
 		p.cost.SentBytes += steps * p.bytes
 		p.cost.CommSeconds += steps * step
 		p.cost.ExposedSeconds += steps * max(0, step-p.attention/float64(r))
+	}
+}
+
+// addAllGather prices AllGatherKV on group g where every rank holds share
+// bytes of K and V: forward the all-gather of g.Count·share bytes, backward
+// the reduce-scatter of dK and dV of the same size, all exposed. A rank sends
+// its share to each of the Count−1 others (NCCL's ring forwards (Count−1)
+// shares per rank).
+func addAllGather(c *CPLayerCost, t Topology, g Ranks, share float64) {
+	total := float64(g.Count) * share
+	for _, p := range []struct {
+		cost    *CPCost
+		seconds float64
+	}{{&c.Fwd, AllGatherSeconds(t, g, total)}, {&c.Bwd, ReduceScatterSeconds(t, g, total)}} {
+		p.cost.PayloadBytes += total
+		p.cost.SentBytes += float64(g.Count-1) * share
+		p.cost.CommSeconds += p.seconds
+		p.cost.ExposedSeconds += p.seconds
 	}
 }

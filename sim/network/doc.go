@@ -93,8 +93,17 @@
 //     u = 1 the ring, exactly. UlyssesDegreeFor picks u as the largest power of
 //     two dividing P and at most min(P, g, n_h/tp).
 //
-// MaxCPDegree is the engine limit: Ulysses at most n_h/tp ranks, Ring and
-// UlyssesRing up to the pool. The slowest of a group's inner blocks and rings
+//   - AllGatherKV (Llama 3's CP, WLB-LLM §5): forward AllGatherSeconds of the
+//     group's K and V (P·x·K_ring bytes, every rank ends with all of them),
+//     backward ReduceScatterSeconds of dK and dV of the same size; the gathered
+//     K/V are kept for the backward (no second gather). Sent per rank and pass:
+//     (P−1)·x·K_ring. Exposed: all of it (Llama 3 §3.3.2: "the latency is
+//     exposed", small under GQA; MLA's per-head K/V make it large). Each rank
+//     computes its two zigzag query chunks against the gathered K/V, so the
+//     attention kernels see the ring's block shapes.
+//
+// MaxCPDegree is the engine limit: Ulysses at most n_h/tp ranks, Ring,
+// UlyssesRing and AllGatherKV up to the pool. The slowest of a group's inner blocks and rings
 // sets the group's cost.
 //
 // # MoE dispatch and combine (MoELayer, §4.4)

@@ -347,7 +347,7 @@ func TestMonotone(t *testing.T) {
 	}
 	// CP layers too: the same group shifted across a node boundary.
 	m := model(t, job.ModelHy3)
-	for _, exec := range []sched.CPExec{sched.Ulysses, sched.Ring, sched.UlyssesRing} {
+	for _, exec := range []sched.CPExec{sched.Ulysses, sched.Ring, sched.UlyssesRing, sched.AllGatherKV} {
 		for _, tokens := range []int{1024, 8192, 65536} {
 			var costs [2]float64
 			for i, first := range []int{0, 4} {
@@ -418,6 +418,47 @@ func TestRingOverlapCondition(t *testing.T) {
 		if w.hidden && cost.Bwd.ExposedSeconds != 0 {
 			t.Errorf("P = %d, S/P = %d: bwd (2× bytes, 2.5× compute) exposed %g s", w.p, w.perRank, cost.Bwd.ExposedSeconds)
 		}
+	}
+}
+
+// TestAllGatherKV: WLB-LLM's all-gather CP gathers P·x·K_ring bytes forward
+// and reduce-scatters as many backward, sends (P−1)·x·K_ring per rank and pass,
+// hides none of it whatever the overlap offered, and moves the same bytes per
+// rank as the ring's forward (P−1 steps of x·K_ring) but half its backward.
+func TestAllGatherKV(t *testing.T) {
+	m := model(t, job.ModelHy3)
+	tt := topo(t, realisticProfile(), 128, 8, 1, 1)
+	ov := CPOverlap{AttentionFwdSeconds: 1, AttentionBwdSeconds: 1, IndependentFwdSeconds: 1, IndependentBwdSeconds: 1}
+	for _, tc := range []struct{ first, p int }{{0, 8}, {4, 8}, {0, 32}, {8, 2}} {
+		const tokens = 64 * 1024
+		x := float64(tokens) / float64(tc.p)
+		k := m.RingKVBytesPerTokenLayer()
+		g := Contiguous(tc.first, tc.p)
+		for _, overlap := range []bool{false, true} {
+			cost, err := CPLayer(tt, m, CPGroup{Exec: sched.AllGatherKV, FirstRank: tc.first, Degree: tc.p, OverlapAllToAll: overlap}, tokens, ov)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fwd, bwd := AllGatherSeconds(tt, g, float64(tc.p)*x*k), ReduceScatterSeconds(tt, g, float64(tc.p)*x*k)
+			if cost.Fwd.CommSeconds != fwd || cost.Bwd.CommSeconds != bwd || cost.Fwd.ExposedSeconds != fwd || cost.Bwd.ExposedSeconds != bwd {
+				t.Errorf("%+v overlap %v: %+v, want all exposed fwd %g bwd %g", tc, overlap, cost, fwd, bwd)
+			}
+			for _, pass := range []CPCost{cost.Fwd, cost.Bwd} {
+				if !near(pass.SentBytes, float64(tc.p-1)*x*k, 1e-12) || !near(pass.PayloadBytes, float64(tc.p)*x*k, 1e-12) {
+					t.Errorf("%+v: sent %g payload %g, want %g and %g", tc, pass.SentBytes, pass.PayloadBytes, float64(tc.p-1)*x*k, float64(tc.p)*x*k)
+				}
+			}
+			ring, err := CPLayer(tt, m, CPGroup{Exec: sched.Ring, FirstRank: tc.first, Degree: tc.p}, tokens, ov)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !near(ring.Fwd.SentBytes, cost.Fwd.SentBytes, 1e-12) || !near(ring.Bwd.SentBytes, 2*cost.Bwd.SentBytes, 1e-12) {
+				t.Errorf("%+v: ring sends %g/%g, all-gather %g/%g", tc, ring.Fwd.SentBytes, ring.Bwd.SentBytes, cost.Fwd.SentBytes, cost.Bwd.SentBytes)
+			}
+		}
+	}
+	if got := MaxCPDegree(sched.AllGatherKV, tt, m); got != tt.PoolRanks {
+		t.Errorf("MaxCPDegree(all-gather-kv) = %d, want the pool %d", got, tt.PoolRanks)
 	}
 }
 
