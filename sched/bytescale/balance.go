@@ -25,6 +25,7 @@ type fgroup struct {
 type frame struct {
 	firstLane, lanes int
 	slot             int
+	bucket           int // the bucket of its first unit
 	phases           [][]fgroup
 }
 
@@ -301,7 +302,7 @@ func (p *planner) place(s, b int, h *slotHeap, fresh bool, threshold float64) (i
 			return 0, err
 		}
 		p.time[s] += p.phaseTime(phase)
-		p.frames = append(p.frames, frame{firstLane: p.slotFirst[s], lanes: p.slotLanes[s], slot: s, phases: [][]fgroup{phase}})
+		p.frames = append(p.frames, frame{firstLane: p.slotFirst[s], lanes: p.slotLanes[s], slot: s, bucket: used, phases: [][]fgroup{phase}})
 		return used, nil
 	}
 	n := (p.units[first].ranks + p.ep - 1) / p.ep
@@ -322,7 +323,7 @@ func (p *planner) place(s, b int, h *slotHeap, fresh bool, threshold float64) (i
 			h.fix(l)
 		}
 	}
-	p.frames = append(p.frames, frame{firstLane: a, lanes: n, slot: a, phases: [][]fgroup{phase}})
+	p.frames = append(p.frames, frame{firstLane: a, lanes: n, slot: a, bucket: used, phases: [][]fgroup{phase}})
 	return used, nil
 }
 

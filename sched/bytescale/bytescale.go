@@ -67,8 +67,14 @@ func (*Policy) Promises() sched.Promises { return sched.Promises{WithinBudget: t
 // scheduler (Alg. 2), aligns the microbatch counts for VPP and emits the
 // frames as partial microbatches.
 func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
+	plan, _, err := p.plan(lengths, in)
+	return plan, err
+}
+
+// plan is Plan, also returning the planner's state for the tests.
+func (p *Policy) plan(lengths []int, in sched.Inputs) (*sched.Plan, *planner, error) {
 	if err := in.Check(lengths); err != nil {
-		return nil, fmt.Errorf("bytescale: %w", err)
+		return nil, nil, fmt.Errorf("bytescale: %w", err)
 	}
 	ep := in.EPSize()
 	pl := &planner{
@@ -105,7 +111,7 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	pl.time = make([]float64, len(pl.slotFirst))
 	pl.sortUnits(buckets)
 	if err := pl.balance(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	estMin, estMax := math.Inf(1), 0.0
 	for _, t := range pl.time {
@@ -113,7 +119,7 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	}
 	splits, err := pl.alignVPP()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	d := &Diagnostics{
@@ -139,7 +145,7 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 		WorkUnits:           pl.heapOps + pl.visits + pl.poolVisits,
 		StallWork:           sched.StallWork{HeapOps: pl.heapOps, SequenceVisits: pl.visits, PoolVisits: pl.poolVisits},
 		Diagnostics:         d,
-	}, nil
+	}, pl, nil
 }
 
 // emit turns the frames into the plan's microbatches: each phase goes to the
