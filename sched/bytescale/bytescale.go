@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dcpsim/dcpsim/sched"
 )
@@ -151,10 +152,16 @@ func (p *Policy) plan(lengths []int, in sched.Inputs) (*sched.Plan, *planner, er
 // emit turns the frames into the plan's microbatches: each phase goes to the
 // first microbatch index after every earlier phase of its lanes (so a rank's
 // microbatches are its phases in assignment order), its groups laid out from
-// the frame's first rank in order. It returns them with each lane's count.
+// the frame's first rank in order. Each microbatch's Closed says what it holds.
+// It returns them with each lane's count.
 func (p *planner) emit() ([]sched.Microbatch, []int) {
 	next := make([]int, p.lanes)
 	var mbs []sched.Microbatch
+	type note struct {
+		frames, widened, splits int
+		buckets                 []int
+	}
+	var notes []note
 	for _, f := range p.frames {
 		for _, phase := range f.phases {
 			level := slices.Max(next[f.firstLane : f.firstLane+f.lanes])
@@ -163,16 +170,39 @@ func (p *planner) emit() ([]sched.Microbatch, []int) {
 			}
 			for len(mbs) <= level {
 				mbs = append(mbs, sched.Microbatch{})
+				notes = append(notes, note{})
+			}
+			n := &notes[level]
+			n.frames++
+			if len(f.phases) > 1 {
+				n.splits++
+			}
+			if !slices.Contains(n.buckets, f.bucket) {
+				n.buckets = append(n.buckets, f.bucket)
 			}
 			rank := f.firstLane * p.ep
 			for _, g := range phase {
 				mbs[level].Groups = append(mbs[level].Groups, sched.Group{FirstRank: rank, Size: g.ranks, Seqs: g.seqs})
 				rank += g.ranks
+				n.widened += g.ranks - g.minRanks
 			}
 		}
 	}
 	for i := range mbs {
 		slices.SortFunc(mbs[i].Groups, func(a, b sched.Group) int { return cmp.Compare(a.FirstRank, b.FirstRank) })
+		n := notes[i]
+		slices.Sort(n.buckets)
+		closed := fmt.Sprintf("%d frames, first units from buckets %s", n.frames, strings.Trim(fmt.Sprint(n.buckets), "[]"))
+		if n.frames == 1 {
+			closed = fmt.Sprintf("1 frame, first unit from bucket %d", n.buckets[0])
+		}
+		if n.widened > 0 {
+			closed += fmt.Sprintf("; %d ranks widened", n.widened)
+		}
+		if n.splits > 0 {
+			closed += fmt.Sprintf("; %d phases of vpp-split frames", n.splits)
+		}
+		mbs[i].Closed = closed
 	}
 	return mbs, next
 }

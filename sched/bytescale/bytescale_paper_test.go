@@ -7,6 +7,7 @@ package bytescale
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -297,6 +298,9 @@ func TestPaperDPBalanceVersusPPBalance(t *testing.T) {
 		if dpl.frames[i].bucket < dpl.frames[i-1].bucket {
 			t.Fatalf("DP-Balance: frame %d takes from bucket %d after bucket %d", i, dpl.frames[i].bucket, dpl.frames[i-1].bucket)
 		}
+	}
+	if c, want := dp.Microbatches[0].Closed, fmt.Sprintf("%d frames, first units from buckets 0", len(dp.Microbatches[0].Groups)); c != want {
+		t.Errorf("DP-Balance time step 0: %q, want %q (one frame per group, all from the first bucket)", c, want)
 	}
 	// The fresh first round: the longest units, in order, from rank 0.
 	first := slices.Clone(lengths)

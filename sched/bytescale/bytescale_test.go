@@ -81,7 +81,8 @@ func TestEPBlocksFilled(t *testing.T) {
 
 	// One short sequence on a block of 4: widened to the block.
 	plan, _ = mustPlan(t, []int{100}, sched.Inputs{PoolRanks: 8, BudgetTokens: 1024, PP: 1, VPP: 1, EP: 4})
-	if d := plan.Diagnostics.(*Diagnostics); len(plan.Microbatches) != 1 || plan.Microbatches[0].Groups[0].Size != 4 || d.WidenedRanks != 3 {
+	if d := plan.Diagnostics.(*Diagnostics); len(plan.Microbatches) != 1 || plan.Microbatches[0].Groups[0].Size != 4 || d.WidenedRanks != 3 ||
+		plan.Microbatches[0].Closed != "1 frame, first unit from bucket 0; 3 ranks widened" {
 		t.Errorf("one short sequence, EP 4: %+v, diagnostics %+v", plan.Microbatches, d)
 	}
 }

@@ -139,7 +139,8 @@
 // microbatches are partial, and a rank's list is the phases of its frames in
 // the order they were assigned (sched.Plan.RankMicrobatches). Microbatch index
 // k of the plan holds each frame at the first index after every earlier frame
-// of its lanes.
+// of its lanes; its Closed says how many frames it holds, the buckets of their
+// first units, and the ranks widened and VPP-split phases among them.
 //
 // With pp > 1 or vpp > 1, Megatron's (interleaved) 1F1B orders a rank's
 // forwards and backwards by their positions in its own list (warm-up depth,
