@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/bytescale"
 	"github.com/dcpsim/dcpsim/sched/hydra"
 	"github.com/dcpsim/dcpsim/sched/mcore"
 	"github.com/dcpsim/dcpsim/sched/static"
@@ -45,6 +46,8 @@ type Descriptor struct {
 // All returns every policy, sorted by name.
 func All() []Descriptor {
 	return []Descriptor{
+		describe(bytescale.Name, "ByteScale HDP: any-integer degrees D(s) = ⌈s/C⌉, best-fit bins, balance scheduler with per-rank microbatch counts",
+			sched.Ring, false, bytescale.DefaultOptions, bytescale.New),
 		describe(hydra.Name, "HyDra: load-driven degrees from the closed-form cap C*, piggyback packing with heaps",
 			sched.UlyssesRing, true, hydra.DefaultOptions, hydra.New),
 		describe(hydra.ScanName, "HyDra with the plain linear-scan placement (reference; identical plans)",
