@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dcpsim/dcpsim/sched/policies"
 )
 
 // TestRunBatchesLoad runs the external contract end to end on batches small
@@ -167,7 +169,7 @@ func TestRunScenario(t *testing.T) {
 
 	// A policy the registry does not know is bad input, before anything runs.
 	code, _, errOut = dcpsim(t, "run", "--no-files", "--scenario", write("1", `["hydra", "wlb"]`))
-	if code != exitInput || !strings.Contains(errOut, `run.policies: unknown policy "wlb"; known: hydra, hydra-scan, mcore, static`) {
+	if code != exitInput || !strings.Contains(errOut, `run.policies: unknown policy "wlb"; known: `+strings.Join(policies.Names(), ", ")) {
 		t.Errorf("exit %d, want 2: %s", code, errOut)
 	}
 

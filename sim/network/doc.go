@@ -79,12 +79,14 @@
 //     max(0, t_Q + t_K + t_V − independent compute) (HyDra §5.2.2: Q, K, V issued
 //     as soon as each is final and hidden behind the projections; the adjoints
 //     hide dQ, dK, dV).
+//
 //   - Ring (§4.2, zigzag): P−1 forward steps of SendRecvSeconds(x·K_ring) and P−1
 //     backward steps of SendRecvSeconds(2·x·K_ring) (K/V and dK/dV travel
 //     together), so 3·(P−1)·x·K_ring bytes per layer. Each step overlaps one of the
 //     P equal zigzag attention blocks: exposed = (P−1)·max(0, step − attention/P)
 //     per pass, i.e. hidden when c·x ≥ K_ring·FLOP/s/B (§4.2: x ≥ 3.3K tokens for
 //     an inter-node hop at c = 16384, K = 4096 B, 600 TFLOPS, 45 GB/s).
+//
 //   - UlyssesRing (P = u·r, §4.3, HyDra §5.2.1): Ulysses over blocks of u
 //     contiguous ranks (inside NVLink when u ≤ g and aligned), then a ring of r
 //     ranks strided by u moving ρ·x·K_ring per step; the two costs add, each with
