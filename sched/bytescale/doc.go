@@ -22,9 +22,14 @@
 //     zig-zag sharding (each sub-sequence cut into 2N parts, symmetric pairs
 //     per rank) over one global HDP communicator, so a group of any size on any
 //     ranks needs no communicator of its own. The descriptor registers
-//     sched.Ring without all-to-all overlap; pricing the global communicator
-//     (no per-group NCCL set-up or buffers, P2P between arbitrary ranks) is left
-//     to the cost model, where the lead adds it.
+//     sched.Ring without all-to-all overlap, and the cost model prices it as
+//     such: each group's P−1 forward and P−1 backward P2P steps between its
+//     own ranks (any count, any first rank; a step crossing a node boundary
+//     runs at the NIC's send/recv rate), each overlapped with one zig-zag
+//     attention block (sim/network CPLayer). The global communicator changes
+//     who may talk to whom, not the bytes: no policy pays communicator
+//     set-up in dcpsim, so ByteScale's saving there (§5.1's NCCL buffers) is
+//     not credited either way.
 //   - The remote dataloader (§7, Fig. 15) is how the plan reaches the ranks: one
 //     scheduler actor computes it from the global metadata. Its stall is
 //     modelled as that one Python planner's work (see "Elementary work").
