@@ -136,7 +136,11 @@ func (p *Policy) plan(lengths []int, in sched.Inputs) (*sched.Plan, *planner, er
 	if pl.lockstep {
 		d.PipelineGroups, d.GroupLanes = len(pl.slotFirst), pl.groupLanes
 	}
-	mbs, perLane := pl.emit()
+	frames := pl.frames
+	if pl.lockstep {
+		frames = pl.orderBySimilarity()
+	}
+	mbs, perLane := pl.emit(frames)
 	d.RankMicrobatchesMin, d.RankMicrobatchesMax = slices.Min(perLane), slices.Max(perLane)
 	return &sched.Plan{
 		Policy:              Name,
@@ -149,12 +153,12 @@ func (p *Policy) plan(lengths []int, in sched.Inputs) (*sched.Plan, *planner, er
 	}, pl, nil
 }
 
-// emit turns the frames into the plan's microbatches: each phase goes to the
+// emit turns frames (p.frames, or a group-wise reordering) into the plan's microbatches: each phase goes to the
 // first microbatch index after every earlier phase of its lanes (so a rank's
 // microbatches are its phases in assignment order), its groups laid out from
 // the frame's first rank in order. Each microbatch's Closed says what it holds.
 // It returns them with each lane's count.
-func (p *planner) emit() ([]sched.Microbatch, []int) {
+func (p *planner) emit(frames []frame) ([]sched.Microbatch, []int) {
 	next := make([]int, p.lanes)
 	var mbs []sched.Microbatch
 	type note struct {
@@ -162,7 +166,7 @@ func (p *planner) emit() ([]sched.Microbatch, []int) {
 		buckets                 []int
 	}
 	var notes []note
-	for _, f := range p.frames {
+	for _, f := range frames {
 		for _, phase := range f.phases {
 			level := slices.Max(next[f.firstLane : f.firstLane+f.lanes])
 			for l := f.firstLane; l < f.firstLane+f.lanes; l++ {

@@ -200,6 +200,8 @@
 //   - A unit of D > 1 ranks: the earliest-starting window of ⌈D/E⌉ whole lanes,
 //     or the whole pipeline group; free ranks take further units, then widen.
 //   - Pipelines: lock-step groups of lanes when pp > 1 or vpp > 1, so that
-//     ranks sharing a microbatch hold it at the same position.
+//     ranks sharing a microbatch hold it at the same position; each group
+//     runs its frames in increasing order of estimated time (§6.2 Insight 1:
+//     similar lengths back to back; Alg. 2 gives no order).
 //   - VPP: legal counts by splitting phases.
 package bytescale
