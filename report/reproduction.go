@@ -239,8 +239,13 @@ func vsPaper(our float64, ok bool, p paperValue, has bool) string {
 		return o + " / -"
 	}
 	cell := o + " / " + p.String()
-	if ok && p.V != 0 {
+	switch {
+	case ok && p.V != 0:
 		cell += fmt.Sprintf(" (×%.2f)", our/p.V)
+	case ok && p.Hi != 0 && p.gap(our) == 0:
+		cell += " (in range)"
+	case ok && p.Hi != 0:
+		cell += fmt.Sprintf(" (%+.0f%% outside)", 100*p.gap(our))
 	}
 	return cell
 }

@@ -47,7 +47,7 @@ func TestPaperValueAndVsPaper(t *testing.T) {
 	}{
 		{"value", 1.05, true, pv(1.18), true, "1.05 / 1.18 (×0.89)", "1.18"},
 		{"value with note", 0.64, true, pn(1.25, "avg of 1.10-1.43"), true, "0.64 / 1.25 (avg of 1.10-1.43) (×0.51)", "1.25 (avg of 1.10-1.43)"},
-		{"range: no ratio", 1.93, true, pr(1.7, 2.2), true, "1.93 / 1.7-2.2", "1.7-2.2"},
+		{"range: inside it", 1.93, true, pr(1.7, 2.2), true, "1.93 / 1.7-2.2 (in range)", "1.7-2.2"},
 		{"no paper value", 35.7, true, paperValue{}, false, "35.7 / -", ""},
 		{"no value of ours", 0, false, pv(7.7), true, "- / 7.7", "7.7"},
 		{"neither", 0, false, paperValue{}, false, "- / -", ""},
@@ -65,6 +65,14 @@ func TestPaperValueAndVsPaper(t *testing.T) {
 	}
 	if got := fmtOK(1, false); got != "-" {
 		t.Errorf("fmtOK(not ok) = %q, want -", got)
+	}
+	for _, c := range []struct {
+		our  float64
+		want string
+	}{{1.8, "1.8 / 1.7-2.2 (in range)"}, {2.42, "2.42 / 1.7-2.2 (+10% outside)"}, {1.53, "1.53 / 1.7-2.2 (-10% outside)"}} {
+		if got := vsPaper(c.our, true, pr(1.7, 2.2), true); got != c.want {
+			t.Errorf("vsPaper(%g, range) = %q, want %q", c.our, got, c.want)
+		}
 	}
 	if got := mean(nil); got != 0 {
 		t.Errorf("mean(nil) = %g, want 0", got)
