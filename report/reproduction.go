@@ -125,6 +125,16 @@ func policyNames(s *Summary) []string {
 	return names
 }
 
+// writeHeader writes a table's header: the lead columns, then one column
+// per policy, by its label.
+func writeHeader(w *strings.Builder, lead, pols []string) {
+	fmt.Fprint(w, "| ", strings.Join(lead, " | "), " |")
+	for _, p := range pols {
+		fmt.Fprintf(w, " %s |", label(p))
+	}
+	fmt.Fprint(w, "\n|", strings.Repeat("---|", len(lead)+len(pols)), "\n")
+}
+
 // overQuantities are the rows of HyDra's throughput over every other policy
 // of pols (pols[0] is HyDra), with the planner stall on the critical path,
 // then off it.
@@ -155,52 +165,57 @@ func orderings(s *Summary, paper map[string]paperValue) string {
 		strings.Join(here, " > "), strings.Join(there, " > "), reversedPairs(s, paper))
 }
 
-// ordering returns the policies of s that the paper rates (and HyDra) by our
-// throughput, stall off, best first, and by the paper's ratios (HyDra first,
-// then by increasing ratio; equal ratios keep registry order).
-func ordering(s *Summary, paper map[string]paperValue) (here, there []string) {
-	for _, p := range policyNames(s) {
-		if _, ok := paper["over_"+p]; ok || p == "hydra" {
-			here, there = append(here, p), append(there, p)
-		}
-	}
-	h := policyOf(s, "hydra")
-	if h == nil {
-		return nil, nil
-	}
-	tput := func(p string) float64 { return throughput(policyOf(s, p), true) }
-	slices.SortStableFunc(here, func(a, b string) int { return cmp.Compare(tput(b), tput(a)) })
-	ratio := func(p string) float64 {
-		if p == "hydra" {
-			return 1
-		}
-		return paper["over_"+p].mid()
-	}
-	slices.SortStableFunc(there, func(a, b string) int { return cmp.Compare(ratio(a), ratio(b)) })
-	for i, p := range here {
-		here[i] = label(p)
-	}
-	for i, p := range there {
-		there[i] = label(p)
-	}
-	return here, there
-}
-
-// reversedPairs counts the pairs of policies whose order the paper's ratios
-// fix (different midpoints) and our throughputs (stall off) reverse.
-func reversedPairs(s *Summary, paper map[string]paperValue) int {
+// ratedPolicies returns HyDra and the policies of s the paper rates (paper:
+// HyDra's over_<policy> values), in the summary's order.
+func ratedPolicies(s *Summary, paper map[string]paperValue) []string {
 	var ps []string
 	for _, p := range policyNames(s) {
 		if _, ok := paper["over_"+p]; ok || p == "hydra" {
 			ps = append(ps, p)
 		}
 	}
-	ratio := func(p string) float64 {
+	return ps
+}
+
+// paperRatio returns HyDra's published lead over a policy (the middle of a
+// range; 1 for HyDra itself), the policy named key+p in paper.
+func paperRatio(paper map[string]paperValue, key string) func(p string) float64 {
+	return func(p string) float64 {
 		if p == "hydra" {
 			return 1
 		}
-		return paper["over_"+p].mid()
+		return paper[key+p].mid()
 	}
+}
+
+// byRatio sorts policies by increasing ratio (HyDra's lead over each; equal
+// ratios keep their order) and returns their labels.
+func byRatio(policies []string, ratio func(string) float64) []string {
+	slices.SortStableFunc(policies, func(a, b string) int { return cmp.Compare(ratio(a), ratio(b)) })
+	labels := make([]string, len(policies))
+	for i, p := range policies {
+		labels[i] = label(p)
+	}
+	return labels
+}
+
+// ordering returns the policies of s that the paper rates (and HyDra) by our
+// throughput, stall off, best first, and by the paper's ratios (HyDra first,
+// then by increasing ratio; equal ratios keep the summary's order).
+func ordering(s *Summary, paper map[string]paperValue) (here, there []string) {
+	if policyOf(s, "hydra") == nil {
+		return nil, nil
+	}
+	h := throughput(policyOf(s, "hydra"), true)
+	here = byRatio(ratedPolicies(s, paper), func(p string) float64 { return h / throughput(policyOf(s, p), true) })
+	return here, byRatio(ratedPolicies(s, paper), paperRatio(paper, "over_"))
+}
+
+// reversedPairs counts the pairs of policies whose order the paper's ratios
+// fix (different midpoints) and our throughputs (stall off) reverse.
+func reversedPairs(s *Summary, paper map[string]paperValue) int {
+	ps := ratedPolicies(s, paper)
+	ratio := paperRatio(paper, "over_")
 	n := 0
 	for i, a := range ps {
 		for _, b := range ps[i+1:] {
@@ -303,11 +318,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 			s.GPUs, s.GPU, s.Model, s.TP, s.PP, s.VPP, s.EP, s.BudgetTokens, s.Iterations-s.WarmupIterations, s.PlannerStall, s.UlyssesAcrossNodes)
 		fmt.Fprintf(w, "Paper (%s): %s.\n\n", pr.Section, pr.Setting)
 		pols := policyNames(s)
-		fmt.Fprint(w, "| quantity |")
-		for _, p := range pols {
-			fmt.Fprintf(w, " %s |", label(p))
-		}
-		fmt.Fprint(w, "\n|---|", strings.Repeat("---|", len(pols)), "\n")
+		writeHeader(w, []string{"quantity"}, pols)
 		for _, q := range append(overQuantities(pols), paperQuantities...) {
 			row := fmt.Sprintf("| %s (%s) |", q[1], q[2])
 			any := false
@@ -403,11 +414,7 @@ func writeScaling(w *strings.Builder, points []SweepPoint) {
 	}
 	fmt.Fprintln(w, "Step time (s), then HyDra's throughput over the policy (×) with the planner stall on the critical path / off it:")
 	fmt.Fprintln(w)
-	fmt.Fprint(w, "| model | GPUs |")
-	for _, p := range pols {
-		fmt.Fprintf(w, " %s |", label(p))
-	}
-	fmt.Fprint(w, "\n|---|---|", strings.Repeat("---|", len(pols)), "\n")
+	writeHeader(w, []string{"model", "GPUs"}, pols)
 	for _, pt := range points {
 		s := &pt.Summary
 		fmt.Fprintf(w, "| %s | %d |", pt.Model, pt.GPUs)
@@ -430,11 +437,7 @@ func writeScaling(w *strings.Builder, points []SweepPoint) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Modelled planner stall per iteration (s):")
 	fmt.Fprintln(w)
-	fmt.Fprint(w, "| model | GPUs |")
-	for _, p := range pols {
-		fmt.Fprintf(w, " %s |", label(p))
-	}
-	fmt.Fprint(w, "\n|---|---|", strings.Repeat("---|", len(pols)), "\n")
+	writeHeader(w, []string{"model", "GPUs"}, pols)
 	for _, pt := range points {
 		fmt.Fprintf(w, "| %s | %d |", pt.Model, pt.GPUs)
 		for _, p := range pols {
@@ -515,21 +518,9 @@ func scalingOrdering(points []SweepPoint, model string) (here, there []string) {
 			ratioHere[p] = v
 		}
 	}
-	for _, p := range slices.Sorted(maps.Keys(ratioHere)) {
-		here, there = append(here, p), append(there, p)
-	}
-	slices.SortStableFunc(here, func(a, b string) int { return cmp.Compare(ratioHere[a], ratioHere[b]) })
-	ratio := func(p string) float64 {
-		if p == "hydra" {
-			return 1
-		}
-		return paper[p].mid()
-	}
-	slices.SortStableFunc(there, func(a, b string) int { return cmp.Compare(ratio(a), ratio(b)) })
-	for i := range here {
-		here[i], there[i] = label(here[i]), label(there[i])
-	}
-	return here, there
+	rated := slices.Sorted(maps.Keys(ratioHere))
+	here = byRatio(slices.Clone(rated), func(p string) float64 { return ratioHere[p] })
+	return here, byRatio(rated, paperRatio(paper, ""))
 }
 
 // fmtOK is v with two decimals, or "-" when ok is false.
