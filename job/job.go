@@ -26,14 +26,19 @@ const (
 )
 
 // Cluster is the hardware: which GPU profile, how many GPUs, and how many share an
-// NVLink node.
+// NVLink node. A cluster of one kind names it in GPU; a mixed cluster lists its
+// kinds in Pools instead (see Pool) and leaves GPU empty, with GPUs their sum.
 type Cluster struct {
-	// GPU names the calibration profile of the GPU kind (e.g. "H20", "H800").
+	// GPU names the calibration profile of the GPU kind (e.g. "H20", "H800");
+	// empty when Pools is set.
 	GPU string `toml:"gpu"`
 	// GPUs is the total number of GPUs in the job.
 	GPUs int `toml:"gpus"`
 	// GPUsPerNode is how many GPUs share one NVLink domain.
 	GPUsPerNode int `toml:"gpus_per_node"`
+	// Pools, when set, makes the cluster mixed: one pool per GPU kind, in the
+	// order written, which is the order of the ranks (see Pool).
+	Pools []Pool `toml:"pools"`
 }
 
 // Parallel is the fixed part of the parallel layout (tp, pp, vpp, ep) plus the
@@ -169,12 +174,17 @@ func (j Job) Validate() error {
 	add(j.Model.Validate())
 
 	c, p := j.Cluster, j.Parallel
-	if c.GPU == "" {
+	switch {
+	case c.Mixed():
+		for _, e := range j.validatePools() {
+			add(e)
+		}
+	case c.GPU == "":
 		add(fieldErr("cluster.gpu", `""`, "must name a GPU profile (e.g. \"H20\", \"H800\")"))
 	}
 	add(checkRange("cluster.gpus", c.GPUs, 1, MaxGPUs))
 	add(checkRange("cluster.gpus_per_node", c.GPUsPerNode, 1, MaxGPUsPerNode))
-	if c.GPUs > c.GPUsPerNode && c.GPUsPerNode >= 1 && c.GPUs%c.GPUsPerNode != 0 {
+	if !c.Mixed() && c.GPUs > c.GPUsPerNode && c.GPUsPerNode >= 1 && c.GPUs%c.GPUsPerNode != 0 {
 		add(fieldErr("cluster.gpus", c.GPUs, "must be a multiple of cluster.gpus_per_node (%d), or fit in one node", c.GPUsPerNode))
 	}
 	tpOK := checkRange("parallel.tp", p.TP, 1, MaxTP)
@@ -247,9 +257,15 @@ func (j Job) Validate() error {
 	return errors.Join(errs...)
 }
 
-// String summarises the layout, e.g. "512×H20 (8/node) tp1 pp4 vpp1 ep8 G=128 B=8192 ctx=262144".
+// String summarises the layout, e.g. "512×H20 (8/node) tp1 pp4 vpp1 ep8 G=128
+// B=8192 ctx=262144", or "64×(32×H100-SXM + 32×A100-80G) (8/node) ..." for a
+// mixed cluster.
 func (j Job) String() string {
+	gpu := j.Cluster.GPU
+	if j.Cluster.Mixed() {
+		gpu = "(" + j.Cluster.Label() + ")"
+	}
 	return fmt.Sprintf("%d×%s (%d/node) tp%d pp%d vpp%d ep%d G=%d B=%d ctx=%d",
-		j.Cluster.GPUs, j.Cluster.GPU, j.Cluster.GPUsPerNode, j.Parallel.TP, j.Parallel.PP,
+		j.Cluster.GPUs, gpu, j.Cluster.GPUsPerNode, j.Parallel.TP, j.Parallel.PP,
 		j.Parallel.VPP, j.Parallel.EP, j.PoolRanks(), j.Parallel.BudgetTokens, j.ContextTokens)
 }

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -21,6 +23,28 @@ func keyLines(src string) map[string]int {
 	var table []string
 	inMultiString := ""
 	depth := 0 // open brackets of a multi-line array value
+	// An array value's elements that are inline tables are recorded as
+	// key[i] (array is its key, elem the next index), and so are the tables
+	// of an array of tables, [[key]] (arrayTables counts them per key).
+	array, elem, braces := "", 0, 0
+	arrayTables := map[string]int{}
+	var indexed []string // the table's path with its [[array]] index, or nil
+	elements := func(key, text string, n int) {
+		eachChar(text, func(_ int, c byte, kind charKind) bool {
+			switch {
+			case kind != plain:
+			case c == '{':
+				if braces == 0 {
+					record(key+"["+strconv.Itoa(elem)+"]", n)
+					elem++
+				}
+				braces++
+			case c == '}':
+				braces--
+			}
+			return true
+		})
+	}
 	for i, line := range strings.Split(src, "\n") {
 		n := i + 1
 		t := strings.TrimSpace(line)
@@ -31,6 +55,9 @@ func keyLines(src string) map[string]int {
 			continue
 		}
 		if depth > 0 {
+			if array != "" {
+				elements(array, t, n)
+			}
 			depth += bracketBalance(t)
 			continue
 		}
@@ -44,7 +71,15 @@ func keyLines(src string) map[string]int {
 				inner = inner[:end]
 			}
 			table = splitKey(inner)
-			record(strings.Join(table, "."), n)
+			name := strings.Join(table, ".")
+			record(name, n)
+			indexed = nil
+			if strings.HasPrefix(t, "[[") {
+				i := arrayTables[name]
+				arrayTables[name] = i + 1
+				indexed = append(slices.Clone(table[:len(table)-1]), table[len(table)-1]+"["+strconv.Itoa(i)+"]")
+				record(strings.Join(indexed, "."), n)
+			}
 			continue
 		}
 		eq := keyValueSplit(t)
@@ -54,6 +89,10 @@ func keyLines(src string) map[string]int {
 		key := append(append([]string{}, table...), splitKey(t[:eq])...)
 		full := strings.Join(key, ".")
 		record(full, n)
+		if indexed != nil {
+			full = strings.Join(append(slices.Clone(indexed), splitKey(t[:eq])...), ".")
+			record(full, n)
+		}
 		value := strings.TrimSpace(t[eq+1:])
 		for _, q := range []string{`"""`, `'''`} {
 			if strings.HasPrefix(value, q) && !strings.Contains(value[len(q):], q) {
@@ -61,6 +100,8 @@ func keyLines(src string) map[string]int {
 			}
 		}
 		if inMultiString == "" && strings.HasPrefix(value, "[") {
+			array, elem, braces = full, 0, 0
+			elements(full, value, n)
 			depth = bracketBalance(value)
 		}
 	}

@@ -135,10 +135,16 @@ func Parse(data []byte, file string) (*Scenario, error) {
 	sc.Job.Model = p.model(&md, raw.Model)
 
 	// [cluster], [parallel]
-	for _, k := range []string{"cluster.gpu", "cluster.gpus", "parallel.pp", "parallel.budget_tokens"} {
+	required := []string{"cluster.gpu", "cluster.gpus", "parallel.pp", "parallel.budget_tokens"}
+	pools := md.IsDefined("cluster", "pools")
+	if pools {
+		required = required[2:]
+		p.pools(&md, &raw.Cluster)
+	}
+	for _, k := range required {
 		parts := strings.Split(k, ".")
 		if !md.IsDefined(parts...) {
-			p.addf(k, "%s: required", k)
+			p.addf(k, "%s: required (or cluster.pools for a mixed cluster)", k)
 		}
 	}
 	if raw.Cluster.GPU != "" && !slices.Contains(calib.ProfileNames(), raw.Cluster.GPU) {
@@ -162,6 +168,9 @@ func Parse(data []byte, file string) (*Scenario, error) {
 
 	// [costs]
 	if md.IsDefined("costs", "profile") {
+		if pools {
+			p.addf("costs.profile", "costs.profile: replaces the profile of cluster.gpu, and a mixed cluster (cluster.pools) has none; name each pool's gpu instead")
+		}
 		if raw.Costs.Profile == "" {
 			p.addf("costs.profile", "costs.profile: must name a calibration profile file (e.g. \"calibration/h200.toml\")")
 		}
@@ -231,11 +240,17 @@ func Parse(data []byte, file string) (*Scenario, error) {
 	if len(p.problems) == 0 {
 		p.addErr(sc.Job.Validate(), jobKey)
 		if len(p.problems) == 0 {
+			p.kindBudgets(sc, "")
+		}
+		if len(p.problems) == 0 {
 			p.batch(sc, "")
 		}
 	}
 
 	// [sweep]
+	if raw.Sweep != nil && pools && len(raw.Sweep.GPUs) > 0 {
+		p.addf("sweep.gpus", "sweep.gpus: a mixed cluster (cluster.pools) cannot be swept by GPU count; write one scenario per pool size")
+	}
 	if raw.Sweep != nil {
 		sc.Sweep = p.sweep(&md, raw.Sweep, raw.Parallel, scenarioPolicies(sc.Run.Policies, swept))
 	}

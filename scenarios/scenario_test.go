@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -209,6 +210,11 @@ func TestBadScenarios(t *testing.T) {
 		{"too-many-microbatches", []string{":23:", "workload.batch_tokens = 2147483648: needs at least 32768 microbatches per iteration at G·B = 65536", "must be <= 1024"}},
 		{"options-wrong-type", []string{":32:", "run.options.hydra.cap: incompatible types"}},
 		{"sweep-unknown-variant-key", []string{":35:", "sweep.variant.parallel.pipeline: unknown key", "first_stage_layers"}},
+		{"pools-both-forms", []string{":7:", "cluster.pools: give either cluster.gpu and cluster.gpus", "not both"}},
+		{"pools-unknown-gpu", []string{":8:", `cluster.pools[1].gpu = "A100-40G": no calibration profile`, "A100-80G"}},
+		{"pools-unknown-key", []string{":6:", "cluster.pools.nic_gbps: unknown key", "gpu, gpus, budget_tokens"}},
+		{"pools-partial-node", []string{":9:", "cluster.pools[1].gpus = 12", "multiple of pp·gpus_per_node = 1·8 = 8"}},
+		{"pools-zero-gpus", []string{":12:", "cluster.pools[1].gpus = 0: must be in [1, 1048576]", ":13: cluster.pools[1].budget_tokens = -5"}},
 	}
 	files, _ := filepath.Glob("testdata/bad/*.toml")
 	if len(files) != len(cases) {
@@ -532,7 +538,7 @@ func TestWhatIfPresets(t *testing.T) {
 	base, _ := Preset("production-256k")
 	node, _ := Preset("production-256k-node-ulysses")
 	capSweep, _ := Preset("production-256k-cap")
-	if !base.UlyssesAcrossNodes || node.UlyssesAcrossNodes || node.Job.Cluster != base.Job.Cluster || node.Job.Parallel != base.Job.Parallel {
+	if !base.UlyssesAcrossNodes || node.UlyssesAcrossNodes || !reflect.DeepEqual(node.Job.Cluster, base.Job.Cluster) || node.Job.Parallel != base.Job.Parallel {
 		t.Errorf("node-ulysses: across %v (base %v), same job %v", node.UlyssesAcrossNodes, base.UlyssesAcrossNodes, node.Job.Parallel == base.Job.Parallel)
 	}
 	pts, err := capSweep.Points()

@@ -265,6 +265,9 @@ func (p *parser) point(pt *Scenario, swept []OptionAxis) bool {
 			Message: fmt.Sprintf("sweep point %s: %d tokens per batch; must be <= %d", pt.Name, pt.Workload.BatchTokens, int64(MaxBatchTokens))})
 		return false
 	}
+	if p.kindBudgets(pt, "sweep point "+pt.Name+": "); len(p.problems) > n {
+		return false
+	}
 	if p.batch(pt, "sweep point "+pt.Name+": "); len(p.problems) > n {
 		return false
 	}
