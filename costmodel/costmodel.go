@@ -7,9 +7,16 @@
 // # Devices
 //
 // A Model maps every HDP rank to a Device: a GPU kind with its calibration
-// profile and compute model. Today a cluster has one kind, so every rank maps
-// to the one device; a group's time is the slowest of its ranks' devices, so
-// ranks on different kinds need no change to the engine or to Price's callers.
+// profile, compute model and token budget. A one-kind cluster maps every rank
+// to its one device; a mixed cluster (job.Cluster.Pools) numbers its ranks
+// kind by kind, each kind filling whole nodes (network.NewMixedTopology prices
+// each link on its kind's NVLink or the slower NIC). A group of the even split
+// runs at the slowest of its ranks' devices; a group with a CP × HP layout
+// (sched.Layout) prices each rank on its own device for its own shard and
+// heads, and the layer waits for the slowest rank at each all-to-all:
+// max over ranks of the layer ops + max over ranks of core attention +
+// the exposed CP communication (network.LayoutCPLayer). Ranks on different
+// kinds need no change to the engine or to Price's callers.
 //
 // # Pricing a domain op
 //
@@ -59,6 +66,11 @@ type Device struct {
 	Profile *calib.Profile
 	// Compute prices the job's computation on this kind.
 	Compute *calib.Compute
+	// BudgetTokens is the most tokens a rank of this kind may hold in a
+	// microbatch (job.Job.KindBudgetTokens).
+	BudgetTokens int
+	// Ranks is how many consecutive HDP ranks of a stage are of this kind.
+	Ranks int
 }
 
 // Options are what-if switches of the cost model.
@@ -97,22 +109,58 @@ type chunkLayers struct{ dense, moe int }
 
 // New builds the cost model of job j with every rank on the GPU kind of prof.
 // It fails when the profile, the job and the network do not fit together (a
-// stage with fewer layers than vpp chunks, ep not dividing the pool, ...).
+// stage with fewer layers than vpp chunks, ep not dividing the pool, ...), or
+// when the job's cluster mixes kinds (use NewMixed).
 func New(j job.Job, prof *calib.Profile, opts Options) (*Model, error) {
-	if prof == nil {
-		return nil, fmt.Errorf("costmodel: nil profile")
+	return NewMixed(j, []*calib.Profile{prof}, opts)
+}
+
+// NewMixed builds the cost model of job j on a cluster whose kinds
+// (j.Cluster.Kinds) have the profiles profs, in the same order: one profile
+// for a one-kind cluster, one per pool for a mixed one. Each kind's token
+// budget is job.Job.KindBudgetTokens of the profiles' HBM.
+func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
+	kinds := j.Cluster.Kinds()
+	if len(profs) != len(kinds) {
+		return nil, fmt.Errorf("costmodel: %d profiles for the cluster's %d GPU kinds", len(profs), len(kinds))
 	}
-	comp, err := calib.NewCompute(prof, j)
+	flat := make([]calib.Profile, len(profs))
+	hbm := make([]float64, len(profs))
+	for i, prof := range profs {
+		if prof == nil {
+			return nil, fmt.Errorf("costmodel: nil profile")
+		}
+		flat[i] = *prof
+		hbm[i] = prof.HBMBytes.Value
+	}
+	budgets, err := j.KindBudgetTokens(hbm)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("costmodel: %w", err)
 	}
 	par := j.Parallel
-	topo, err := network.NewTopology(*prof, j.Cluster, par.TP, max(par.PP, 1))
+	topo, err := network.NewMixedTopology(flat, j.Cluster, par.TP, max(par.PP, 1))
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{job: j, opts: opts, devices: []Device{{Name: prof.Name, Profile: prof, Compute: comp}}, topo: topo,
+	ranks := j.KindRanks()
+	m := &Model{job: j, opts: opts, topo: topo,
 		vpp: max(par.VPP, 1), ep: max(par.EP, 1), denseLayer: -1, moeLayer: -1}
+	for i, prof := range profs {
+		comp, err := calib.NewCompute(prof, j)
+		if err != nil {
+			return nil, err
+		}
+		m.devices = append(m.devices, Device{Name: prof.Name, Profile: prof, Compute: comp, BudgetTokens: budgets[i], Ranks: ranks[i]})
+	}
+	if !j.Cluster.Mixed() {
+		m.devices[0].Ranks = topo.PoolRanks
+	} else {
+		m.rankDevice = make([]int, topo.PoolRanks)
+		for r := range m.rankDevice {
+			m.rankDevice[r] = topo.KindOf(r)
+		}
+	}
+	comp := m.devices[0].Compute
 	if topo.PoolRanks%m.ep != 0 {
 		return nil, fmt.Errorf("costmodel: ep = %d does not divide the pool's %d ranks", m.ep, topo.PoolRanks)
 	}
@@ -148,7 +196,13 @@ func New(j job.Job, prof *calib.Profile, opts Options) (*Model, error) {
 		}
 		g := float64(topo.PoolRanks)
 		m.gradSync = append(m.gradSync, sync)
-		m.optimizer = append(m.optimizer, comp.OptimizerStepSeconds(dense/g+expert*float64(m.ep)/g))
+		// The optimizer step runs on every rank's shard at once: the slowest
+		// kind's HBM sets its time.
+		var opt float64
+		for _, d := range m.devices {
+			opt = max(opt, d.Compute.OptimizerStepSeconds(dense/g+expert*float64(m.ep)/g))
+		}
+		m.optimizer = append(m.optimizer, opt)
 	}
 	return m, nil
 }
@@ -244,4 +298,68 @@ func (m *Model) MFU(lengths []int, seconds float64) float64 {
 	}
 	peak *= float64(gpus) / float64(m.topo.PoolRanks) // every HDP rank stands for tp·pp GPUs
 	return m.ModelFLOPs(lengths) / (peak * seconds)
+}
+
+// KindBudgetTokens returns each kind's per-rank token budget, in rank order.
+func (m *Model) KindBudgetTokens() []int {
+	out := make([]int, len(m.devices))
+	for i, d := range m.devices {
+		out[i] = d.BudgetTokens
+	}
+	return out
+}
+
+// MinBudgetTokens is the smallest kind's token budget: the budget of a
+// policy that treats every device alike.
+func (m *Model) MinBudgetTokens() int {
+	b := m.devices[0].BudgetTokens
+	for _, d := range m.devices[1:] {
+		b = min(b, d.BudgetTokens)
+	}
+	return b
+}
+
+// PlanningCluster describes the cluster to the policies that plan for its
+// GPU kinds (sched.Cluster): per kind its ranks and budget, and per layer of
+// the stage with the most layers (the one Overhead prices), forward plus
+// backward, its core attention per token² (at the kind's efficiency at the
+// budget's block length, B tokens on one rank: (t_fwd(B) + t_bwd(B))/B²), its
+// other ops per token (GEMMs and memory-bound ops of the stage's dense and MoE
+// layers at B tokens, averaged over its layers; launch gaps are part of θ),
+// its links' achieved rates (bandwidth × the curve's Max) and one hop of
+// latency; θ is Overhead's on the first kind.
+func (m *Model) PlanningCluster() *sched.Cluster {
+	o := m.Overhead()
+	first, n := m.devices[0].Compute.StageLayers(o.Stage)
+	q, k, v, out := network.TokenBytes(m.topo, m.job.Model)
+	c := &sched.Cluster{
+		Layers:          o.Layers,
+		OverheadSeconds: o.ThetaSeconds,
+		QBytesPerToken:  q, KVBytesPerToken: k + v, OBytesPerToken: out,
+		KVHeads:      max(m.job.Model.KVHeads/max(m.topo.TP, 1), 1),
+		RanksPerNode: m.topo.RanksPerNode,
+	}
+	at := 0
+	for _, d := range m.devices {
+		comp, b := d.Compute, d.BudgetTokens
+		attn := (comp.AttentionFwdSeconds(b, 1, b) + comp.AttentionBwdSeconds(b, 1, b)) / (float64(b) * float64(b))
+		var lin float64
+		for l := first; l < first+n; l++ {
+			f, bw := calib.OpsSeconds(comp.LayerOps(l, b), calib.OpKindGEMM, calib.OpKindMemory)
+			lin += f + bw
+		}
+		lin /= float64(n) * float64(b)
+		ln := m.topo.LinksOf(at)
+		c.Kinds = append(c.Kinds, sched.DeviceKind{
+			Name: d.Name, Ranks: d.Ranks, BudgetTokens: b,
+			AttentionSecondsPerToken2: attn, LinearSecondsPerToken: lin,
+			NVLinkBytesPerSecond:  ln.NVLinkBytesPerSecond * ln.CollectiveIntra.Max.Value,
+			NICBytesPerSecond:     ln.NICBytesPerSecond * ln.AllToAllInter.Max.Value,
+			RingNICBytesPerSecond: ln.NICBytesPerSecond * ln.SendRecvInter.Max.Value,
+			IntraLatencySeconds:   ln.IntraBaseSeconds + ln.IntraHopSeconds,
+			InterLatencySeconds:   ln.InterBaseSeconds + ln.InterHopSeconds,
+		})
+		at += d.Ranks
+	}
+	return c
 }

@@ -54,6 +54,10 @@ type domainCost struct {
 	denseComm, moeCPComm [2]float64
 	moeComm              [2]float64 // EP dispatch + combine, max over blocks
 	maxTokens            int        // the fullest rank's tokens
+	// headTokens[dev] is the most tokens a rank of device dev holds (the
+	// last stage's head runs on each rank's own device); nil when every rank
+	// is on device 0 (maxTokens is its entry).
+	headTokens []int
 }
 
 // Price prices every domain of the layout for the batch lengths under exec,
@@ -83,7 +87,7 @@ func (m *Model) Price(l *step.Layout, lengths []int, exec Exec, stallSeconds flo
 		heads := network.MaxCPDegree(sched.Ulysses, m.topo, m.job.Model)
 		for _, mb := range l.Plan.Microbatches {
 			for _, g := range mb.Groups {
-				if g.Size > heads {
+				if g.Layout == nil && g.Size > heads {
 					it.fallbackSlots += int64(g.Size)
 				}
 			}
@@ -241,12 +245,26 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 	}
 	nb := d.Size / m.ep
 	p.blocks = append(p.blocks[:0], make([]int, nb)...)
+	if m.rankDevice != nil {
+		dc.headTokens = make([]int, len(m.devices))
+	}
 	for _, g := range d.Groups {
 		per, total, err := p.groupTokens(g)
 		if err != nil {
 			return dc, fmt.Errorf("costmodel: microbatch %d: %w", d.MB, err)
 		}
+		if g.Layout != nil {
+			if err := p.layoutGroup(t, d, g, int64(total), &dc); err != nil {
+				return dc, fmt.Errorf("costmodel: microbatch %d group at rank %d (degree %d): %w", d.MB, g.FirstRank, g.Size, err)
+			}
+			continue
+		}
 		dc.maxTokens = max(dc.maxTokens, per)
+		if dc.headTokens != nil {
+			for r := g.FirstRank; r <= g.LastRank(); r++ {
+				dc.headTokens[m.rankDevice[r]] = max(dc.headTokens[m.rankDevice[r]], per)
+			}
+		}
 		for b := (g.FirstRank - d.FirstRank) / m.ep; b <= (g.LastRank()-d.FirstRank)/m.ep; b++ {
 			p.blocks[b] = max(p.blocks[b], per)
 		}
@@ -327,7 +345,17 @@ func (it *Iteration) ChunkSeconds(stage, chunk int, d *step.Domain) (forward, ba
 	}
 	out := ck.times(dc.dense, dc.moe, dc.moeComm)
 	if stage == len(it.m.layerKind)-1 && chunk == it.m.vpp-1 && dc.maxTokens > 0 {
-		f, b := it.m.devices[0].Compute.HeadSeconds(dc.maxTokens)
+		var f, b float64
+		if dc.headTokens == nil {
+			f, b = it.m.devices[0].Compute.HeadSeconds(dc.maxTokens)
+		} else {
+			for dev, tok := range dc.headTokens {
+				if tok > 0 {
+					df, db := it.m.devices[dev].Compute.HeadSeconds(tok)
+					f, b = max(f, df), max(b, db)
+				}
+			}
+		}
 		out[0] += f
 		out[1] += b
 	}
@@ -381,4 +409,103 @@ func (it *Iteration) OptimizerSeconds(stage int) float64 {
 		return math.NaN()
 	}
 	return it.m.optimizer[stage]
+}
+
+// layoutGroup prices group g of domain d, which runs total tokens under its
+// CP × HP layout (see the package doc), into dc: every rank's layer ops on
+// its own device for its shard, its core attention for its heads over its HP
+// group's chunk of every sequence (kernel blocks of the chunk's length), the
+// layer's time the slowest rank's ops plus the slowest rank's attention plus
+// the exposed communication of network.LayoutCPLayer.
+func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, total int64, dc *domainCost) error {
+	m := p.m
+	l := g.Layout
+	heads := m.job.Model.QueryHeads / max(m.topo.TP, 1)
+	if err := l.Check(g, total, heads); err != nil {
+		return err
+	}
+	chunks := l.Chunks()
+	hp := l.HPGroupOf()
+	var ops, window [2][2]float64 // max over ranks [dense, moe][fwd, bwd]; window: min over ranks
+	var attn [2]float64
+	first := true
+	for i, tok := range l.ShardTokens {
+		r := g.FirstRank + i
+		dev := 0
+		if m.rankDevice != nil {
+			dev = m.rankDevice[r]
+			dc.headTokens[dev] = max(dc.headTokens[dev], tok)
+		}
+		dc.maxTokens = max(dc.maxTokens, tok)
+		if b := (r - d.FirstRank) / m.ep; b >= 0 && b < len(p.blocks) {
+			p.blocks[b] = max(p.blocks[b], tok)
+		}
+		lc := p.layerOpsSeconds(dev, tok)
+		for kind := range 2 {
+			for k := range 2 {
+				ops[kind][k] = max(ops[kind][k], lc.ops[kind][k])
+				if first || lc.window[kind][k] < window[kind][k] {
+					window[kind][k] = lc.window[kind][k]
+				}
+			}
+		}
+		first = false
+		if l.Heads[i] == 0 || total == 0 {
+			continue
+		}
+		comp := m.devices[dev].Compute
+		chunk := int64(chunks[hp[i]])
+		share := float64(l.Heads[i]) / float64(heads) * float64(chunk) / float64(total)
+		var a [2]float64
+		for _, id := range g.Seqs {
+			s := int64(p.lengths[id])
+			if s == 0 {
+				continue
+			}
+			blk := int(max(1, (s*chunk+total-1)/total))
+			a[0] += comp.AttentionFwdSeconds(int(s), 1, blk)
+			a[1] += comp.AttentionBwdSeconds(int(s), 1, blk)
+		}
+		attn[0] = max(attn[0], share*a[0])
+		attn[1] = max(attn[1], share*a[1])
+	}
+	var cp network.CPLayerCost
+	if !m.opts.NoComm && g.Size > 1 {
+		var err error
+		for kind, layer := range [2]int{m.denseLayer, m.moeLayer} {
+			if layer < 0 {
+				continue
+			}
+			cp, err = network.LayoutCPLayer(t, m.job.Model, g.FirstRank, l, total, heads, network.LayoutOverlap{
+				AttentionFwdSeconds: attn[0], AttentionBwdSeconds: attn[1],
+				IndependentFwdSeconds: window[kind][0], IndependentBwdSeconds: window[kind][1],
+				OverlapAllToAll: p.exec.OverlapAllToAll})
+			if err != nil {
+				return err
+			}
+			p.addLayerKind(dc, kind, ops[kind], attn, [2]float64{cp.Fwd.ExposedSeconds, cp.Bwd.ExposedSeconds})
+		}
+		return nil
+	}
+	for kind, layer := range [2]int{m.denseLayer, m.moeLayer} {
+		if layer >= 0 {
+			p.addLayerKind(dc, kind, ops[kind], attn, [2]float64{})
+		}
+	}
+	return nil
+}
+
+// addLayerKind raises dc's per-layer times of one layer kind (0 dense, 1
+// MoE) to a group's compute (ops + attention) plus exposed CP communication,
+// forward and backward, when the group is slower.
+func (p *pricer) addLayerKind(dc *domainCost, kind int, ops, attn, exposed [2]float64) {
+	dst, comm := &dc.dense, &dc.denseComm
+	if kind == 1 {
+		dst, comm = &dc.moe, &dc.moeCPComm
+	}
+	for k := range 2 {
+		if sec := ops[k] + attn[k] + exposed[k]; sec > dst[k] {
+			dst[k], comm[k] = sec, exposed[k]
+		}
+	}
 }

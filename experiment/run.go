@@ -150,7 +150,7 @@ func summaryHead(sc *scenarios.Scenario, in sched.Inputs, opts Options) report.S
 	return report.Summary{
 		Scenario: sc.Name, Hash: Hash(sc), Seed: sc.Run.Seed,
 		Iterations: sc.Run.Iterations, WarmupIterations: sc.Run.WarmupIterations,
-		GPUs: j.Cluster.GPUs, GPU: j.Cluster.GPU, Model: j.Model.Name,
+		GPUs: j.Cluster.GPUs, GPU: j.Cluster.Label(), Model: j.Model.Name,
 		TP: par.TP, PP: in.PP, VPP: in.VPP, EP: in.EPSize(), PoolRanks: in.PoolRanks,
 		BudgetTokens: in.BudgetTokens, ContextTokens: j.ContextTokens,
 		DollarsPerGPUHour: dollars, PlannerStall: sc.PlannerStall, UlyssesAcrossNodes: sc.UlyssesAcrossNodes,

@@ -23,23 +23,30 @@ type Setup struct {
 }
 
 // NewSetup builds a scenario's cost model (its [costs] profile, or the
-// embedded profile of cluster.gpu) and scheduling inputs.
+// embedded profile of cluster.gpu, or each pool's of a mixed cluster) and
+// scheduling inputs.
 func NewSetup(sc *scenarios.Scenario) (*Setup, error) {
-	prof, err := sc.Profile()
+	profs, err := sc.Profiles()
 	if err != nil {
 		return nil, err
 	}
-	m, err := costmodel.New(sc.Job, prof, costmodel.Options{UlyssesAcrossNodes: sc.UlyssesAcrossNodes})
+	m, err := costmodel.NewMixed(sc.Job, profs, costmodel.Options{UlyssesAcrossNodes: sc.UlyssesAcrossNodes})
 	if err != nil {
 		return nil, err
 	}
 	o := m.Overhead()
-	return &Setup{Model: m, Overhead: o, Inputs: Inputs(sc, o.RatioSquareTokens)}, nil
+	in := Inputs(sc, o.RatioSquareTokens)
+	in.BudgetTokens = m.MinBudgetTokens()
+	in.Cluster = m.PlanningCluster()
+	return &Setup{Model: m, Overhead: o, Inputs: in}, nil
 }
 
-// Inputs are the scheduling inputs of a scenario's job with θ/c = ratio.
+// Inputs are the scheduling inputs of a scenario's job with θ/c = ratio,
+// without the planning description of its GPU kinds (NewSetup adds it and
+// the smallest kind's budget).
 func Inputs(sc *scenarios.Scenario, ratio float64) sched.Inputs {
 	par := sc.Job.Parallel
+	m := sc.Job.Model
 	return sched.Inputs{
 		PoolRanks:     sc.Job.PoolRanks(),
 		BudgetTokens:  par.BudgetTokens,
@@ -48,6 +55,7 @@ func Inputs(sc *scenarios.Scenario, ratio float64) sched.Inputs {
 		EP:            max(par.EP, 1),
 		ContextTokens: sc.Job.ContextTokens,
 		OverheadRatio: ratio,
+		QueryHeads:    m.QueryHeads / max(par.TP, 1),
 	}
 }
 

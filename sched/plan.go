@@ -55,6 +55,10 @@ type Group struct {
 	Size int `json:"size"`
 	// Seqs are the ids of the sequences the group runs, in order.
 	Seqs []int `json:"seqs"`
+	// Layout, when set, is the group's CP × HP execution with per-rank
+	// shard lengths and head counts (HexiSeq, USP); nil is the even split of
+	// the policy's CP execution.
+	Layout *Layout `json:"layout,omitempty"`
 }
 
 // LastRank is FirstRank+Size-1.

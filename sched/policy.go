@@ -34,6 +34,14 @@ type Inputs struct {
 	// part in the same microbatches (Plan.Participants). 0 or 1: no EP. It must
 	// divide PoolRanks.
 	EP int `json:"ep,omitempty"`
+	// QueryHeads is n_h/tp, the query heads of one TP rank that a CP × HP
+	// layout splits (Group.Layout); 0 means DefaultQueryHeads (HeadsPerRank).
+	QueryHeads int `json:"query_heads,omitempty"`
+	// Cluster, when set, describes a pool of mixed GPU kinds (or one kind) to
+	// the policies that plan for them; BudgetTokens is then the smallest
+	// kind's budget, which policies that treat every device alike use. nil:
+	// every rank alike, of budget BudgetTokens.
+	Cluster *Cluster `json:"cluster,omitempty"`
 }
 
 // EPSize returns the expert-parallel block size (1 when EP is unset).
@@ -135,10 +143,17 @@ func (in Inputs) check(lengths []int) error {
 		return fmt.Errorf("sched: max_degree = %d: must be >= 0 (0 = ranks)", in.MaxDegree)
 	case in.OverheadRatio < 0 || math.IsNaN(in.OverheadRatio) || math.IsInf(in.OverheadRatio, 0):
 		return fmt.Errorf("sched: overhead_ratio = %v: must be a finite number >= 0", in.OverheadRatio)
+	case in.QueryHeads < 0 || in.QueryHeads > 1<<16:
+		return fmt.Errorf("sched: query_heads = %d: must be in [0, 65536] (0 = %d)", in.QueryHeads, DefaultQueryHeads)
 	case len(lengths) == 0:
 		return fmt.Errorf("sched: empty batch: at least one sequence is needed")
 	case len(lengths) > MaxBatchSequences:
 		return fmt.Errorf("sched: %d sequences: must be <= %d", len(lengths), MaxBatchSequences)
+	}
+	if in.Cluster != nil {
+		if err := in.Cluster.check(in.PoolRanks); err != nil {
+			return err
+		}
 	}
 	limit := in.DegreeLimit()
 	why := fmt.Sprintf("the pool (G·B = %d·%d)", in.PoolRanks, in.BudgetTokens)
@@ -146,6 +161,14 @@ func (in Inputs) check(lengths []int) error {
 		why = fmt.Sprintf("the largest CP group the engine runs (%d ranks · B = %d)", limit, in.BudgetTokens)
 	}
 	maxTokens := int64(limit) * int64(in.BudgetTokens) // <= 2^20·2^24: no overflow
+	if in.Cluster != nil && len(in.Cluster.Kinds) > 1 && limit == in.PoolRanks {
+		// A policy that plans for the kinds may use every rank's own budget.
+		maxTokens = 0
+		for _, k := range in.Cluster.Kinds {
+			maxTokens += int64(k.Ranks) * int64(k.BudgetTokens)
+		}
+		why = fmt.Sprintf("the pool (Σ ranks·budget over its %d kinds)", len(in.Cluster.Kinds))
+	}
 	var total int64
 	for i, s := range lengths {
 		if s < 1 || s > MaxSequenceTokens {

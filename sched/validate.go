@@ -12,8 +12,10 @@ const maxProblems = 20
 // sequence placed exactly once, groups non-empty, inside [0, G) and ordered by
 // first rank, no rank in two groups of one microbatch, in a plan of partial
 // microbatches the ranks of each EP block (in.EP) in groups of the same number
-// of microbatches, and, where promised, power-of-two aligned groups, per-rank
-// tokens (Σ s/k) within B, and full coverage of the pool. The sequences are the
+// of microbatches, a group's CP × HP layout consistent with it (Layout.Check),
+// and, where promised, power-of-two aligned groups, per-rank tokens (Σ s/k, or
+// a layout's MemoryTokens) within B (each rank's own kind's budget when
+// in.Cluster is set), and full coverage of the pool. The sequences are the
 // plan's own Lengths when it set them (p.Trained). It returns every problem
 // found (at most 20), joined.
 func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
@@ -64,11 +66,13 @@ func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 				count[r]++
 			}
 			var tokens float64
+			var total int64
 			for _, id := range grp.Seqs {
 				if id < 0 || id >= len(lengths) {
 					add("%s: sequence id %d outside the batch [0, %d)", where, id, len(lengths))
 					continue
 				}
+				total += int64(lengths[id])
 				if placed[id] != 0 {
 					add("%s: sequence %d already placed in microbatch %d", where, id, placed[id]-1)
 					continue
@@ -76,8 +80,19 @@ func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 				placed[id] = m + 1
 				tokens += float64(lengths[id]) / float64(grp.Size)
 			}
-			if pr.WithinBudget && tokens > float64(in.BudgetTokens)*(1+1e-12) {
-				add("%s: %.1f tokens per rank exceed the budget B = %d", where, tokens, in.BudgetTokens)
+			if grp.Layout != nil {
+				validateLayout(grp, total, in, pr, where, add)
+				continue
+			}
+			budget := in.BudgetTokens
+			if in.Cluster != nil { // every rank of the group within its own kind's budget
+				budget = in.RankBudget(grp.FirstRank)
+				for r := grp.FirstRank + 1; r <= grp.LastRank(); r++ {
+					budget = min(budget, in.RankBudget(r))
+				}
+			}
+			if pr.WithinBudget && tokens > float64(budget)*(1+1e-12) {
+				add("%s: %.1f tokens per rank exceed the budget B = %d", where, tokens, budget)
 			}
 		}
 		if pr.CoversPool {
@@ -112,4 +127,26 @@ func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateLayout checks a group's CP × HP layout (Layout.Check) and, where
+// the policy promises WithinBudget, every rank's activation memory
+// (Layout.MemoryTokens) against its own kind's budget.
+func validateLayout(grp Group, total int64, in Inputs, pr Promises, where string, add func(string, ...any) bool) {
+	heads := in.HeadsPerRank()
+	if err := grp.Layout.Check(grp, total, heads); err != nil {
+		add("%s: %v", where, err)
+		return
+	}
+	if !pr.WithinBudget {
+		return
+	}
+	for i, mem := range grp.Layout.MemoryTokens(heads) {
+		r := grp.FirstRank + i
+		if b := in.RankBudget(r); mem > float64(b)*(1+1e-12) {
+			add("%s: rank %d holds %.1f token-equivalents (%d tokens, %d heads): more than its budget %d",
+				where, r, mem, grp.Layout.ShardTokens[i], grp.Layout.Heads[i], b)
+			return
+		}
+	}
 }

@@ -18,32 +18,32 @@ func transferSeconds(bytes, peak float64, curve calib.Curve) float64 {
 	return bytes / (peak * curve.Max.Value)
 }
 
-func (t Topology) nvlinkSeconds(bytes float64) float64 {
-	return transferSeconds(bytes, t.NVLinkBytesPerSecond, t.CollectiveIntra)
+func (l Links) nvlinkSeconds(bytes float64) float64 {
+	return transferSeconds(bytes, l.NVLinkBytesPerSecond, l.CollectiveIntra)
 }
 
 // nicSeconds is bytes through the NIC at the curve of the collective kind
 // (CollectiveInter, SendRecvInter or AllToAllInter).
-func (t Topology) nicSeconds(bytes float64, c calib.Curve) float64 {
-	return transferSeconds(bytes, t.NICBytesPerSecond, c)
+func (l Links) nicSeconds(bytes float64, c calib.Curve) float64 {
+	return transferSeconds(bytes, l.NICBytesPerSecond, c)
 }
 
 // oneHopSeconds is the latency of an all-to-all, whose messages each cross one
 // hop: base + hop, inside a node or across nodes.
-func (t Topology) oneHopSeconds(crossesNodes bool) float64 {
+func (l Links) oneHopSeconds(crossesNodes bool) float64 {
 	if crossesNodes {
-		return t.InterBaseSeconds + t.InterHopSeconds
+		return l.InterBaseSeconds + l.InterHopSeconds
 	}
-	return t.IntraBaseSeconds + t.IntraHopSeconds
+	return l.IntraBaseSeconds + l.IntraHopSeconds
 }
 
 // p2pSeconds is the latency of one send/recv: NCCL's p2p path across nodes
 // (InterP2PSeconds), base + hop inside a node.
-func (t Topology) p2pSeconds(crossesNodes bool) float64 {
+func (l Links) p2pSeconds(crossesNodes bool) float64 {
 	if crossesNodes {
-		return t.InterP2PSeconds
+		return l.InterP2PSeconds
 	}
-	return t.IntraBaseSeconds + t.IntraHopSeconds
+	return l.IntraBaseSeconds + l.IntraHopSeconds
 }
 
 // AllToAllSeconds is the time of one all-to-all among the contiguous HDP ranks
@@ -64,9 +64,23 @@ func AllToAllSeconds(t Topology, firstRank, ranks int, bytesPerRank float64) flo
 	if ranks <= 1 || bytesPerRank <= 0 {
 		return 0
 	}
-	s := t.Spans(Contiguous(firstRank, ranks))
+	g := Contiguous(firstRank, ranks)
+	s := t.Spans(g)
 	k := float64(ranks)
 	peer := bytesPerRank / k
+	if t.Mixed() {
+		// Each kind's ranks on their own links: the slowest endpoint sets the
+		// time (a link between kinds runs at the slower NIC).
+		var worst float64
+		for _, seg := range t.kindSegments(g) {
+			ss := t.Spans(seg.ranks)
+			l := seg.links
+			intra := l.nvlinkSeconds(float64(ss.MaxLocal-1) * peer)
+			inter := l.nicSeconds(float64(ranks-ss.MinLocal)*peer, l.AllToAllInter)
+			worst = max(worst, max(intra, inter)+l.oneHopSeconds(s.Nodes > 1))
+		}
+		return worst
+	}
 	intra := t.nvlinkSeconds(float64(s.MaxLocal-1) * peer)
 	inter := t.nicSeconds(float64(ranks-s.MinLocal)*peer, t.AllToAllInter)
 	return max(intra, inter) + t.oneHopSeconds(s.Nodes > 1)
@@ -90,9 +104,18 @@ func SendRecvSeconds(t Topology, g Ranks, bytes float64) float64 {
 	t.checkRank(g.First)
 	t.checkRank(g.Last())
 	if t.Node(g.First) != t.Node(g.Last()) {
+		if t.Mixed() {
+			var worst float64
+			for _, seg := range t.kindSegments(g) {
+				l := seg.links
+				worst = max(worst, l.nicSeconds(bytes, l.SendRecvInter)+l.p2pSeconds(true))
+			}
+			return worst
+		}
 		return t.nicSeconds(bytes, t.SendRecvInter) + t.p2pSeconds(true)
 	}
-	return t.nvlinkSeconds(bytes) + t.p2pSeconds(false)
+	l := t.LinksOf(g.First) // one node: one kind
+	return l.nvlinkSeconds(bytes) + l.p2pSeconds(false)
 }
 
 // ReduceScatterSeconds is the time of a reduce-scatter over g in which every rank
@@ -127,26 +150,39 @@ func (t Topology) hierarchicalRingSeconds(g Ranks, bytes float64) float64 {
 	}
 	s := t.Spans(g)
 	if s.Nodes == 1 {
-		return t.intraRingSeconds(g.Count, bytes)
+		return t.LinksOf(g.First).intraRingSeconds(g.Count, bytes)
+	}
+	k := float64(s.Nodes)
+	shard := bytes / float64(s.MinLocal)
+	if t.Mixed() {
+		// The intra-node rings run on each node's own NVLink, the inter-node
+		// ring at the slowest kind's NIC.
+		var intra, inter float64
+		for _, seg := range t.kindSegments(g) {
+			l := seg.links
+			if ss := t.Spans(seg.ranks); ss.MaxLocal > 1 {
+				intra = max(intra, l.intraRingSeconds(ss.MaxLocal, bytes))
+			}
+			inter = max(inter, l.nicSeconds((k-1)/k*shard, l.CollectiveInter)+l.InterBaseSeconds+(k-1)*l.InterHopSeconds)
+		}
+		return intra + inter
 	}
 	var sec float64
 	if s.MaxLocal > 1 {
 		sec += t.intraRingSeconds(s.MaxLocal, bytes)
 	}
-	k := float64(s.Nodes)
-	shard := bytes / float64(s.MinLocal)
 	sec += t.nicSeconds((k-1)/k*shard, t.CollectiveInter) + t.InterBaseSeconds + (k-1)*t.InterHopSeconds
 	return sec
 }
 
 // intraRingSeconds is a ring reduce-scatter or all-gather of bytes per rank among
 // n ranks of one node.
-func (t Topology) intraRingSeconds(n int, bytes float64) float64 {
+func (l Links) intraRingSeconds(n int, bytes float64) float64 {
 	if n <= 1 || bytes <= 0 {
 		return 0
 	}
 	fn := float64(n)
-	return t.nvlinkSeconds((fn-1)/fn*bytes) + t.IntraBaseSeconds + (fn-1)*t.IntraHopSeconds
+	return l.nvlinkSeconds((fn-1)/fn*bytes) + l.IntraBaseSeconds + (fn-1)*l.IntraHopSeconds
 }
 
 // P2PSeconds is the time to send bytes from HDP rank r of pipeline stage `stage`
@@ -167,10 +203,11 @@ func P2PSeconds(t Topology, stage, r int, bytes float64) float64 {
 	}
 	from := (stage*t.PoolRanks + r) * t.TP / t.GPUsPerNode
 	to := ((stage+1)*t.PoolRanks + r) * t.TP / t.GPUsPerNode
+	l := t.LinksOf(r) // both ends are rank r of their stage: the same kind
 	if from == to {
-		return t.nvlinkSeconds(bytes) + t.p2pSeconds(false)
+		return l.nvlinkSeconds(bytes) + l.p2pSeconds(false)
 	}
-	return t.nicSeconds(bytes, t.SendRecvInter) + t.p2pSeconds(true)
+	return l.nicSeconds(bytes, l.SendRecvInter) + l.p2pSeconds(true)
 }
 
 // P2PActivationBytes is the bytes one GPU sends across a stage boundary for one
@@ -186,7 +223,8 @@ func P2PActivationBytes(t Topology, hidden, tokens int) float64 {
 // two reduce-scatters of tokens·h·2 bytes (the gathered activation) per pass,
 // forward and backward alike, on NVLink rings of tp GPUs (costmodel §4.7). It is
 // returned per pass (forward = backward) and is 0 for tp = 1. Megatron overlaps
-// part of it with the GEMMs; this is the un-overlapped cost.
+// part of it with the GEMMs; this is the un-overlapped cost. On a mixed cluster
+// it is the first kind's NVLink.
 func TPSPLayerSeconds(t Topology, hidden, tokens int) float64 {
 	s := float64(tokens) * float64(hidden) * 2
 	return 4 * t.intraRingSeconds(t.TP, s)

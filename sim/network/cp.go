@@ -127,6 +127,15 @@ func tokenBytes(t Topology, m job.Model) perTokenBytes {
 	}
 }
 
+// TokenBytes returns what one token contributes per layer and GPU to CP
+// collectives, after the TP split: its queries and attention output over the
+// TP rank's query heads, and its keys and values over its K/V heads (see
+// CPLayer).
+func TokenBytes(t Topology, m job.Model) (q, k, v, o float64) {
+	b := tokenBytes(t, m)
+	return b.q, b.k, b.v, b.o
+}
+
 // kvReplication is ρ = max(1, u / (n_kv per TP rank)): when the Ulysses degree
 // exceeds the K/V heads a TP rank holds, K/V heads are replicated so every rank
 // owns one, and K/V bytes grow by ρ (costmodel §4.1).
@@ -192,7 +201,18 @@ func CPLayer(t Topology, m job.Model, g CPGroup, tokens int, ov CPOverlap) (CPLa
 	}
 	if r > 1 {
 		stepBytes := x * kvReplication(t, m, u) * (tokenBytes(t, m).k + tokenBytes(t, m).v)
-		addRing(&c, t, worstRing(t, g.FirstRank, u, r), r, stepBytes, ov)
+		ring := worstRing(t, g.FirstRank, u, r)
+		if t.Mixed() {
+			// Rings on different kinds differ: the slowest sets the pace.
+			worst := SendRecvSeconds(t, ring, stepBytes)
+			for i := range u {
+				cand := Ranks{First: g.FirstRank + i, Count: r, Stride: u}
+				if sec := SendRecvSeconds(t, cand, stepBytes); sec > worst {
+					ring, worst = cand, sec
+				}
+			}
+		}
+		addRing(&c, t, ring, r, stepBytes, ov)
 	}
 	return c, nil
 }
@@ -246,11 +266,15 @@ func ulyssesBlock(t Topology, m job.Model, first, u int, x float64) a2aPass {
 }
 
 // worstUlyssesBlock is the slowest of the r inner blocks [first+j·u, first+(j+1)·u).
-// A block's cost depends only on its start modulo RanksPerNode, so at most
-// RanksPerNode blocks are priced.
+// On one kind a block's cost depends only on its start modulo RanksPerNode, so
+// at most RanksPerNode blocks are priced; on a mixed cluster every block is.
 func worstUlyssesBlock(t Topology, m job.Model, first, u, r int, x float64) a2aPass {
 	worst := ulyssesBlock(t, m, first, u, x)
-	for j := 1; j < min(r, t.RanksPerNode); j++ {
+	blocks := min(r, t.RanksPerNode)
+	if t.Mixed() {
+		blocks = r
+	}
+	for j := 1; j < blocks; j++ {
 		a := ulyssesBlock(t, m, first+j*u, u, x)
 		if a.qkvSeconds+a.oSeconds > worst.qkvSeconds+worst.oSeconds {
 			worst = a

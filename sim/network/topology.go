@@ -32,6 +32,19 @@ type Topology struct {
 	// Stage is the pipeline stage whose pool this topology describes (see ForStage).
 	Stage int
 
+	// Links are the first kind's link constants: every rank's on a one-kind
+	// cluster. A mixed cluster's ranks each have their kind's (KindOf).
+	Links
+
+	// kinds are a mixed cluster's GPU kinds in rank order, each a run of
+	// consecutive HDP ranks filling whole nodes of every stage; nil for one
+	// kind.
+	kinds []kindSpan
+}
+
+// Links are one GPU kind's link constants: bandwidths, latencies and
+// efficiency curves of its calibration profile.
+type Links struct {
 	// NVLinkBytesPerSecond and NICBytesPerSecond are the achieved unidirectional
 	// bandwidths per GPU, before the efficiency curves.
 	NVLinkBytesPerSecond, NICBytesPerSecond float64
@@ -49,6 +62,13 @@ type Topology struct {
 	// AllToAllInter for all-to-alls (only their Max is applied; see the package
 	// doc).
 	CollectiveIntra, CollectiveInter, SendRecvInter, AllToAllInter calib.Curve
+}
+
+// kindSpan is one kind of a mixed cluster: HDP ranks [first, first+ranks) of
+// every stage.
+type kindSpan struct {
+	first, ranks int
+	links        Links
 }
 
 // NewTopology builds the topology of stage 0 from a profile and a cluster under
@@ -73,6 +93,65 @@ func NewTopology(p calib.Profile, c job.Cluster, tp, pp int) (Topology, error) {
 	} else if tp >= 1 && (c.GPUs < tp*pp || c.GPUs%(tp*pp) != 0) {
 		errs = append(errs, fmt.Errorf("network: gpus = %d must be a positive multiple of tp·pp = %d", c.GPUs, tp*pp))
 	}
+	links, err := linksOf(p)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return Topology{}, errors.Join(errs...)
+	}
+	return Topology{
+		GPUsPerNode:  gpn,
+		TP:           tp,
+		PP:           pp,
+		PoolRanks:    c.GPUs / (tp * pp),
+		RanksPerNode: gpn / tp,
+		Links:        links,
+	}, nil
+}
+
+// NewMixedTopology builds the topology of stage 0 of a cluster that may mix
+// GPU kinds: profiles[i] is the profile of c.Kinds()[i]. One kind gives
+// NewTopology's topology. With pools, each kind's GPUs/(tp·pp) HDP ranks
+// follow the previous kind's in every stage and must fill whole nodes (the
+// node size is c.GPUsPerNode); a rank's links are its kind's.
+func NewMixedTopology(profiles []calib.Profile, c job.Cluster, tp, pp int) (Topology, error) {
+	kinds := c.Kinds()
+	if len(profiles) != len(kinds) || len(profiles) == 0 {
+		return Topology{}, fmt.Errorf("network: %d profiles for %d GPU kinds", len(profiles), len(kinds))
+	}
+	t, err := NewTopology(profiles[0], c, tp, pp)
+	if err != nil || !c.Mixed() {
+		return t, err
+	}
+	var errs []error
+	first := 0
+	for i, k := range kinds {
+		links, err := linksOf(profiles[i])
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if k.GPUs < 1 || k.GPUs%(t.GPUsPerNode*pp) != 0 {
+			errs = append(errs, fmt.Errorf("network: pool %d (%s) has %d GPUs: must be a positive multiple of pp·gpus per node = %d",
+				i, k.GPU, k.GPUs, t.GPUsPerNode*pp))
+			continue
+		}
+		ranks := k.GPUs / (tp * pp)
+		t.kinds = append(t.kinds, kindSpan{first: first, ranks: ranks, links: links})
+		first += ranks
+	}
+	if len(errs) == 0 && first != t.PoolRanks {
+		errs = append(errs, fmt.Errorf("network: the pools hold %d HDP ranks per stage, the cluster %d", first, t.PoolRanks))
+	}
+	if len(errs) > 0 {
+		return Topology{}, errors.Join(errs...)
+	}
+	return t, nil
+}
+
+// linksOf checks a profile's link constants and returns them.
+func linksOf(p calib.Profile) (Links, error) {
+	var errs []error
 	for _, b := range []struct {
 		name string
 		v    float64
@@ -106,14 +185,9 @@ func NewTopology(p calib.Profile, c job.Cluster, tp, pp int) (Topology, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return Topology{}, errors.Join(errs...)
+		return Links{}, errors.Join(errs...)
 	}
-	return Topology{
-		GPUsPerNode:          gpn,
-		TP:                   tp,
-		PP:                   pp,
-		PoolRanks:            c.GPUs / (tp * pp),
-		RanksPerNode:         gpn / tp,
+	return Links{
 		NVLinkBytesPerSecond: p.NVLinkBytesPerSecond.Value,
 		NICBytesPerSecond:    p.NICBytesPerSecond.Value,
 		IntraBaseSeconds:     p.IntraBaseLatencySeconds.Value,
@@ -126,6 +200,63 @@ func NewTopology(p calib.Profile, c job.Cluster, tp, pp int) (Topology, error) {
 		SendRecvInter:        p.SendRecvInter,
 		AllToAllInter:        p.AllToAllInter,
 	}, nil
+}
+
+// Mixed reports whether the ranks are of more than one GPU kind.
+func (t Topology) Mixed() bool { return len(t.kinds) > 1 }
+
+// Kinds returns the number of GPU kinds (1 for a one-kind cluster).
+func (t Topology) Kinds() int { return max(len(t.kinds), 1) }
+
+// KindOf returns the index of HDP rank r's GPU kind (0 on a one-kind
+// cluster). It panics if r is outside [0, PoolRanks).
+func (t Topology) KindOf(r int) int {
+	t.checkRank(r)
+	for i := len(t.kinds) - 1; i > 0; i-- {
+		if r >= t.kinds[i].first {
+			return i
+		}
+	}
+	return 0
+}
+
+// LinksOf returns HDP rank r's links (its kind's). It panics if r is outside
+// [0, PoolRanks).
+func (t Topology) LinksOf(r int) Links {
+	if len(t.kinds) == 0 {
+		t.checkRank(r)
+		return t.Links
+	}
+	return t.kinds[t.KindOf(r)].links
+}
+
+// kindSegments returns the parts of g on each kind it touches, in rank order
+// (g itself, with the one kind's links, on a one-kind cluster).
+func (t Topology) kindSegments(g Ranks) []kindSegment {
+	if len(t.kinds) <= 1 {
+		return []kindSegment{{ranks: g, links: t.Links}}
+	}
+	var out []kindSegment
+	for _, k := range t.kinds {
+		lo, hi := max(g.First, k.first), min(g.Last(), k.first+k.ranks-1)
+		if lo > hi {
+			continue
+		}
+		// The members of g in [lo, hi]: the first at or after lo.
+		a := (lo - g.First + g.Stride - 1) / g.Stride
+		b := (hi - g.First) / g.Stride
+		if a > b {
+			continue
+		}
+		out = append(out, kindSegment{ranks: Ranks{First: g.First + a*g.Stride, Count: b - a + 1, Stride: g.Stride}, links: k.links})
+	}
+	return out
+}
+
+// kindSegment is the part of a rank set on one kind.
+type kindSegment struct {
+	ranks Ranks
+	links Links
 }
 
 // ForStage returns the topology of pipeline stage s (0-based). Every stage has the
