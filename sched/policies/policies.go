@@ -17,6 +17,7 @@ import (
 	"github.com/dcpsim/dcpsim/sched/hydra"
 	"github.com/dcpsim/dcpsim/sched/mcore"
 	"github.com/dcpsim/dcpsim/sched/static"
+	"github.com/dcpsim/dcpsim/sched/usp"
 	"github.com/dcpsim/dcpsim/sched/wlbllm"
 )
 
@@ -56,6 +57,8 @@ func All() []Descriptor {
 			sched.Ulysses, false, mcore.DefaultOptions, mcore.New),
 		describe(static.Name, "static CP at the smallest degree whose cp·B holds the context, Megatron dp_balanced packing",
 			sched.Ulysses, false, static.DefaultOptions, static.New),
+		describe(usp.Name, "USP: the best equal-share CP × HP factorization (Ulysses inside groups of u, ring across them; plain ring and Ulysses its corners)",
+			sched.UlyssesRing, false, usp.DefaultOptions, usp.New),
 		describe(wlbllm.Name, "WLB-LLM: fixed CP, variable-length packing by predicted workload with outlier delay queues across iterations, all-gather-KV CP",
 			sched.AllGatherKV, false, wlbllm.DefaultOptions, wlbllm.New),
 	}
