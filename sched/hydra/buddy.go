@@ -79,3 +79,22 @@ func (t *blockTree) take(first, size int) {
 		t.largest[n] = max(t.largest[2*n], t.largest[2*n+1])
 	}
 }
+
+// lowestFrom returns the first rank of the lowest free k-aligned block that
+// starts at or after from, or -1 if none.
+func (t *blockTree) lowestFrom(k, from int) int {
+	var search func(n, size, lo int) int
+	search = func(n, size, lo int) int {
+		if int(t.largest[n]) < k || lo+size <= from {
+			return -1
+		}
+		if size == k {
+			return lo
+		}
+		if r := search(2*n, size/2, lo); r >= 0 {
+			return r
+		}
+		return search(2*n+1, size/2, lo+size/2)
+	}
+	return search(1, t.leaves, 0)
+}

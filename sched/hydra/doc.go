@@ -7,6 +7,9 @@
 //   - "hydra-scan" (NewScan): the plain linear-scan reference of spec §5, kept so
 //     that the tests can compare the two group for group.
 //
+// A third, "hydra-hetero" (NewHetero), goes beyond the paper to pools that mix
+// GPU kinds; see "hydra-hetero" below.
+//
 // # Closed form (paper §5.1.1, spec §1-4)
 //
 // From the batch sums S1 = Σ s, S2 = Σ s² and s_max, the pool G, the budget B,
@@ -176,4 +179,50 @@
 //     alignment". The spec is silent; Megatron-Core DCP pads its groups by
 //     splitting too (sched/mcore), and splitting keeps Λ* and B where merging
 //     or padding with empty MBs would not (or would hide time from the engine).
+//
+// # hydra-hetero (beyond the paper)
+//
+// HyDra measures a rank's load in s² and holds every rank of every MB to one
+// target Λ*, which on a mixed pool gives an A100 rank the same attention
+// work as an H100 rank: the A100 takes about three times as long, and the
+// H100s wait. hydra-hetero measures load in seconds on each rank's own GPU
+// (sched.Cluster's planning model): a sequence of s tokens on a group of k
+// ranks of kind j loads each with (a_j·s² + l_j·s)/k, attention and linear
+// work (Options Linear = false drops l_j), in units of the reference kind's
+// attention seconds per token², the reference being the kind slowest at the
+// longest sequence (largest a_j·s_max² + l_j·s_max). A group spanning kinds
+// runs at its slowest kind's load. Then, HyDra's rules with loads in seconds:
+//
+//   - Closed form: Λ(C) = L_ref(s_max)/C, so the longest sequence fits at C
+//     on every kind; M(C) = max(⌈1/Σ_j n_j·Λ(C)/W_j⌉, ⌈S1/Σ_j n_j·B̃_j⌉),
+//     W_j = a_j·S2 + l_j·S1 the batch's load on kind j alone (the kinds'
+//     rates add); T(C) = (M(C) + b)(Λ(C) + θ) with θ the first kind's θ/c
+//     in reference units; the continuous optimum Λ_1·√(b·Σ_j n_j/W_j / θ)
+//     rounded to the better power of two around it, clamped to [C_mem,
+//     engine limit], C_mem = pow2ceil(s_max/B_min). With one kind and no
+//     linear term every quantity is HyDra's and Solve computes it.
+//   - Degrees per kind: cp_j(s), the least power of two at or above the
+//     memory degree on kind j that keeps L_j(s)/k within Λ*, capped at C*.
+//   - Placement, longest first: open a group on the lowest free block at the
+//     smallest of the kinds' degrees whose ranks can all take s (a block
+//     overlapping a kind that cannot is skipped with the rest of that kind);
+//     else join the smallest open group that stays within Λ* on each of its
+//     kinds and within B (ties: lower per-rank load, then lower first rank);
+//     else wait for the next MB. Backfill doubles the smallest group (ties as
+//     HyDra's) into a free buddy while that keeps its kinds' budgets and
+//     does not raise its per-rank load (a buddy on a much slower kind would).
+//   - Token parity (our rule): in a group of several sequences a rank of
+//     kind j holds at most B̃_j = min(B_j, min_i(l_i·B_i)/l_j) tokens, so a
+//     memory-bound MB does not leave a slow kind full of short sequences the
+//     fast kinds wait for: Λ* is set by the longest sequences' attention and
+//     does not bind on ranks of short ones, whose time is linear. A group of
+//     one sequence is held only to B (so every sequence can be placed).
+//
+// With one kind and Linear off, every load is s² exactly in float64 (s ≤
+// 2^25, so s², their group sums and Λ*·k = s_max²·k/C* are integers below
+// 2^53) and every rule is HyDra's: hydra-hetero makes HyDra's plans
+// (TestHeteroOneKindIsHydra). VPP alignment (alignVPP) is HyDra's, by s²
+// loads, blind to kinds. WorkUnits: the placement loop's sequence visits, the
+// open groups its piggyback scans read (skipped when a bound on the groups'
+// room rules s out) and the backfill heap's operations.
 package hydra

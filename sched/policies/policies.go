@@ -14,6 +14,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/bytescale"
+	"github.com/dcpsim/dcpsim/sched/hexiseq"
 	"github.com/dcpsim/dcpsim/sched/hydra"
 	"github.com/dcpsim/dcpsim/sched/mcore"
 	"github.com/dcpsim/dcpsim/sched/static"
@@ -49,8 +50,12 @@ func All() []Descriptor {
 	return []Descriptor{
 		describe(bytescale.Name, "ByteScale HDP: any-integer degrees D(s) = ⌈s/C⌉, best-fit bins, balance scheduler with per-rank microbatch counts",
 			sched.Ring, false, bytescale.DefaultOptions, bytescale.New),
+		describe(hexiseq.Name, "HexiSeq: asymmetric CP × HP for mixed GPU kinds: per-rank shard lengths and head counts by capability under memory (clustering, capability split, coordinate descent)",
+			sched.UlyssesRing, false, hexiseq.DefaultOptions, hexiseq.New),
 		describe(hydra.Name, "HyDra: load-driven degrees from the closed-form cap C*, piggyback packing with heaps",
 			sched.UlyssesRing, true, hydra.DefaultOptions, hydra.New),
+		describe(hydra.HeteroName, "HyDra on mixed GPU kinds: per-rank load in seconds on each rank's own kind (attention and linear work), so a slower GPU gets proportionally less",
+			sched.UlyssesRing, true, hydra.DefaultHeteroOptions, hydra.NewHetero),
 		describe(hydra.ScanName, "HyDra with the plain linear-scan placement (reference; identical plans)",
 			sched.UlyssesRing, true, hydra.DefaultOptions, hydra.NewScan),
 		describe(mcore.Name, "Megatron-Core dynamic CP (dev next_hdp_group_packing_aware): memory-driven degrees, exact",
