@@ -258,8 +258,8 @@ func (p *HeteroPolicy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error)
 		HeapOps: hp.heapOps, SequenceVisits: hp.visits, GroupVisits: hp.groupVisits}
 	return &sched.Plan{
 		Policy: HeteroName, PoolRanks: in.PoolRanks, Microbatches: mbs,
-		WorkUnits: hp.heapOps + hp.visits + hp.groupVisits + steps,
-		StallWork: sched.StallWork{HeapOps: hp.heapOps, SequenceVisits: hp.visits + steps, PoolVisits: hp.groupVisits},
+		WorkUnits:   hp.heapOps + hp.visits + hp.groupVisits + steps,
+		StallWork:   sched.StallWork{HeapOps: hp.heapOps, SequenceVisits: hp.visits + steps, PoolVisits: hp.groupVisits},
 		Diagnostics: d,
 	}, nil
 }
@@ -585,7 +585,7 @@ func (q *heteroBackfill) Less(i, j int) bool {
 	return a.first < b.first
 }
 func (q *heteroBackfill) Swap(i, j int) { q.items[i], q.items[j] = q.items[j], q.items[i] }
-func (q *heteroBackfill) Push(x any)   { q.items = append(q.items, x.(int)) }
+func (q *heteroBackfill) Push(x any)    { q.items = append(q.items, x.(int)) }
 func (q *heteroBackfill) Pop() any {
 	x := q.items[len(q.items)-1]
 	q.items = q.items[:len(q.items)-1]
