@@ -63,37 +63,72 @@ const (
 	MegatronSoftmaxBwdBytes = 5 + 4
 )
 
+// MegatronSoftmaxEfficiency is the fraction of HBM bandwidth at which
+// MegatronSoftmax moves its bytes: the score and value GEMMs' operands and
+// results (k = d is too thin for them to be compute-bound) and the softmax
+// and dropout kernels. Fitted to Megatron's attention timed on an A100 (not
+// to any run dcpsim validate checks); other parts take the same fraction
+// (assumption: no published timing of this pre-FlashAttention kernel on
+// them).
+var MegatronSoftmaxEfficiency = Const{
+	Value: 0.611,
+	Source: "fit:calib/testdata/megatron_attention_a100.csv (Dao et al. 2022, FlashAttention, arxiv.org/abs/2205.14135 Appendix E " +
+		"Tables 15, 16, 18, 19, row Megatron: batch 16, 8 heads of 64, FP16, with and without dropout, forward and backward, " +
+		"lengths 1024 and 2048, on an A100 40 GB; relative least squares, the per-kernel launch subtracted; TestMegatronSoftmaxFit)",
+}
+
+// megatronCore is Megatron's unfused core attention for one sequence of s
+// tokens over heads heads on one GPU, its bytes moved at HBM·eta:
+// scores (s, s, d_qk) and values (s, d_v, s) GEMMs, each the slower of its
+// compute (the GEMM curve) and its bytes; the softmax (causal: read the
+// unmasked half, write all; otherwise read and write all, backward reading
+// two) and, with dropout, the dropout's 5 bytes per score each way.
+func (c *Compute) megatronCore(s, heads, dqk, dv float64, causal, dropout bool, eta float64) (fwd, bwd float64) {
+	if s <= 0 {
+		return 0, 0
+	}
+	bw := c.Profile.HBMBytesPerSecond.Value * eta
+	peak := c.Profile.PeakBF16FLOPs.Value
+	gemm := func(g GEMMShape) float64 {
+		compute := g.FLOPs() / (peak * c.Profile.GEMM.At(GEMMEffectiveSize(g.M, g.N, g.K)))
+		return max(compute, g.Bytes()/bw)
+	}
+	mm := gemm(GEMMShape{M: s, N: s, K: dqk, Count: heads}) + gemm(GEMMShape{M: s, N: dv, K: s, Count: heads})
+	fb, bb := 4.0, 6.0
+	if causal {
+		fb, bb = 3, 4
+	}
+	if dropout {
+		fb, bb = fb+5, bb+5
+	}
+	elems := s * s * heads
+	return mm + fb*elems/bw, 2*mm + bb*elems/bw
+}
+
 // MegatronAttentionSeconds is MegatronSoftmax's core attention for one rank's
 // share of a sequence of seqTokens tokens over cpDegree ranks, on one GPU
-// with its n_h/tp heads, forward and backward:
+// with its n_h/tp heads, forward and backward, every byte at HBM ×
+// MegatronSoftmaxEfficiency:
 //
 //	scores   n_h/tp GEMMs (s, s, d_qk): QKᵀ, the full square (the causal mask
 //	         is applied after it)
-//	softmax  MemorySeconds(MegatronSoftmaxFwdBytes · s²·n_h/tp)
+//	softmax  MegatronSoftmaxFwdBytes · s²·n_h/tp (causal softmax and dropout)
 //	values   n_h/tp GEMMs (s, d_v, s): probabilities × V
-//	backward the GEMMs twice (GEMMSeconds' permuted shapes: dQ, dK and dP,
-//	         dV) and MemorySeconds(MegatronSoftmaxBwdBytes · s²·n_h/tp)
+//	backward the GEMMs twice (dQ, dK and dP, dV: permuted shapes) and
+//	         MegatronSoftmaxBwdBytes · s²·n_h/tp
 //
-// both scaled by 1/cpDegree (the rank's rows of the scores). The GEMMs run at
-// the profile's GEMM curve by their shape: a score GEMM with d = 128 and s =
-// 2048 has an effective size of 341 and is memory-bound on an A100 (it writes
-// s² FP16 scores for 2·s²·d FLOPs). No work takes no time. It panics if
-// seqTokens < 0 or cpDegree < 1.
+// a GEMM taking the slower of its compute (the profile's GEMM curve) and its
+// bytes (with d = 128 and s = 2048 it writes s² FP16 scores for 2·s²·d
+// FLOPs: memory-bound on an A100), both passes scaled by 1/cpDegree (the
+// rank's rows of the scores). No work takes no time. It panics if seqTokens <
+// 0 or cpDegree < 1.
 func (c *Compute) MegatronAttentionSeconds(seqTokens, cpDegree int) (fwd, bwd float64) {
 	if seqTokens < 0 || cpDegree < 1 {
 		panic(fmt.Sprintf("calib: MegatronAttentionSeconds(%d, %d): need seqTokens >= 0 and cpDegree >= 1", seqTokens, cpDegree))
 	}
-	if seqTokens == 0 {
-		return 0, 0
-	}
 	m := c.Job.Model
-	s := float64(seqTokens)
 	heads := float64(m.QueryHeads) / float64(max(c.Job.Parallel.TP, 1))
-	scores := c.GEMMSeconds(GEMMShape{M: s, N: s, K: float64(m.HeadDimQK), Count: heads})
-	values := c.GEMMSeconds(GEMMShape{M: s, N: float64(m.HeadDimV), K: s, Count: heads})
-	elems := s * s * heads
+	fwd, bwd = c.megatronCore(float64(seqTokens), heads, float64(m.HeadDimQK), float64(m.HeadDimV), true, true, MegatronSoftmaxEfficiency.Value)
 	k := float64(cpDegree)
-	fwd = (scores + values + c.MemorySeconds(MegatronSoftmaxFwdBytes*elems)) / k
-	bwd = (2*(scores+values) + c.MemorySeconds(MegatronSoftmaxBwdBytes*elems)) / k
-	return fwd, bwd
+	return fwd / k, bwd / k
 }
