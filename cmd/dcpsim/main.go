@@ -13,6 +13,7 @@
 //	calibrate        measure operator costs (cpu, cuda) or read a CSV, fit, write a profile
 //	scenarios        list, show or check scenario files
 //	workload stats   length statistics of a scenario's batches or of a length file
+//	validate         predicted step times beside published Megatron-LM runs
 //	help [command]   help for a command
 //	version          print the version
 //
@@ -75,6 +76,7 @@ func commands() map[string]command {
 		reportCommand(),
 		calibrateCommand(),
 		workloadCommand(),
+		validateCommand(),
 		{
 			name:    "version",
 			summary: "print the version and VCS revision",
