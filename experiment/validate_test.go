@@ -13,6 +13,7 @@ import (
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/report"
 )
 
 const validationHeader = "name,gpu,gpus,hidden,ffn,heads,layers,vocab,seq_len,tp,pp,vpp,global_batch,micro_batch,recompute,sequence_parallel,measured_seconds"
@@ -214,7 +215,7 @@ func committedRuns(t *testing.T) []ValidationRun {
 
 // fittedRun names the one validation run a constant was fitted on (the A100
 // profile's gemm.max); every other run is out of sample.
-const fittedRun = "k22-22b-full"
+const fittedRun = report.ValidationFittedRun
 
 // TestValidateCommittedTable runs dcpsim validate's logic end to end on the
 // committed table: every published run gets a positive prediction with error
@@ -290,5 +291,29 @@ func TestA100GEMMFittedPoint(t *testing.T) {
 	}
 	if fit := (lo + hi) / 2; math.Abs(fit-prof.GEMM.Max.Value) > 5e-4 {
 		t.Errorf("refitted gemm.max %.4f, the profile says %.4f", fit, prof.GEMM.Max.Value)
+	}
+}
+
+// TestCommittedValidationUpToDate: results/validation.jsonl, which
+// results/REPORT.md is generated from, is what dcpsim validate --json writes
+// on the committed table now, so the report's validation section never
+// drifts from the cost model (run make figures, or the validate line of its
+// recipe, after changing either).
+func TestCommittedValidationUpToDate(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "results", report.ValidationFile))
+	if err != nil {
+		t.Skipf("no committed validation results: %v", err)
+	}
+	res, err := Validate(committedRuns(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := report.WriteValidationJSON(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("results/%s is stale: run make figures (or bin/dcpsim validate --table validation/megatron-lm.csv --json > results/%s, then dcpsim report) and commit it",
+			report.ValidationFile, report.ValidationFile)
 	}
 }
