@@ -367,6 +367,38 @@ func validateRunOn(r ValidationRun, prof *calib.Profile) (report.ValidationResul
 	}, nil
 }
 
+// ValidateUsage is the usage text of dcpsim validate, beside the contract it
+// describes.
+const ValidateUsage = `  dcpsim validate --table FILE.csv [--json]
+
+  Predict the iteration time of every published run of the table (a dense GPT
+  trained with Megatron-LM; header name,gpu,gpus,hidden,ffn,heads,layers,vocab,
+  seq_len,tp,pp,vpp,global_batch,micro_batch,recompute,sequence_parallel,
+  measured_seconds) and print it beside the measured one with the relative error,
+  then the mean and max |error|; --json prints one object per run instead:
+  {"name", "predicted_seconds", "measured_seconds", "error"}, error = predicted /
+  measured - 1. Exit 0 whatever the errors; 2 for a bad table (line and column
+  named). validation/megatron-lm.csv holds the published runs (make validate).`
+
+// ValidateTable reads the table at path (ReadValidationTable), predicts
+// every run (Validate) and writes the table of predictions beside
+// measurements with the mean and max |error| (report.WriteValidationTable),
+// or with asJSON one object per run and line (report.WriteValidationJSON).
+func ValidateTable(path string, asJSON bool, w io.Writer) error {
+	runs, err := ReadValidationTable(path)
+	if err != nil {
+		return err
+	}
+	res, err := Validate(runs)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return report.WriteValidationJSON(w, res)
+	}
+	return report.WriteValidationTable(w, res)
+}
+
 // Validate predicts every run of a table (ValidateRun), in order.
 func Validate(runs []ValidationRun) ([]report.ValidationResult, error) {
 	out := make([]report.ValidationResult, 0, len(runs))

@@ -13,7 +13,6 @@
 //	calibrate        measure operator costs (cpu, cuda) or read a CSV, fit, write a profile
 //	scenarios        list, show or check scenario files
 //	workload stats   length statistics of a scenario's batches or of a length file
-//	validate         predicted step times beside published Megatron-LM runs
 //	help [command]   help for a command
 //	version          print the version
 //
@@ -76,7 +75,7 @@ func commands() map[string]command {
 		reportCommand(),
 		calibrateCommand(),
 		workloadCommand(),
-		validateCommand(),
+		{name: "validate", summary: "predicted step times beside published Megatron-LM runs", usage: experiment.ValidateUsage, run: runValidate},
 		{
 			name:    "version",
 			summary: "print the version and VCS revision",
