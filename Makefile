@@ -2,7 +2,7 @@
 GO ?= go
 SCENARIO ?= testbed-256k
 
-.PHONY: run test build bench fuzz fmt clean calibrate figures
+.PHONY: run test build bench fuzz fmt clean calibrate figures validate
 
 ## run: the main job on the embedded default scenario (the paper's 512-GPU testbed at
 ## 256K): every policy on identical batches, timed with the cost model. It writes
@@ -56,10 +56,17 @@ fmt:
 clean:
 	rm -rf bin
 
-## figures: regenerate results/ for the paper's scenarios and results/REPORT.md.
+## validate: predicted iteration times beside the published Megatron-LM runs of
+## validation/megatron-lm.csv (sources in validation/README.md), with the errors.
+validate: build
+	bin/dcpsim validate --table validation/megatron-lm.csv
+
+## figures: regenerate results/ for the paper's scenarios, the validation against
+## published Megatron-LM runs (results/validation.jsonl) and results/REPORT.md.
 FIGURE_RUNS = testbed-32k testbed-256k testbed-256k-v2-lite production-256k production-256k-node-ulysses hy3-8k
 FIGURE_SWEEPS = weak-scaling production-256k-cap
 figures: build
 	for s in $(FIGURE_RUNS); do bin/dcpsim run $$s --out results/$$s || exit 1; done
 	for s in $(FIGURE_SWEEPS); do rm -rf results/$$s; bin/dcpsim sweep $$s --out results/$$s || exit 1; done
+	bin/dcpsim validate --table validation/megatron-lm.csv --json > results/validation.jsonl.tmp && mv results/validation.jsonl.tmp results/validation.jsonl
 	bin/dcpsim report --results results

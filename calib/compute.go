@@ -19,6 +19,9 @@ type Compute struct {
 	Profile *Profile
 	// Job is the model and layout being priced.
 	Job job.Job
+	// Attention is the core-attention implementation priced (the zero value
+	// FlashAttention). Set it before the Compute is shared.
+	Attention AttentionKernel
 
 	stageFirst  []int // first layer of each pipeline stage
 	stageLayers []int // layers of each pipeline stage
@@ -152,10 +155,15 @@ func (c *Compute) attentionFLOPs(seqTokens, cpDegree, blockTokens int, fn string
 // so no 3.5/3 conversion applies here; an MFU-style count that takes the backward
 // as 2× the forward would have to scale FA-reported TFLOPS by 3/3.5. The curve
 // ignores the head count: Ulysses' fewer heads per rank at short lengths may run
-// below it. It panics if seqTokens < 0, cpDegree < 1, or seqTokens > 0 and
-// blockTokens < 1.
+// below it. With Attention = MegatronSoftmax it is MegatronAttentionSeconds'
+// forward instead (blockTokens unused). It panics if seqTokens < 0, cpDegree <
+// 1, or seqTokens > 0 and blockTokens < 1.
 func (c *Compute) AttentionFwdSeconds(seqTokens, cpDegree, blockTokens int) float64 {
 	f := c.attentionFLOPs(seqTokens, cpDegree, blockTokens, "AttentionFwdSeconds")
+	if c.Attention == MegatronSoftmax {
+		fwd, _ := c.MegatronAttentionSeconds(seqTokens, cpDegree)
+		return fwd
+	}
 	return c.flopsSeconds(f, c.AttentionEfficiency(false, float64(blockTokens)))
 }
 
@@ -180,9 +188,14 @@ func (c *Compute) AttentionEfficiency(backward bool, x float64) float64 {
 
 // AttentionBwdSeconds is the matching backward time: Model.AttentionBwdFactor
 // (2.5 for d_qk = d_v, 2.6 for DeepSeek-V3's MLA) times the forward FLOPs, at
-// the backward efficiency AttentionEfficiency(true, blockTokens).
+// the backward efficiency AttentionEfficiency(true, blockTokens), or
+// MegatronAttentionSeconds' backward with Attention = MegatronSoftmax.
 func (c *Compute) AttentionBwdSeconds(seqTokens, cpDegree, blockTokens int) float64 {
 	f := c.attentionFLOPs(seqTokens, cpDegree, blockTokens, "AttentionBwdSeconds") * c.Job.Model.AttentionBwdFactor()
+	if c.Attention == MegatronSoftmax {
+		_, bwd := c.MegatronAttentionSeconds(seqTokens, cpDegree)
+		return bwd
+	}
 	return c.flopsSeconds(f, c.AttentionEfficiency(true, float64(blockTokens)))
 }
 

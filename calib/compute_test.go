@@ -116,9 +116,9 @@ func TestComputeFormulas(t *testing.T) {
 		t.Errorf("OptimizerStepSeconds(1e9) = %v, want %v", got, want)
 	}
 
-	// TP halves every per-GPU time.
+	// TP (with sequence parallelism) halves every per-GPU time.
 	j2 := hy3Job(t, "H20", 512)
-	j2.Parallel.TP = 2
+	j2.Parallel.TP, j2.Parallel.SequenceParallel = 2, true
 	c2 := newCompute(t, p, j2)
 	if !near(c2.GEMMFwdSeconds(5, 1000), c.GEMMFwdSeconds(5, 1000)/2, 1e-12) ||
 		!near(c2.AttentionBwdSeconds(8192, 2, 4096), c.AttentionBwdSeconds(8192, 2, 4096)/2, 1e-12) {

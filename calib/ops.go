@@ -80,6 +80,10 @@ const (
 	OpGateUp = "gate_up"
 	OpSwiGLU = "swiglu"
 	OpDown   = "down"
+	// OpUp and OpGELU are a dense GELU MLP's up projection h → f and its
+	// (bias-)GELU; its down projection is OpDown.
+	OpUp   = "up"
+	OpGELU = "gelu"
 	// OpRouter is the MoE router GEMM h → E, OpRouterTopK its score function
 	// and top-k selection.
 	OpRouter     = "router"
@@ -233,11 +237,11 @@ func (b *opBuilder) swiGLU(name string, f, tokens float64) {
 }
 
 // launch adds the OpLaunch of every op so far plus core attention's kernels
-// (attention: whether the layer has them).
+// (attention: whether the layer has them; AttentionKernel.Kernels).
 func (b *opBuilder) launch(attention bool) {
 	fk, bk := 0, 0
 	if attention {
-		fk, bk = AttentionFwdKernels, AttentionBwdKernels
+		fk, bk = b.c.Attention.Kernels()
 	}
 	for _, o := range b.ops {
 		fk += o.FwdKernels
@@ -259,11 +263,13 @@ func (b *opBuilder) launch(attention bool) {
 //	            kv_lora + d_rope, h), kv_norm (RMSNorm kv_lora), kv_up (T,
 //	            n_h·(d_nope + d_v)/tp, kv_lora); rope; concat
 //	  MHA/GQA   q_proj (T, n_h·d_qk/tp, h), k_proj (T, n_kv·d_qk/tp, h), v_proj
-//	            (T, n_kv·d_v/tp, h); qk_norm (Qwen3/Hy3); rope
+//	            (T, n_kv·d_v/tp, h); qk_norm (Qwen3/Hy3); rope (none with learned
+//	            positions)
 //	            [core attention]
 //	  gated     gate (T, n_h·d_v/tp, h), gate_mul
 //	            o_proj (T, h, n_h·d_v/tp), attention_residual
 //	dense FFN   post_attention_norm, gate_up (T, 2f/tp, h), swiglu, down (T, h, f/tp)
+//	  GELU      post_attention_norm, up (T, f/tp, h), gelu, down (T, h, f/tp)
 //	MoE FFN     post_attention_norm, router (T/tp, E, h), router_topk, permute,
 //	            expert_gate_up (E/ep × (X, 2f_e/tp, h)), expert_swiglu,
 //	            expert_down (E/ep × (X, h, f_e/tp)), unpermute, shared_gate_up
@@ -275,8 +281,11 @@ func (b *opBuilder) launch(attention bool) {
 // parallelism splits n (column-parallel) or k (row-parallel), and the
 // projections it does not split (MLA's down-projections, the router) run on
 // the GPU's sequence-parallel share T/tp, so every GPU does 1/tp of the rank's
-// FLOPs, as before. Memory-bound ops move, per token of the GPU's share T/tp
-// (BF16, 2 bytes an element; forward / backward bytes):
+// FLOPs, as before. Without sequence parallelism (Parallel.SequenceParallel
+// false, tp > 1) every GPU runs those projections, the norms and the residual
+// adds on all T tokens instead of T/tp, as Megatron-LM does. Memory-bound ops
+// move, per token of the GPU's share T/tp (BF16, 2 bytes an element;
+// forward / backward bytes):
 //
 //	RMSNorm of width w      4w / 6w   (read x, write y / read dy and x, write dx)
 //	rope                    4w / 4w   (read and write the RoPE parts, w = n_h·d_rope +
@@ -285,6 +294,7 @@ func (b *opBuilder) launch(attention bool) {
 //	                                   write per-head Q and K; backward splits their gradients)
 //	qk_norm                 RMSNorm of w = (n_h + n_kv)·d_qk
 //	swiglu of width f       6f / 10f  (read gate and up, write / read dy, gate, up, write two)
+//	gelu of width f         4f / 6f   (read x, write / read dy and x, write dx; per token of T)
 //	gate_mul, w = n_h·d_v   6w / 10w  (the same shape as SwiGLU)
 //	residual add            6h / 6h   (read two, write one)
 //	router_topk             8E + 8k both ways (FP32 logits read, scores written, top-k
@@ -295,9 +305,10 @@ func (b *opBuilder) launch(attention bool) {
 //	expert_swiglu           SwiGLU of f_e for each of the k copies
 //
 // each priced by MemorySeconds. Forward kernels: one per op, two for qk_norm and
-// rope (q and k), one for core attention; backward: two per GEMM (data and
-// weight gradients), one per memory-bound op (two for qk_norm and rope), three
-// for core attention (AttentionBwdKernels). OpLaunch charges
+// rope (q and k), core attention's (AttentionKernel.Kernels: one for
+// FlashAttention); backward: two per GEMM (data and weight gradients), one per
+// memory-bound op (two for qk_norm and rope), core attention's (three for
+// FlashAttention). OpLaunch charges
 // KernelLaunchSeconds for each, e.g. DeepSeek-V2-Lite's MoE layer: 23 forward
 // and 34 backward kernels, its dense layer 16 and 24 (TestLayerKernels pins
 // every preset). It panics if layer is out of range or tokens < 0.
@@ -308,7 +319,7 @@ func (c *Compute) LayerOps(layer, tokens int) []Op {
 	m := c.Job.Model
 	moe := m.IsMoELayer(layer) // panics on a bad layer
 	t, tp := float64(tokens), float64(c.Job.Parallel.TP)
-	ts := t / tp // the GPU's sequence-parallel share
+	ts := c.seqShare(t) // the GPU's sequence-parallel share (all T without SP)
 	h, nh, nkv := float64(m.Hidden), float64(m.QueryHeads), float64(m.KVHeads)
 	dqk, dv := float64(m.HeadDimQK), float64(m.HeadDimV)
 	b := &opBuilder{c: c}
@@ -339,7 +350,9 @@ func (c *Compute) LayerOps(layer, tokens int) []Op {
 		if m.QKNorm {
 			b.memory(OpQKNorm, 4*w*ts, 6*w*ts, 2)
 		}
-		b.memory(OpRoPE, 4*w*ts, 4*w*ts, 2)
+		if !m.LearnedPositions {
+			b.memory(OpRoPE, 4*w*ts, 4*w*ts, 2)
+		}
 	}
 	if m.GatedAttention {
 		b.gemm(OpGate, t, nh*dv/tp, h, 1)
@@ -350,12 +363,18 @@ func (c *Compute) LayerOps(layer, tokens int) []Op {
 	b.memory(OpAttentionResidual, 6*h*ts, 6*h*ts, 1)
 
 	b.rmsNorm(OpPostAttentionNorm, h, ts)
-	if !moe {
+	switch {
+	case !moe && m.Activation == job.GELU:
+		f := float64(m.DenseFFN)
+		b.gemm(OpUp, t, f/tp, h, 1)
+		b.memory(OpGELU, 4*f/tp*t, 6*f/tp*t, 1)
+		b.gemm(OpDown, t, h, f/tp, 1)
+	case !moe:
 		f := float64(m.DenseFFN)
 		b.gemm(OpGateUp, t, 2*f/tp, h, 1)
 		b.swiGLU(OpSwiGLU, f/tp, t)
 		b.gemm(OpDown, t, h, f/tp, 1)
-	} else {
+	default:
 		e, k, fe := float64(m.RoutedExperts), float64(m.TopK), float64(m.ExpertFFN)
 		local := e / float64(c.Job.Parallel.EP)
 		x := c.ExpertTokens(tokens)
@@ -393,11 +412,23 @@ func (c *Compute) HeadOps(tokens int) []Op {
 	t, tp := float64(tokens), float64(c.Job.Parallel.TP)
 	h, v := float64(m.Hidden), float64(m.Vocab)
 	b := &opBuilder{c: c}
-	b.rmsNorm(OpFinalNorm, h, t/tp)
+	b.rmsNorm(OpFinalNorm, h, c.seqShare(t))
 	b.gemm(OpLMHead, t, v/tp, h, 1)
 	b.memory(OpCrossEntropy, 6*v/tp*t, 6*v/tp*t, 1)
 	b.launch(false)
 	return b.ops
+}
+
+// seqShare is the tokens of a rank's t that one of its GPUs runs the
+// layer's norms, residual adds and the other unsplit ops on: t/tp with
+// sequence parallelism (or tp = 1), all t without it (every TP rank
+// repeats them, as Megatron-LM does without --sequence-parallel).
+func (c *Compute) seqShare(t float64) float64 {
+	par := c.Job.Parallel
+	if par.SequenceParallel || par.TP <= 1 {
+		return t / float64(max(par.TP, 1))
+	}
+	return t
 }
 
 // OpsSeconds sums ops' forward and backward seconds, of every kind when kinds

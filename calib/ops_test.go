@@ -8,8 +8,8 @@ import (
 	"github.com/dcpsim/dcpsim/job"
 )
 
-// presetJob is the named preset on 64 H20 GPUs at tp, pp 1, ep 8 for MoE
-// models (1 for dense).
+// presetJob is the named preset on 64 H20 GPUs at tp with sequence
+// parallelism, pp 1, ep 8 for MoE models (1 for dense).
 func presetJob(t *testing.T, name string, tp int) job.Job {
 	t.Helper()
 	m, err := job.LookupModel(name)
@@ -21,7 +21,7 @@ func presetJob(t *testing.T, name string, tp int) job.Job {
 		ep = 8
 	}
 	return job.Job{Model: m, Cluster: job.Cluster{GPU: "H20", GPUs: 64, GPUsPerNode: 8},
-		Parallel: job.Parallel{TP: tp, PP: 1, VPP: 1, EP: ep, BudgetTokens: 8192}, ContextTokens: 8192}
+		Parallel: job.Parallel{TP: tp, PP: 1, VPP: 1, EP: ep, BudgetTokens: 8192, SequenceParallel: true}, ContextTokens: 8192}
 }
 
 func opNames(ops []Op) []string {

@@ -29,6 +29,12 @@
 //     s/r for a ring of r), and the CP communication network.CPLayer leaves
 //     exposed (ring steps hidden behind attention blocks; with overlap the
 //     Q/K/V all-to-alls hidden behind the rank's GEMM time of the layer);
+//   - with tp > 1 every group adds the layer's tensor-parallel collectives in
+//     each pass (network.TPLayerSeconds: sequence parallelism's all-gathers
+//     and reduce-scatters, or the all-reduces without it; not overlapped, as
+//     in Megatron-LM 2022), and the backward pass runs again what
+//     job.Parallel.Recompute names: the layer's whole forward (full) or its
+//     core attention's (selective) (layer.go);
 //   - the domain's layer time is the slowest group's, plus on an MoE layer the
 //     slowest EP block's dispatch and combine (network.MoELayer at the most
 //     tokens any rank of the block routes): the all-to-all is a barrier, so the
@@ -43,7 +49,11 @@
 // across the stage boundary. The gradient sync is network.GradSync of the
 // stage's dense parameters per GPU (embedding on the first stage, output layer
 // on the last, /tp) and routed-expert parameters (/(tp·ep)); the optimizer
-// step updates the distributed optimizer's shard: dense/G + expert·ep/G.
+// step updates the distributed optimizer's shard: dense/G + expert·ep/G. With
+// job.GradAllReduce (no distributed optimizer) the gradients are all-reduced
+// instead (network.GradAllReduce) and the step updates every parameter the GPU
+// holds. Options.AttentionKernel picks the core attention priced
+// (calib.AttentionKernel).
 //
 // Price prices every domain before the run and returns an error for a plan the
 // network cannot run, so the engine's questions are lookups that cannot fail.
@@ -84,6 +94,10 @@ type Options struct {
 	NoComm bool
 	// FP8Dispatch sends MoE dispatch buffers in FP8.
 	FP8Dispatch bool
+	// AttentionKernel is the core-attention implementation priced
+	// (calib.FlashAttention, the zero value, or calib.MegatronSoftmax for
+	// Megatron-LM's runs before FlashAttention).
+	AttentionKernel calib.AttentionKernel
 }
 
 // Model is the cost model of one job on one cluster. It is immutable after New
@@ -150,6 +164,7 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
+		comp.Attention = opts.AttentionKernel
 		m.devices = append(m.devices, Device{Name: prof.Name, Profile: prof, Compute: comp, BudgetTokens: budgets[i], Ranks: ranks[i]})
 	}
 	if !j.Cluster.Mixed() {
@@ -190,18 +205,8 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 		}
 		m.layerKind = append(m.layerKind, chunks)
 		dense, expert := m.stageParams(s)
-		var sync float64
-		if !opts.NoComm {
-			sync = network.GradSync(topo.ForStage(s), dense, expert, m.ep).Seconds()
-		}
-		g := float64(topo.PoolRanks)
+		sync, opt := m.gradSyncAndOptimizer(s, dense, expert)
 		m.gradSync = append(m.gradSync, sync)
-		// The optimizer step runs on every rank's shard at once: the slowest
-		// kind's HBM sets its time.
-		var opt float64
-		for _, d := range m.devices {
-			opt = max(opt, d.Compute.OptimizerStepSeconds(dense/g+expert*float64(m.ep)/g))
-		}
 		m.optimizer = append(m.optimizer, opt)
 	}
 	return m, nil

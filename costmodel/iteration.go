@@ -288,6 +288,9 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 				f += cp.Fwd.ExposedSeconds
 				b += cp.Bwd.ExposedSeconds
 			}
+			x := m.layerExtra(t, per, c.ops[kind][0], c.attn[0], f-compF) // TP and recomputation (layer.go)
+			f, b = f+x.tpFwd, b+x.tpBwd+x.recomputeCompute+x.recomputeComm
+			compB += x.recomputeCompute
 			dst, comm := &dc.dense, &dc.denseComm
 			if kind == 1 {
 				dst, comm = &dc.moe, &dc.moeCPComm

@@ -41,6 +41,40 @@ type Cluster struct {
 	Pools []Pool `toml:"pools"`
 }
 
+// RecomputeGranularity is how much of a transformer layer's forward pass is
+// run again in its backward pass instead of keeping its activations
+// (Megatron-LM's --recompute-granularity).
+type RecomputeGranularity string
+
+const (
+	// RecomputeNone keeps every activation; the empty value means it too.
+	RecomputeNone RecomputeGranularity = "none"
+	// RecomputeSelective runs the attention core (scores, softmax, dropout,
+	// the weighted sum of values) again in the backward pass (Korthikanti et
+	// al. 2022, "Reducing Activation Recomputation in Large Transformer
+	// Models", §5).
+	RecomputeSelective RecomputeGranularity = "selective"
+	// RecomputeFull runs each layer's whole forward pass again in its backward
+	// pass, keeping only the layer's input (Megatron-LM's full, uniform
+	// recomputation of every layer).
+	RecomputeFull RecomputeGranularity = "full"
+)
+
+// GradSync is how data-parallel replicas synchronise gradients at the end of
+// an iteration.
+type GradSync string
+
+const (
+	// GradReduceScatter is the distributed optimizer (ZeRO-1): gradients are
+	// reduce-scattered, each replica updates its 1/DP shard and the updated
+	// parameters are all-gathered. The empty value means it too.
+	GradReduceScatter GradSync = "reduce-scatter"
+	// GradAllReduce all-reduces the gradients and every replica runs the whole
+	// optimizer step on its parameters (Megatron-LM before the distributed
+	// optimizer, e.g. Narayanan et al. SC'21).
+	GradAllReduce GradSync = "all-reduce"
+)
+
 // Parallel is the fixed part of the parallel layout (tp, pp, vpp, ep) plus the
 // per-rank token budget; context and data parallelism are left to the DCP policy,
 // which cuts CP groups out of the hybrid data-parallel (HDP) pool.
@@ -63,6 +97,34 @@ type Parallel struct {
 	// LastStageLayers, when positive, is the layer count of the last pipeline stage
 	// (Megatron's --decoder-last-pipeline-num-layers); 0 means an even share.
 	LastStageLayers int `toml:"last_stage_layers"`
+	// SequenceParallel splits a layer's norms, dropouts and residual adds over
+	// the TP ranks by sequence and exchanges activations with all-gathers and
+	// reduce-scatters (Megatron-LM's --sequence-parallel); false keeps them
+	// whole on every TP rank and all-reduces instead (Megatron-LM's default).
+	// Scenarios default to true. It changes nothing at tp = 1.
+	SequenceParallel bool `toml:"sequence_parallel"`
+	// Recompute is the activation recomputation: RecomputeNone (or ""),
+	// RecomputeSelective or RecomputeFull.
+	Recompute RecomputeGranularity `toml:"recompute"`
+	// GradSync is the data-parallel gradient synchronisation:
+	// GradReduceScatter (or "", the distributed optimizer) or GradAllReduce.
+	GradSync GradSync `toml:"grad_sync"`
+}
+
+// RecomputeMode is Recompute with the empty value read as RecomputeNone.
+func (p Parallel) RecomputeMode() RecomputeGranularity {
+	if p.Recompute == "" {
+		return RecomputeNone
+	}
+	return p.Recompute
+}
+
+// GradSyncMode is GradSync with the empty value read as GradReduceScatter.
+func (p Parallel) GradSyncMode() GradSync {
+	if p.GradSync == "" {
+		return GradReduceScatter
+	}
+	return p.GradSync
 }
 
 // Job is one training job: a model on a cluster under a parallel layout at a
@@ -201,6 +263,18 @@ func (j Job) Validate() error {
 	}
 	if p.LastStageLayers < 0 {
 		add(fieldErr("parallel.last_stage_layers", p.LastStageLayers, "must be >= 0 (0 = even share)"))
+	}
+	switch p.Recompute {
+	case "", RecomputeNone, RecomputeSelective, RecomputeFull:
+	default:
+		add(fieldErr("parallel.recompute", fmt.Sprintf("%q", string(p.Recompute)), "must be %q, %q or %q",
+			RecomputeNone, RecomputeSelective, RecomputeFull))
+	}
+	switch p.GradSync {
+	case "", GradReduceScatter, GradAllReduce:
+	default:
+		add(fieldErr("parallel.grad_sync", fmt.Sprintf("%q", string(p.GradSync)), "must be %q or %q",
+			GradReduceScatter, GradAllReduce))
 	}
 	if len(errs) > 0 && (tpOK != nil || ppOK != nil || epOK != nil || c.GPUs < 1 || c.GPUsPerNode < 1) {
 		// The derived checks below divide by these; report what we have.

@@ -84,8 +84,17 @@ type Model struct {
 	QLoRARank int `toml:"q_lora_rank"`
 	// KVLoRARank is the MLA key/value latent width d_c (0 for MHA/GQA).
 	KVLoRARank int `toml:"kv_lora_rank"`
-	// DenseFFN is the SwiGLU intermediate width of the dense layers.
+	// DenseFFN is the intermediate width of the dense layers' FFN.
 	DenseFFN int `toml:"dense_ffn"`
+	// Activation is the dense layers' FFN activation: SwiGLU (the default, also
+	// for "") or GELU. Routed and shared experts are always SwiGLU, so GELU
+	// needs a dense model.
+	Activation Activation `toml:"activation"`
+	// LearnedPositions gives the model learned absolute position embeddings,
+	// MaxContextTokens of them (GPT-2, Megatron-LM's GPT), instead of rotary
+	// ones: the embedding gains MaxContextTokens·h parameters and the layers
+	// run no RoPE. MLA's decoupled RoPE key needs rotary positions.
+	LearnedPositions bool `toml:"learned_positions"`
 	// RoutedExperts is the number of routed experts per MoE layer (0 for dense).
 	RoutedExperts int `toml:"routed_experts"`
 	// TopK is how many routed experts each token visits (0 for dense).
@@ -112,6 +121,19 @@ type Model struct {
 	// Source names the config file or page the numbers came from.
 	Source string `toml:"source"`
 }
+
+// Activation is the activation function of a dense FFN layer.
+type Activation string
+
+const (
+	// SwiGLU is silu(x·W_gate)·(x·W_up) followed by the down projection: a
+	// gate-and-up GEMM h → 2f, 3·h·f weights (Llama, Qwen, DeepSeek). The
+	// empty value means SwiGLU.
+	SwiGLU Activation = "swiglu"
+	// GELU is gelu(x·W_up) followed by the down projection: an up GEMM h → f,
+	// 2·h·f weights (GPT-2, GPT-3, Megatron-LM's GPT with f = 4h).
+	GELU Activation = "gelu"
+)
 
 // Recompute selects the activations that are recomputed in the backward pass
 // instead of kept, mirroring Megatron's --recompute-modules (costmodel.md §7.2).
@@ -195,6 +217,20 @@ func (m Model) Validate() error {
 	} else {
 		// Kept as published even when unused (Qwen3-MoE's intermediate_size).
 		add(checkRange("model.dense_ffn", m.DenseFFN, 0, maxFFN))
+	}
+
+	switch m.Activation {
+	case "", SwiGLU:
+	case GELU:
+		if m.DenseLayers != m.Layers {
+			add(fieldErr("model.activation", fmt.Sprintf("%q", string(m.Activation)),
+				"must be %q for an MoE model (experts are SwiGLU): %q needs dense_layers = layers", SwiGLU, GELU))
+		}
+	default:
+		add(fieldErr("model.activation", fmt.Sprintf("%q", string(m.Activation)), "must be %q or %q", SwiGLU, GELU))
+	}
+	if m.LearnedPositions && m.Attention == MLA {
+		add(fieldErr("model.learned_positions", true, "must be false for MLA (its decoupled key is rotary)"))
 	}
 
 	if m.DenseLayers == m.Layers {
@@ -302,7 +338,7 @@ func (m Model) attentionNormParams() float64 {
 func (m Model) ffnLinearParams(layer int, activeOnly bool) float64 {
 	h := float64(m.Hidden)
 	if !m.IsMoELayer(layer) {
-		return 3 * h * float64(m.DenseFFN)
+		return m.denseFFNMatrices() * h * float64(m.DenseFFN)
 	}
 	experts := float64(m.RoutedExperts)
 	if activeOnly {
@@ -311,6 +347,15 @@ func (m Model) ffnLinearParams(layer int, activeOnly bool) float64 {
 	return h*float64(m.RoutedExperts) +
 		experts*3*h*float64(m.ExpertFFN) +
 		float64(m.SharedExperts)*3*h*float64(m.SharedExpertFFN)
+}
+
+// denseFFNMatrices is the number of h×f weight matrices of a dense FFN: 3
+// for SwiGLU (gate, up, down), 2 for GELU (up, down).
+func (m Model) denseFFNMatrices() float64 {
+	if m.Activation == GELU {
+		return 2
+	}
+	return 3
 }
 
 // layerNonLinearParams is the norms of one layer (attention and FFN) plus the
@@ -325,7 +370,7 @@ func (m Model) layerNonLinearParams(layer int) float64 {
 
 // LayerParams is the parameter count of one transformer layer (0-based), all
 // routed experts included: attention projections and norms, FFN norm, dense
-// SwiGLU 3·h·f or router h·E (+E bias) + E·3·h·f_e + shared experts.
+// SwiGLU 3·h·f (GELU 2·h·f) or router h·E (+E bias) + E·3·h·f_e + shared experts.
 func (m Model) LayerParams(layer int) float64 {
 	return m.attentionLinearParams() + m.ffnLinearParams(layer, false) + m.layerNonLinearParams(layer)
 }
@@ -352,9 +397,14 @@ func (m Model) LayerActiveLinearParams(layer int) float64 {
 	return m.attentionLinearParams() + m.ffnLinearParams(layer, true)
 }
 
-// EmbeddingParams is the input embedding, V·h.
+// EmbeddingParams is the input embedding, V·h, plus MaxContextTokens·h
+// learned position embeddings with LearnedPositions.
 func (m Model) EmbeddingParams() float64 {
-	return float64(m.Vocab) * float64(m.Hidden)
+	n := float64(m.Vocab) * float64(m.Hidden)
+	if m.LearnedPositions {
+		n += float64(m.MaxContextTokens) * float64(m.Hidden)
+	}
+	return n
 }
 
 // OutputParams is the final RMSNorm plus the LM head: h + V·h, or h alone when the
@@ -528,11 +578,13 @@ func (m Model) AttentionActivationBytesPerTokenLayer(rc Recompute) float64 {
 // the 0-based layer (costmodel §7.2):
 //
 //	SwiGLU: norm input 2h + norm output 2h + 6·f (gate, up, down input)
+//	GELU:   norm input 2h + norm output 2h + 4·f (up output, down input)
 //	MoE:    2h + 2h + router logits 4·E (fp32) + k·(2h permuted input + 6·f_e
 //	        + 2h expert output for the combine) + 6·f_s per shared expert
 //
 // LayerNorm recompute drops the norm output (2h); Activation drops 2·f per SwiGLU
-// (the activation output), for every visited routed expert and shared expert.
+// or GELU (the activation output), for every visited routed expert and shared
+// expert.
 // §8 of costmodel.md puts MoE accounting at ±30% (dispatcher-dependent).
 func (m Model) FFNActivationBytesPerTokenLayer(layer int, rc Recompute) float64 {
 	h := float64(m.Hidden)
@@ -547,7 +599,14 @@ func (m Model) FFNActivationBytesPerTokenLayer(layer int, rc Recompute) float64 
 		return 6 * f
 	}
 	if !m.IsMoELayer(layer) {
-		return b + swiglu(float64(m.DenseFFN))
+		f := float64(m.DenseFFN)
+		if m.Activation == GELU {
+			if rc.Activation {
+				return b + 2*f
+			}
+			return b + 4*f
+		}
+		return b + swiglu(f)
 	}
 	k := float64(m.TopK)
 	b += 4 * float64(m.RoutedExperts)

@@ -5,7 +5,9 @@
 //	name, description             top-level keys
 //	[cluster]   gpu, gpus, gpus_per_node
 //	[model]     preset (job.ModelNames) and/or any job.Model field as an override
-//	[parallel]  tp, pp, vpp, ep, budget_tokens, first_stage_layers, last_stage_layers
+//	[parallel]  tp, pp, vpp, ep, budget_tokens, first_stage_layers, last_stage_layers,
+//	            sequence_parallel (default true), recompute (none | selective | full),
+//	            grad_sync (reduce-scatter | all-reduce)
 //	[workload]  preset | [[workload.component]] | file (+ format, field, order),
 //	            context_tokens, batch_tokens | batch_tokens_per_gpu, overlong
 //	[run]       iterations, warmup_iterations, seed, policies, [run.options.<policy>]

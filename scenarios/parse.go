@@ -108,7 +108,7 @@ func Parse(data []byte, file string) (*Scenario, error) {
 	p := &parser{file: file, lines: keyLines(src)}
 	raw := rawFile{
 		Cluster:  job.Cluster{GPUsPerNode: DefaultGPUsPerNode},
-		Parallel: job.Parallel{TP: 1, VPP: 1, EP: 1},
+		Parallel: job.Parallel{TP: 1, VPP: 1, EP: 1, SequenceParallel: true},
 		Run:      rawRun{Iterations: DefaultIterations, Seed: DefaultSeed},
 		Workload: rawWorkload{Overlong: "split", Order: "resample"},
 	}

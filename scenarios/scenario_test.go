@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/internal/safeio"
+	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/hydra"
 	"github.com/dcpsim/dcpsim/sched/mcore"
@@ -175,6 +176,7 @@ func TestBadScenarios(t *testing.T) {
 		{"vpp-not-dividing-stage", []string{":17:", "parallel.vpp = 4", "must divide the layers of every stage"}},
 		{"uneven-layers", []string{":15:", "parallel.pp = 4", "split evenly"}},
 		{"budget-negative", []string{":17:", "parallel.budget_tokens = -1", "[1, 16777216]"}},
+		{"bad-recompute", []string{":18:", `parallel.recompute = "partial"`, `"none", "selective" or "full"`, ":19:", `parallel.grad_sync = "ring"`, `"reduce-scatter" or "all-reduce"`}},
 		{"context-too-big-for-pool", []string{":22:", "workload.context_tokens = 32768", "G*B = 8*1024 = 8192"}},
 		{"too-many-gpus", []string{":7:", "cluster.gpus = 2000000", "[1, 1048576]"}},
 		{"batch-too-large", []string{":23:", "workload.batch_tokens = 20000000000", "[1, 2147483648]"}},
@@ -636,5 +638,31 @@ func TestReadLengths(t *testing.T) {
 	}
 	if _, err := ReadLengths(filepath.Join(dir, "l.csv"), "parquet", ""); err == nil || !strings.Contains(err.Error(), `format = "parquet"`) {
 		t.Errorf("bad format: %v", err)
+	}
+}
+
+// TestParallelTrainingSettings: sequence_parallel defaults to true (the layout
+// the cost model assumed before it was a setting), recompute to none and
+// grad_sync to the distributed optimizer's reduce-scatter; each can be set.
+func TestParallelTrainingSettings(t *testing.T) {
+	sc, err := Preset("testbed-32k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sc.Job.Parallel
+	if !p.SequenceParallel || p.RecomputeMode() != job.RecomputeNone || p.GradSyncMode() != job.GradReduceScatter {
+		t.Errorf("defaults: sequence_parallel %v, recompute %q, grad_sync %q", p.SequenceParallel, p.RecomputeMode(), p.GradSyncMode())
+	}
+	src, err := PresetSource("testbed-32k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(src), "[parallel]\n", "[parallel]\nsequence_parallel = false\nrecompute = \"full\"\ngrad_sync = \"all-reduce\"\n", 1)
+	sc, err = Parse([]byte(text), "set.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := sc.Job.Parallel; p.SequenceParallel || p.Recompute != job.RecomputeFull || p.GradSync != job.GradAllReduce {
+		t.Errorf("set: %+v", p)
 	}
 }

@@ -75,6 +75,7 @@ func commands() map[string]command {
 		reportCommand(),
 		calibrateCommand(),
 		workloadCommand(),
+		{name: "validate", summary: "predicted step times beside published Megatron-LM runs", usage: experiment.ValidateUsage, run: runValidate},
 		{
 			name:    "version",
 			summary: "print the version and VCS revision",

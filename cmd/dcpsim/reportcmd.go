@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/dcpsim/dcpsim/experiment"
 	"github.com/dcpsim/dcpsim/report"
 )
 
@@ -47,4 +49,14 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return nil
+}
+
+// runValidate prints dcpsim validate's table, or its JSON lines, for a table of published runs.
+func runValidate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("validate", experiment.ValidateUsage, stderr)
+	table, asJSON := fs.String("table", "", "validation table (CSV)"), fs.Bool("json", false, "one JSON object per run")
+	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) > 0 || *table == "" {
+		return cmp.Or(err, badInput("want --table FILE.csv and no arguments (got %q)", pos))
+	}
+	return experiment.ValidateTable(*table, *asJSON, stdout)
 }

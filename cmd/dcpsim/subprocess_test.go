@@ -188,6 +188,11 @@ func TestHostileInputs(t *testing.T) {
 		{name: "calibrate --from /dev/zero", args: []string{"calibrate", "--from", "/dev/zero", "--base", "H800", "--out", "x.toml"},
 			code: 2, want: []string{"/dev/zero", "too large"}},
 		{name: "workload stats --file /dev/zero", args: []string{"workload", "stats", "--file", "/dev/zero"}, code: 2, want: []string{"/dev/zero"}},
+		{name: "validate --table /dev/zero", args: []string{"validate", "--table", "/dev/zero"}, code: 2, want: []string{"/dev/zero", "too large"}},
+		{name: "validate: a bad field", args: []string{"validate", "--table", "t.csv"},
+			files: map[string]string{"t.csv": "name,gpu,gpus,hidden,ffn,heads,layers,vocab,seq_len,tp,pp,vpp,global_batch,micro_batch,recompute,sequence_parallel,measured_seconds\n" +
+				"x,A100-80G,8,6144,24576,64,48,51200,2048,8,1,1,4,4,full,false,-1\n"},
+			code: 2, want: []string{"t.csv:2:63: measured_seconds = \"-1\""}},
 
 		// 5. Documented limits bound time and memory.
 		{name: "batch_tokens 1e10", args: []string{"scenarios", "check", "x.toml"}, files: map[string]string{"x.toml": withTiny("batch_tokens = 131072", "batch_tokens = 10000000000")},

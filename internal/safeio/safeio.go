@@ -21,6 +21,9 @@ const (
 	// MaxResultBytes bounds one results-folder JSON file read back
 	// (summary.json, point.json, manifest.json, sweep.json).
 	MaxResultBytes = 256 << 20
+	// MaxValidationTableBytes bounds a dcpsim validate table (CSV, one
+	// published run per line; the committed one is ~2 KiB).
+	MaxValidationTableBytes = 1 << 20
 )
 
 // ErrTooLarge is wrapped by the error of a read that passed its bound.

@@ -50,6 +50,7 @@
 //	                    + (k−1)/k·(S/m) / (B_nic·η) + InterBase + (k−1)·InterHop
 //	P2PSeconds            S / (B·η) + α between stage s and s+1 of one HDP rank             §4.6
 //	TPSPLayerSeconds      2 all-gathers + 2 reduce-scatters of tokens·h·2 on NVLink, per pass §4.7
+//	TPAllReduceLayerSeconds  2 all-reduces of tokens·h·2 on NVLink, per pass (TP without SP)
 //
 // In an all-to-all among n ranks every rank holds S bytes and sends S/n to each
 // rank (its own share stays home); a rank with m group members on its node sends
@@ -126,7 +127,9 @@
 // parameters all-gathered back; routed-expert gradients and parameters go the same
 // way over the expert-DP group, the G/ep ranks e, e+ep, … holding the same
 // expert shard. Dense, then expert, on one stream. Overlap with the last backward
-// is the engine's business.
+// is the engine's business. Without a distributed optimizer (GradAllReduce,
+// Megatron-LM's DistributedDataParallel of SC'21) the same groups all-reduce the
+// BF16 gradients instead and no parameter is gathered.
 //
 // # Assumptions, named
 //
