@@ -42,7 +42,8 @@ const attentionFwdShare = 1 / 3.5
 // (no Cluster): sim/step's load-mode constant.
 const unitAttentionSeconds = 1e-12
 
-// Model is the planning model of one pool.
+// Model is the planning model of one pool. It serves one plan at a time
+// (it keeps scratch space): build one per Plan call.
 type Model struct {
 	// Heads is H, the query heads of a TP rank.
 	Heads int
@@ -61,6 +62,8 @@ type Model struct {
 	kvHeads  int
 	free     bool // links cost nothing (no Cluster)
 	kindOf   []int
+	// scratch for hpAllToAll (a Model serves one plan, in one goroutine)
+	eta, kappa []float64
 }
 
 // NewModel builds the planning model of the pool of in.
@@ -199,8 +202,10 @@ func (m *Model) Parts(v View, s1, s2 float64) Parts {
 func (m *Model) hpAllToAll(v View, at, u int) (bw, latency float64, cross bool) {
 	hf := float64(m.Heads)
 	x := v.Tokens[at : at+u]
-	eta := make([]float64, u)
-	kappa := make([]float64, u)
+	if cap(m.eta) < u {
+		m.eta, m.kappa = make([]float64, u), make([]float64, u)
+	}
+	eta, kappa := m.eta[:u], m.kappa[:u]
 	for i := range u {
 		eta[i] = v.Heads[at+i] / hf
 		kappa[i] = m.KVShare(v.Heads[at+i])

@@ -19,6 +19,9 @@ type Template struct {
 	// Capacity is the most tokens one group of the replica may hold in a
 	// microbatch within every rank's memory.
 	Capacity int64
+	// Fn, when set, times a group instead of Parts: for shares that depend
+	// on the group's tokens (memory caps that bind as it fills).
+	Fn func(s1, s2 float64) float64
 }
 
 // Seconds is the stage time of a group of the template holding s1 tokens
@@ -26,6 +29,9 @@ type Template struct {
 func (t *Template) Seconds(m *Model, s1, s2 float64) float64 {
 	if s1 == 0 {
 		return 0
+	}
+	if t.Fn != nil {
+		return t.Fn(s1, s2)
 	}
 	return m.Seconds(t.Parts, s1, s2)
 }
@@ -64,21 +70,41 @@ var ErrTooLong = fmt.Errorf("cphp: a sequence exceeds every replica's capacity (
 // opens one more microbatch (the next legal count) when no bin has room. It
 // fails, wrapping ErrTooLong, when a sequence fits no replica.
 func Pack(m *Model, lengths []int, reps []Replica, in sched.Inputs) (*Packing, error) {
+	return PackAtLeast(m, lengths, reps, in, 1)
+}
+
+// PackAtLeast is Pack starting from at least minMBs microbatches: more
+// microbatches than the memory needs leave every group room to shift work
+// to its faster ranks.
+func PackAtLeast(m *Model, lengths []int, reps []Replica, in sched.Inputs, minMBs int) (*Packing, error) {
+	return packOrdered(m, lengths, LongestFirst(lengths), reps, in, minMBs)
+}
+
+// LongestFirst returns the sequence ids by length, longest first (ties:
+// lower id).
+func LongestFirst(lengths []int) []int {
 	order := make([]int, len(lengths))
-	var total, capacity, longest int64
-	for i, s := range lengths {
+	for i := range order {
 		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(lengths[b], lengths[a]) })
+	return order
+}
+
+// packOrdered is PackAtLeast with the longest-first order given.
+func packOrdered(m *Model, lengths, order []int, reps []Replica, in sched.Inputs, minMBs int) (*Packing, error) {
+	var total, capacity, longest int64
+	for _, s := range lengths {
 		total += int64(s)
 	}
 	for _, r := range reps {
 		capacity += r.T.Capacity
 		longest = max(longest, r.T.Capacity)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(lengths[b], lengths[a]) })
 	if len(order) > 0 && int64(lengths[order[0]]) > longest {
 		return nil, fmt.Errorf("%w: sequence %d has %d tokens, the largest replica holds %d", ErrTooLong, order[0], lengths[order[0]], longest)
 	}
-	mbs := legal(int(max(1, (total+capacity-1)/max(capacity, 1))), in)
+	mbs := legal(max(minMBs, int(max(1, (total+capacity-1)/max(capacity, 1)))), in)
 	if mbs < 1 {
 		return nil, fmt.Errorf("cphp: no microbatch count is legal for pp = %d, vpp = %d, group size %d (%w)", in.PP, in.VPP, in.GroupSizeN(), sched.ErrCannotPlan)
 	}
@@ -131,7 +157,8 @@ type packState struct {
 	reps      []Replica
 	p         *Packing
 	sums      []float64 // per replica: Σ of its bins' seconds
-	minTokens []float64 // per replica: its emptiest bin's tokens
+	seconds   [][]float64 // per bin and replica: its seconds
+	minTokens []float64   // per replica: its emptiest bin's tokens
 	classes   []*replicaHeap
 	aside     []int
 }
@@ -143,6 +170,7 @@ func (st *packState) grow(to int) {
 		p.Bins = append(p.Bins, make([][]int, nr))
 		p.Tokens = append(p.Tokens, make([]float64, nr))
 		p.Squares = append(p.Squares, make([]float64, nr))
+		st.seconds = append(st.seconds, make([]float64, nr))
 	}
 	clear(st.minTokens)
 }
@@ -152,7 +180,7 @@ func (st *packState) grow(to int) {
 func (st *packState) place(id int, s float64) bool {
 	p := st.p
 	bestJ, bestM, bestC := -1, -1, -1
-	var bestTotal float64
+	var bestTotal, bestSec float64
 	for c, h := range st.classes {
 		// The class's least-loaded replica with room.
 		st.aside = st.aside[:0]
@@ -175,7 +203,9 @@ func (st *packState) place(id int, s float64) bool {
 		t := st.reps[j].T
 		mb, binNew := -1, 0.0
 		for k := range p.Bins {
-			if p.Tokens[k][j]+s > float64(t.Capacity) {
+			// A bin's time only grows: one already as slow as the best so far
+			// cannot be better.
+			if p.Tokens[k][j]+s > float64(t.Capacity) || mb >= 0 && st.seconds[k][j] >= binNew {
 				continue
 			}
 			sec := t.Seconds(st.m, p.Tokens[k][j]+s, p.Squares[k][j]+s*s)
@@ -183,9 +213,9 @@ func (st *packState) place(id int, s float64) bool {
 				mb, binNew = k, sec
 			}
 		}
-		after := st.sums[j] - t.Seconds(st.m, p.Tokens[mb][j], p.Squares[mb][j]) + binNew
+		after := st.sums[j] - st.seconds[mb][j] + binNew
 		if bestJ < 0 || after < bestTotal || after == bestTotal && j < bestJ {
-			bestJ, bestM, bestC, bestTotal = j, mb, c, after
+			bestJ, bestM, bestC, bestTotal, bestSec = j, mb, c, after, binNew
 		}
 	}
 	if bestJ < 0 {
@@ -196,6 +226,7 @@ func (st *packState) place(id int, s float64) bool {
 	p.Tokens[bestM][bestJ] += s
 	p.Squares[bestM][bestJ] += s * s
 	st.sums[bestJ] = bestTotal
+	st.seconds[bestM][bestJ] = bestSec
 	lo := p.Tokens[0][bestJ]
 	for k := range p.Bins {
 		lo = min(lo, p.Tokens[k][bestJ])
@@ -402,16 +433,21 @@ type Choice struct {
 type Build func(first, size, u int) *Template
 
 // Search packs the batch under every candidate factorization (Candidates,
-// filtered by a forced P or U when > 0) and keeps the one whose packing
-// models the shortest iteration (ties: the earlier candidate, P ascending,
-// then U descending). Replicas with the same kinds at the same node offset
-// share one template. It fails when no candidate can hold the batch's
-// longest sequence.
+// filtered by a forced P or U when > 0), each at the least microbatch count
+// M0 its memory allows and at M0+1 and 2·M0 (more
+// microbatches hold fewer tokens each, which lets a planner that shares by
+// capability move work off slow ranks their memory would otherwise fill),
+// and keeps the packing that models the shortest iteration (ties: the
+// earlier candidate, P ascending, then U descending, then fewer
+// microbatches). Replicas with the same kinds at the same node offset share
+// one template. It fails when no candidate can hold the batch's longest
+// sequence.
 func Search(m *Model, lengths []int, in sched.Inputs, forcedP, forcedU int, build Build) (*Choice, error) {
 	var best *Choice
 	var tried int
 	var visits int64
 	var lastErr error
+	order := LongestFirst(lengths)
 	for _, c := range Candidates(in.PoolRanks, m.Heads) {
 		p, u := c[0], c[1]
 		if forcedP > 0 && p != forcedP || forcedU > 0 && u != forcedU || p > in.DegreeLimit() {
@@ -421,15 +457,31 @@ func Search(m *Model, lengths []int, in sched.Inputs, forcedP, forcedU int, buil
 		if !ok {
 			continue
 		}
-		pk, err := Pack(m, lengths, reps, in)
+		pk, err := packOrdered(m, lengths, order, reps, in, 1)
 		tried++
 		if err != nil {
 			lastErr = err
 			continue
 		}
 		visits += pk.Visits
-		if best == nil || pk.Seconds < best.Packing.Seconds*(1-1e-12) {
-			best = &Choice{P: p, U: u, Replicas: reps, Packing: pk}
+		m0, last := len(pk.Bins), 0
+		for _, n := range []int{m0, m0 + 1, 2 * m0} {
+			if n <= last || n > len(lengths) {
+				continue // a count already tried, or more microbatches than sequences
+			}
+			last = n
+			if n > m0 {
+				more, err := packOrdered(m, lengths, order, reps, in, n)
+				tried++
+				if err != nil {
+					continue
+				}
+				visits += more.Visits
+				pk = more
+			}
+			if best == nil || pk.Seconds < best.Packing.Seconds*(1-1e-12) {
+				best = &Choice{P: p, U: u, Replicas: reps, Packing: pk}
+			}
 		}
 	}
 	if best == nil {

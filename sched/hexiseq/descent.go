@@ -1,6 +1,8 @@
 package hexiseq
 
 import (
+	"slices"
+
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/cphp"
 )
@@ -14,7 +16,7 @@ import (
 // every rank of a's HP group; it applies the feasible move that lowers the
 // modelled time most (by more than 1e-9 of it), or halves δ. It returns the
 // moves applied and the evaluations made.
-func (pl *planner) descend(first int, l *sched.Layout, s1, s2 float64) (moves, evals int64) {
+func (pl *planner) descend(first int, l *sched.Layout, s1, s2 float64, weights []float64) (moves, evals int64) {
 	size := len(l.ShardTokens)
 	if pl.rounds == 0 || size < 2 || s1 < 1 {
 		return 0, 0
@@ -77,6 +79,38 @@ func (pl *planner) descend(first int, l *sched.Layout, s1, s2 float64) (moves, e
 		}
 		bestVal := cur
 		bestA, bestB, bestD, bestN := -1, -1, 0, 0
+		// Chunk moves: δ tokens from one HP group to another, spread over
+		// each group's ranks by linear speed (a direction no move between
+		// two ranks follows).
+		bestFrom, bestTo := -1, -1
+		if len(l.HPGroups) > 1 {
+			for from := range l.HPGroups {
+				if chunks[from] < delta {
+					continue
+				}
+				for to := range l.HPGroups {
+					if to == from {
+						continue
+					}
+					saved := slices.Clone(l.ShardTokens)
+					savedChunks := slices.Clone(chunks)
+					pl.shiftChunk(first, l, starts, chunks, from, to, delta)
+					for i := range size {
+						sync(i)
+					}
+					if fits(from) && fits(to) {
+						if val := eval(); val < bestVal {
+							bestVal, bestFrom, bestTo = val, from, to
+						}
+					}
+					copy(l.ShardTokens, saved)
+					copy(chunks, savedChunks)
+					for i := range size {
+						sync(i)
+					}
+				}
+			}
+		}
 		try := func(a, b, d, n int) {
 			if a == b || d > l.ShardTokens[a] || n > l.Heads[a] || d == 0 && n == 0 {
 				return
@@ -113,8 +147,15 @@ func (pl *planner) descend(first int, l *sched.Layout, s1, s2 float64) (moves, e
 				break
 			}
 		}
-		if bestA >= 0 && bestVal < cur*(1-1e-9) {
-			move(bestA, bestB, bestD, bestN)
+		if bestVal < cur*(1-1e-9) {
+			if bestA >= 0 {
+				move(bestA, bestB, bestD, bestN)
+			} else {
+				pl.shiftChunk(first, l, starts, chunks, bestFrom, bestTo, delta)
+				for i := range size {
+					sync(i)
+				}
+			}
 			cur = bestVal
 			moves++
 			continue
@@ -122,4 +163,35 @@ func (pl *planner) descend(first int, l *sched.Layout, s1, s2 float64) (moves, e
 		delta /= 2
 	}
 	return moves, evals
+}
+
+// shiftChunk moves delta tokens from HP group from to HP group to, each
+// group's new chunk split over its ranks by linear speed under their
+// budgets (water-filled); chunks is updated. A chunk its ranks' budgets
+// cannot hold keeps its old split (fits then refuses the move).
+func (pl *planner) shiftChunk(first int, l *sched.Layout, starts, chunks []int, from, to, delta int) {
+	m := pl.m
+	for _, h := range []int{from, to} {
+		d := delta
+		if h == from {
+			d = -delta
+		}
+		u := l.HPGroups[h]
+		w := make([]float64, u)
+		b := make([]int64, u)
+		for i := range u {
+			k := m.Kind(first + starts[h] + i)
+			w[i], b[i] = 1/k.LinearSecondsPerToken, int64(k.BudgetTokens)
+		}
+		split := waterfill(int64(chunks[h]+d), w, b)
+		if split == nil {
+			// Over the budgets: put the extra on the fastest rank; fits refuses.
+			l.ShardTokens[starts[h]] += d
+		} else {
+			for i, x := range split {
+				l.ShardTokens[starts[h]+i] = int(x)
+			}
+		}
+		chunks[h] += d
+	}
 }

@@ -177,25 +177,100 @@ func (pl *planner) template(first, size, u int, rho float64) *cphp.Template {
 	}
 	heads := pl.heads(first, size, u)
 	weights, caps := pl.capability(first, size, u, heads, rho)
-	var wSum float64
 	var capacity int64
-	for h, w := range weights {
-		wSum += w
-		capacity += caps[h]
+	for _, c := range caps {
+		capacity += c
 	}
+	v := pl.view(first, size, u, heads, weights, caps, 1)
+	t := &cphp.Template{View: v, Parts: m.Parts(v, 1, 1), Capacity: capacity}
+	// Below free tokens no cap binds and the per-token parts are exact;
+	// above, the memory caps flatten the split: time the group at its own
+	// tokens.
+	free := math.Inf(1)
+	at := 0
+	for h, x := range v.HPGroups {
+		var chunk float64
+		for i := at; i < at+x; i++ {
+			chunk += v.Tokens[i]
+			free = min(free, float64(m.Kind(first+i).BudgetTokens)/v.Tokens[i])
+		}
+		free = min(free, float64(caps[h])/chunk)
+		at += x
+	}
+	t.Fn = func(s1, s2 float64) float64 {
+		if s1 <= free {
+			return m.Seconds(t.Parts, s1, s2)
+		}
+		return m.ExactSeconds(m.Parts(pl.view(first, size, u, heads, weights, caps, s1), s1, s2))
+	}
+	return t
+}
+
+// view is stage 2's split of s1 tokens in continuous shares: chunks by the
+// HP groups' weights under their caps, each chunk by its ranks' linear speed
+// under their budgets (water-filled); s1 = 1 with no cap binding gives the
+// shares of one token.
+func (pl *planner) view(first, size, u int, heads []int, weights []float64, caps []int64, s1 float64) cphp.View {
+	m := pl.m
 	v := cphp.View{First: first, Tokens: make([]float64, size), Heads: make([]float64, size)}
-	for h, w := range weights {
-		v.HPGroups = append(v.HPGroups, u)
-		var inv float64
-		for i := h * u; i < (h+1)*u; i++ {
-			inv += 1 / m.Kind(first+i).LinearSecondsPerToken
-		}
-		for i := h * u; i < (h+1)*u; i++ {
-			v.Tokens[i] = w / wSum * (1 / m.Kind(first+i).LinearSecondsPerToken) / inv
-			v.Heads[i] = float64(heads[i])
+	capsF := make([]float64, len(caps))
+	for h, c := range caps {
+		capsF[h] = float64(c)
+		if s1 <= 1 {
+			capsF[h] = math.Inf(1)
 		}
 	}
-	return &cphp.Template{View: v, Parts: m.Parts(v, 1, 1), Capacity: capacity}
+	chunks := waterfillFloat(s1, weights, capsF)
+	w := make([]float64, u)
+	b := make([]float64, u)
+	for h, chunk := range chunks {
+		v.HPGroups = append(v.HPGroups, u)
+		for i := range u {
+			k := m.Kind(first + h*u + i)
+			w[i], b[i] = 1/k.LinearSecondsPerToken, float64(k.BudgetTokens)
+			if s1 <= 1 {
+				b[i] = math.Inf(1)
+			}
+		}
+		for i, x := range waterfillFloat(chunk, w, b) {
+			v.Tokens[h*u+i] = x
+			v.Heads[h*u+i] = float64(heads[h*u+i])
+		}
+	}
+	return v
+}
+
+// waterfillFloat splits total proportionally to weights with no share above
+// its cap (shares that would pass are pinned at their caps and the rest
+// split again); when the caps hold less than total, every share is its cap.
+func waterfillFloat(total float64, weights, caps []float64) []float64 {
+	n := len(weights)
+	out := make([]float64, n)
+	pinned := make([]bool, n)
+	left := total
+	for range n + 1 {
+		var wSum float64
+		for i := range n {
+			if !pinned[i] {
+				wSum += weights[i]
+			}
+		}
+		over := false
+		for i := range n {
+			if pinned[i] {
+				continue
+			}
+			out[i] = left * weights[i] / wSum
+			if out[i] > caps[i] {
+				pinned[i], out[i], over = true, caps[i], true
+				left -= caps[i]
+			}
+		}
+		if !over || wSum == 0 {
+			break
+		}
+	}
+	return out
 }
 
 // layout is the layout of a replica's group holding tokens tokens with
@@ -225,8 +300,37 @@ func (pl *planner) layout(first, size, u int, tokens int64, squares float64) (*s
 			l.ShardTokens[h*u+i] = int(t)
 		}
 	}
-	moves, evals := pl.descend(first, l, float64(tokens), squares)
+	// Start from the better of stage 2's split and the equal one (when the
+	// equal one fits memory): with slow links a longer chunk on fast ranks
+	// can cost more in ring steps than it saves in compute.
+	if m.Heads%u == 0 {
+		eq := cphp.EqualLayout(size, u, tokens, m.Heads)
+		if pl.fitsMemory(first, eq) && pl.seconds(first, eq, float64(tokens), squares) < pl.seconds(first, l, float64(tokens), squares) {
+			l = eq
+		}
+	}
+	moves, evals := pl.descend(first, l, float64(tokens), squares, weights)
 	return l, moves, evals, nil
+}
+
+// fitsMemory reports whether every rank of l (a group from first) is within
+// its kind's budget.
+func (pl *planner) fitsMemory(first int, l *sched.Layout) bool {
+	for i, mem := range l.MemoryTokens(pl.m.Heads) {
+		if mem > float64(pl.m.Kind(first+i).BudgetTokens) {
+			return false
+		}
+	}
+	return true
+}
+
+// seconds is the planning model's time of layout l of a group from first.
+func (pl *planner) seconds(first int, l *sched.Layout, s1, s2 float64) float64 {
+	v := cphp.View{First: first, HPGroups: l.HPGroups, Tokens: make([]float64, len(l.ShardTokens)), Heads: make([]float64, len(l.Heads))}
+	for i := range l.ShardTokens {
+		v.Tokens[i], v.Heads[i] = float64(l.ShardTokens[i]), float64(l.Heads[i])
+	}
+	return pl.m.ExactSeconds(pl.m.Parts(v, s1, s2))
 }
 
 // waterfill splits total into integers proportional to weights, none above
