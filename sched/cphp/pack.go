@@ -156,7 +156,7 @@ type packState struct {
 	m         *Model
 	reps      []Replica
 	p         *Packing
-	sums      []float64 // per replica: Σ of its bins' seconds
+	sums      []float64   // per replica: Σ of its bins' seconds
 	seconds   [][]float64 // per bin and replica: its seconds
 	minTokens []float64   // per replica: its emptiest bin's tokens
 	classes   []*replicaHeap
