@@ -75,6 +75,13 @@ type HeteroKind struct {
 	Linear    float64 `json:"linear_tokens"`
 }
 
+// alignedBlockIn reports whether ranks [first, first+ranks) hold an aligned
+// block of k ranks.
+func alignedBlockIn(first, ranks, k int) bool {
+	start := (first + k - 1) / k * k
+	return start+k <= first+ranks
+}
+
 // load is L_k(S2, S1) = Attention·S2 + Linear·S1.
 func (k *HeteroKind) load(squares, tokens float64) float64 {
 	return k.Attention*squares + k.Linear*tokens
@@ -85,8 +92,9 @@ func (k *HeteroKind) load(squares, tokens float64) float64 {
 // Λ*, OverheadRatio θ, both in those units), and the kinds.
 type HeteroTargets struct {
 	Targets
-	// Reference is the kind Λ* is measured on: the one slowest at the
-	// longest sequence (largest L_k(s_max)).
+	// Reference is the kind Λ* is measured on: the one quickest at the
+	// longest sequence (least L_k(s_max)) among those whose own ranks can run
+	// it alone at its memory degree.
 	Reference string `json:"reference"`
 	// Kinds are the pool's kinds in rank order.
 	Kinds []HeteroKind `json:"kinds"`
@@ -101,20 +109,38 @@ func heteroKinds(in sched.Inputs, linear bool, maxTokens int) ([]HeteroKind, int
 		return []HeteroKind{{Name: "unit", Ranks: in.PoolRanks, BudgetTokens: in.BudgetTokens, ParityTokens: in.BudgetTokens, Attention: 1}}, 0, in.OverheadRatio
 	}
 	s := float64(maxTokens)
-	ref := 0
-	var worst float64
+	// The reference: the kind quickest at the longest sequence among those
+	// whose own ranks hold an aligned block of its memory degree (so it can
+	// run it alone); if none can, the slowest at it (whose load at C* every
+	// block, spanning kinds or not, then meets).
+	ref, refOK := -1, false
+	var best float64
+	first := 0
 	for i, k := range c.Kinds {
 		l := k.LinearSecondsPerToken
 		if !linear {
 			l = 0
 		}
-		if x := k.AttentionSecondsPerToken2*s*s + l*s; x > worst {
-			ref, worst = i, x
+		x := k.AttentionSecondsPerToken2*s*s + l*s
+		if alignedBlockIn(first, k.Ranks, sched.MemoryDegree(maxTokens, k.BudgetTokens)) && (!refOK || x < best) {
+			ref, refOK, best = i, true, x
+		}
+		first += k.Ranks
+	}
+	if !refOK {
+		for i, k := range c.Kinds {
+			l := k.LinearSecondsPerToken
+			if !linear {
+				l = 0
+			}
+			if x := k.AttentionSecondsPerToken2*s*s + l*s; ref < 0 || x > best {
+				ref, best = i, x
+			}
 		}
 	}
 	a := c.Kinds[ref].AttentionSecondsPerToken2
 	out := make([]HeteroKind, len(c.Kinds))
-	first := 0
+	first = 0
 	for i, k := range c.Kinds {
 		out[i] = HeteroKind{Name: k.Name, First: first, Ranks: k.Ranks, BudgetTokens: k.BudgetTokens, Attention: k.AttentionSecondsPerToken2 / a}
 		if i == ref {
@@ -166,11 +192,25 @@ func SolveHetero(lengths []int, in sched.Inputs, linear bool, forcedCap int) (He
 	if sums.MaxTokens < 1 || sums.MaxTokens > MaxSequenceTokens {
 		return ht, fmt.Errorf("hydra-hetero: s_max = %d tokens: must be in [1, %d] (%w)", sums.MaxTokens, MaxSequenceTokens, sched.ErrInvalidInput)
 	}
+	// C_mem and the engine limit: the reference kind's own when it can run
+	// the longest sequence alone (its memory degree; its largest aligned
+	// block), else the smallest budget's over the pool (every block, whatever
+	// its kinds, holds it at C*).
+	rk := &kinds[ref]
+	memCap, limit := MemoryCap(sums.MaxTokens, budget), pow2Floor(in.DegreeLimit())
+	if alignedBlockIn(rk.First, rk.Ranks, MemoryCap(sums.MaxTokens, rk.BudgetTokens)) {
+		memCap = MemoryCap(sums.MaxTokens, rk.BudgetTokens)
+		block := memCap
+		for alignedBlockIn(rk.First, rk.Ranks, 2*block) {
+			block *= 2
+		}
+		limit = min(limit, block)
+	}
 	t := Targets{OverheadRatio: theta, Bubble: Bubble(in.PP, in.VPP), MaxTokens: sums.MaxTokens, BudgetTokens: budget,
-		MemoryCap: MemoryCap(sums.MaxTokens, budget), EngineLimit: pow2Floor(in.DegreeLimit())}
+		MemoryCap: memCap, EngineLimit: limit}
 	if t.MemoryCap > t.EngineLimit {
-		return ht, fmt.Errorf("%w (%w): s_max = %d tokens at the smallest budget %d needs C_mem = %d ranks, but groups may have at most %d",
-			ErrEngineLimit, sched.ErrInvalidInput, sums.MaxTokens, budget, t.MemoryCap, t.EngineLimit)
+		return ht, fmt.Errorf("%w (%w): s_max = %d tokens at budget %d needs C_mem = %d ranks, but groups may have at most %d",
+			ErrEngineLimit, sched.ErrInvalidInput, sums.MaxTokens, rk.BudgetTokens, t.MemoryCap, t.EngineLimit)
 	}
 	s1, s2 := float64(sums.Tokens), sums.squaredTokensFloat()
 	lambda1 := kinds[ref].load(float64(sums.MaxTokens)*float64(sums.MaxTokens), float64(sums.MaxTokens))
@@ -249,7 +289,9 @@ func (p *HeteroPolicy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error)
 		return nil, err
 	}
 	hp := newHeteroPacker(lengths, in.PoolRanks, ht)
-	hp.pack()
+	if err := hp.pack(); err != nil {
+		return nil, err
+	}
 	mbs, splits, steps, err := alignVPP(hp.b.mbs, lengths, in, ht.Targets)
 	if err != nil {
 		return nil, err
@@ -410,8 +452,10 @@ func (p *heteroPacker) degree(i int, s float64) int {
 	return min(k, p.t.Cap)
 }
 
-// pack places the batch MB by MB.
-func (p *heteroPacker) pack() {
+// pack places the batch MB by MB. It fails, wrapping sched.ErrCannotPlan,
+// if an MB would take no sequence (which the closed form rules out: the
+// longest sequence fits alone at C* on the reference kind, or on any block).
+func (p *heteroPacker) pack() error {
 	remaining := len(p.order)
 	for remaining > 0 {
 		p.free.reset()
@@ -427,6 +471,9 @@ func (p *heteroPacker) pack() {
 				remaining--
 			}
 		}
+		if len(p.groups) == 0 {
+			return fmt.Errorf("hydra-hetero: no group can take any of the %d sequences left (%w)", remaining, sched.ErrCannotPlan)
+		}
 		doublings := p.backfill()
 		w := waiting{remaining: remaining}
 		for _, id := range p.order {
@@ -438,6 +485,7 @@ func (p *heteroPacker) pack() {
 		}
 		p.b.close(w, doublings)
 	}
+	return nil
 }
 
 // place opens a group for sequence id on the smallest feasible free block at

@@ -169,26 +169,42 @@ func errorsIsAny(err error, targets ...error) bool {
 	return false
 }
 
-// TestHeteroReferenceIsSlowestAtLongest: Λ* is the longest sequence's load at
-// C* on the kind slowest for it, in that kind's attention units (its weight
-// exactly 1), and θ is θ/c of the first kind converted to them.
-func TestHeteroReferenceIsSlowestAtLongest(t *testing.T) {
+// TestHeteroReference: Λ* is the longest sequence's load at C* on the kind
+// quickest at it among those whose ranks can run it alone (its weight
+// exactly 1); θ is θ/c of the first kind in its units. When the fast kind's
+// pool is too small to hold the longest sequence, the reference is the kind
+// that can.
+func TestHeteroReference(t *testing.T) {
 	c := testCase{lengths: []int{65536, 4096, 4096, 1000}, in: sched.Inputs{PoolRanks: 64, BudgetTokens: 8192, PP: 4, VPP: 1, OverheadRatio: 1e7}}
 	c.in.Cluster = twoKinds(c, 3)
 	ht, err := SolveHetero(c.lengths, c.in, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ht.Reference != "A100-80G" || ht.Kinds[1].Attention != 1 || math.Abs(ht.Kinds[0].Attention-1.0/3) > 1e-12 {
+	if ht.Reference != "H100-SXM" || ht.Kinds[0].Attention != 1 || math.Abs(ht.Kinds[1].Attention-3) > 1e-12 {
 		t.Errorf("reference %s, weights %+v", ht.Reference, ht.Kinds)
 	}
 	s := 65536.0
-	if want := ht.Kinds[1].load(s*s, s) / float64(ht.Cap); math.Abs(ht.LoadTarget-want) > 1e-9*want {
-		t.Errorf("Λ* = %g, want L_ref(s_max)/C* = %g", ht.LoadTarget, want)
+	if want := ht.Kinds[0].load(s*s, s) / float64(ht.Cap); math.Abs(ht.LoadTarget-want) > 1e-9*want || ht.EngineLimit > 32 {
+		t.Errorf("Λ* = %g, want L_ref(s_max)/C* = %g; engine limit %d within the 32 H100s", ht.LoadTarget, want, ht.EngineLimit)
+	}
+	if ht.OverheadRatio != 1e7 {
+		t.Errorf("θ = %g, want θ/c of the first kind, the reference: 1e7", ht.OverheadRatio)
+	}
+	small := c
+	small.in.Cluster = twoKinds(c, 3)
+	small.in.Cluster.Kinds[0].Ranks, small.in.Cluster.Kinds[1].Ranks = 4, 60 // 4 H100s cannot hold 65,536 tokens at 8,192 a rank
+	ht, err = SolveHetero(small.lengths, small.in, true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ht.Reference != "A100-80G" || ht.Kinds[1].Attention != 1 {
+		t.Errorf("small fast pool: reference %s, weights %+v", ht.Reference, ht.Kinds)
 	}
 	if want := 1e7 / 3; math.Abs(ht.OverheadRatio-want) > 1e-9*want {
 		t.Errorf("θ = %g ref units, want θ/c of the first kind / 3 = %g", ht.OverheadRatio, want)
 	}
+	ht, _ = SolveHetero(c.lengths, c.in, true, 0)
 	// Token parity: the slow kind's full ranks would run 3× the fast kind's
 	// linear work, so it holds a third of the tokens in a multi-sequence group.
 	if ht.Kinds[0].ParityTokens != 8192 || ht.Kinds[1].ParityTokens != 8192/3 {
