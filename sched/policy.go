@@ -42,6 +42,10 @@ type Inputs struct {
 	// kind's budget, which policies that treat every device alike use. nil:
 	// every rank alike, of budget BudgetTokens.
 	Cluster *Cluster `json:"cluster,omitempty"`
+
+	// kindBudgets makes Check bound a sequence by Σ ranks·budget over the
+	// kinds instead of G·BudgetTokens (CheckKinds).
+	kindBudgets bool
 }
 
 // EPSize returns the expert-parallel block size (1 when EP is unset).
@@ -161,7 +165,7 @@ func (in Inputs) check(lengths []int) error {
 		why = fmt.Sprintf("the largest CP group the engine runs (%d ranks · B = %d)", limit, in.BudgetTokens)
 	}
 	maxTokens := int64(limit) * int64(in.BudgetTokens) // <= 2^20·2^24: no overflow
-	if in.Cluster != nil && len(in.Cluster.Kinds) > 1 && limit == in.PoolRanks {
+	if in.kindBudgets && in.Cluster != nil && len(in.Cluster.Kinds) > 1 && limit == in.PoolRanks {
 		// A policy that plans for the kinds may use every rank's own budget.
 		maxTokens = 0
 		for _, k := range in.Cluster.Kinds {
@@ -183,6 +187,15 @@ func (in Inputs) check(lengths []int) error {
 		return fmt.Errorf("sched: the batch holds %d tokens: must be <= %d", total, int64(MaxBatchTokens))
 	}
 	return nil
+}
+
+// CheckKinds is Check for a policy that plans each rank within its own
+// kind's budget (Cluster): a sequence may then be as long as the pool's
+// Σ ranks·budget over its kinds, not only G·BudgetTokens (the smallest
+// kind's).
+func (in Inputs) CheckKinds(lengths []int) error {
+	in.kindBudgets = true
+	return in.Check(lengths)
 }
 
 // Policy plans one global batch. Policies are pure: no I/O, no clock, no global

@@ -448,11 +448,16 @@ func Search(m *Model, lengths []int, in sched.Inputs, forcedP, forcedU int, buil
 	var visits int64
 	var lastErr error
 	order := LongestFirst(lengths)
+	lastP := 0
 	for _, c := range Candidates(in.PoolRanks, m.Heads) {
 		p, u := c[0], c[1]
 		if forcedP > 0 && p != forcedP || forcedU > 0 && u != forcedU || p > in.DegreeLimit() {
 			continue
 		}
+		if m.free && p == lastP {
+			continue // free links: every u of a P packs and times alike, and ties keep the first
+		}
+		lastP = p
 		reps, ok := m.replicas(p, u, build)
 		if !ok {
 			continue

@@ -59,7 +59,7 @@ func (*Policy) Promises() sched.Promises { return sched.Promises{WithinBudget: t
 
 // Plan runs the three stages (see the package doc).
 func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
-	if err := in.Check(lengths); err != nil {
+	if err := in.CheckKinds(lengths); err != nil {
 		return nil, fmt.Errorf("hexiseq: %w", err)
 	}
 	m := cphp.NewModel(in)

@@ -277,7 +277,7 @@ func SolveHetero(lengths []int, in sched.Inputs, linear bool, forcedCap int) (He
 // Plan solves the closed form on the kinds, packs the batch by per-rank
 // seconds and, with VPP, aligns the MB count as HyDra does.
 func (p *HeteroPolicy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
-	if err := in.Check(lengths); err != nil {
+	if err := in.CheckKinds(lengths); err != nil {
 		var tooLong *sched.ErrSequenceTooLong
 		if errors.As(err, &tooLong) {
 			return nil, fmt.Errorf("%w: %w", ErrEngineLimit, err)

@@ -69,6 +69,63 @@ func TestEveryPolicyValidates(t *testing.T) {
 	}
 }
 
+// TestEveryPolicyValidatesMixed: on pools of two GPU kinds (the second
+// slower, its budget larger or smaller), every policy's plans keep their
+// promises, each rank within its own kind's budget; policies that treat
+// every device alike plan with the smaller budget (Inputs.BudgetTokens).
+func TestEveryPolicyValidatesMixed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, name := range Names() {
+		p, err := New(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := sched.Promises{}
+		if ps, ok := p.(sched.Promiser); ok {
+			pr = ps.Promises()
+		}
+		planned := 0
+		for i := range 300 {
+			lengths, in := randomCase(rng)
+			if in.PoolRanks < 4 {
+				continue
+			}
+			in.Cluster = mixedCluster(rng, &in)
+			plan, err := p.Plan(lengths, in)
+			if errors.Is(err, sched.ErrCannotPlan) || errors.Is(err, sched.ErrInvalidInput) {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s case %d (G=%d B=%d n=%d): %v", name, i, in.PoolRanks, in.BudgetTokens, len(lengths), err)
+			}
+			if err := sched.Validate(plan, lengths, in, pr); err != nil {
+				t.Fatalf("%s case %d (G=%d B=%d): %v", name, i, in.PoolRanks, in.BudgetTokens, err)
+			}
+			planned++
+		}
+		if planned < 100 {
+			t.Errorf("%s planned only %d mixed cases", name, planned)
+		}
+	}
+}
+
+// mixedCluster splits in's pool into two kinds, the second 2-4× slower with
+// a budget of 0.5-1.5× the first's; in.BudgetTokens becomes the smaller.
+func mixedCluster(rng *rand.Rand, in *sched.Inputs) *sched.Cluster {
+	slow := 2 + 2*rng.Float64()
+	b2 := max(1, int(float64(in.BudgetTokens)*(0.5+rng.Float64())))
+	k := func(name string, ranks, budget int, f float64) sched.DeviceKind {
+		return sched.DeviceKind{Name: name, Ranks: ranks, BudgetTokens: budget, AttentionSecondsPerToken2: 4.8e-11 * f,
+			LinearSecondsPerToken: 1.9e-6 * f, NVLinkBytesPerSecond: 3e11, NICBytesPerSecond: 4e10 / f, RingNICBytesPerSecond: 4.4e10 / f,
+			IntraLatencySeconds: 1e-5, InterLatencySeconds: 5e-5}
+	}
+	first := in.PoolRanks / 2
+	c := &sched.Cluster{Layers: 8, OverheadSeconds: 0.01, QBytesPerToken: 8192, KVBytesPerToken: 2048, OBytesPerToken: 8192, KVHeads: 8, RanksPerNode: 8,
+		Kinds: []sched.DeviceKind{k("fast", first, in.BudgetTokens, 1), k("slow", in.PoolRanks-first, b2, slow)}}
+	in.BudgetTokens = min(in.BudgetTokens, b2)
+	return c
+}
+
 // FuzzPolicies feeds arbitrary small batches to every policy: each either
 // returns an error wrapping sched.ErrInvalidInput (sched.ErrCannotPlan
 // included) or a plan that validates.
