@@ -188,26 +188,24 @@
 // H100s wait. hydra-hetero measures load in seconds on each rank's own GPU
 // (sched.Cluster's planning model): a sequence of s tokens on a group of k
 // ranks of kind j loads each with (a_j·s² + l_j·s)/k, attention and linear
-// work (HeteroOptions Linear = false drops l_j), in units of the reference
-// kind's attention seconds per token². The reference is the kind quickest at
-// the longest sequence (least a_j·s_max² + l_j·s_max) among those whose own
-// ranks hold an aligned block of its memory degree, so it can run it alone;
-// C_mem is then that kind's memory degree and the engine limit its largest
-// aligned block. If no kind can, the reference is the slowest at it, C_mem
-// pow2ceil(s_max/B_min) and every block of C* ranks, whatever its kinds,
-// holds the longest sequence. A group spanning kinds runs at its slowest
-// kind's load. Then, HyDra's rules with loads in seconds:
+// work (HeteroOptions Linear = false drops l_j). A group spanning kinds runs
+// at its slowest kind's load. Then, HyDra's rules with loads in seconds:
 //
-//   - Closed form: Λ(C) = L_ref(s_max)/C: the longest sequences run on the
-//     kind quickest at them, and a slower kind takes them only in wider
-//     groups (or not at all) and the shorter ones instead; M(C) =
-//     max(⌈1/Σ_j n_j·Λ(C)/W_j⌉, ⌈S1/Σ_j n_j·B̃_j⌉), W_j = a_j·S2 + l_j·S1
-//     the batch's load on kind j alone (the kinds' rates add); T(C) =
-//     (M(C) + b)(Λ(C) + θ) with θ the first kind's θ/c in reference units;
-//     the continuous optimum Λ_1·√(b·Σ_j n_j/W_j / θ) rounded to the better
-//     power of two around it, clamped to [C_mem, engine limit]. With one
-//     kind and no linear term every quantity is HyDra's and Solve computes
-//     it.
+//   - Closed form: for every power of two C up to the engine limit, Λ(C) is
+//     the longest sequence's per-rank load on the aligned block of C ranks
+//     where it runs quickest (the block's slowest kind's L(s_max)/C, among
+//     blocks whose every kind's budget holds s_max/C): the longest sequences
+//     run on the kinds quickest at them, and a slower kind takes them only in
+//     wider groups, or the shorter ones instead. C_mem is the least C with a
+//     block. M(C) = max(⌈1/Σ_j n_j·Λ(C)/W_j⌉, ⌈S1/Σ_j n_j·B̃_j⌉), W_j =
+//     a_j·S2 + l_j·S1 the batch's load on kind j alone (the kinds' rates
+//     add); T(C) = (M(C) + b)(Λ(C) + θ), θ the first kind's θ/c in seconds;
+//     C* is the C of least T (ties: the smaller), every C evaluated (Λ(C) is
+//     not smooth in C once the best block changes kind). Loads are then
+//     expressed in units of the reference kind's attention seconds per
+//     token² (the best block's slowest kind at C*, whose weight becomes
+//     exactly 1). With one kind and no linear term every quantity is
+//     HyDra's and Solve computes it.
 //   - Degrees per kind: cp_j(s), the least power of two at or above the
 //     memory degree on kind j that keeps L_j(s)/k within Λ*, capped at C*.
 //   - Placement, longest first: open a group on the lowest free block at the

@@ -75,13 +75,6 @@ type HeteroKind struct {
 	Linear    float64 `json:"linear_tokens"`
 }
 
-// alignedBlockIn reports whether ranks [first, first+ranks) hold an aligned
-// block of k ranks.
-func alignedBlockIn(first, ranks, k int) bool {
-	start := (first + k - 1) / k * k
-	return start+k <= first+ranks
-}
-
 // load is L_k(S2, S1) = Attention·S2 + Linear·S1.
 func (k *HeteroKind) load(squares, tokens float64) float64 {
 	return k.Attention*squares + k.Linear*tokens
@@ -92,62 +85,29 @@ func (k *HeteroKind) load(squares, tokens float64) float64 {
 // Λ*, OverheadRatio θ, both in those units), and the kinds.
 type HeteroTargets struct {
 	Targets
-	// Reference is the kind Λ* is measured on: the one quickest at the
-	// longest sequence (least L_k(s_max)) among those whose own ranks can run
-	// it alone at its memory degree.
+	// Reference is the kind Λ* is measured on: the slowest kind of the block
+	// of C* ranks where the longest sequence runs quickest.
 	Reference string `json:"reference"`
 	// Kinds are the pool's kinds in rank order.
 	Kinds []HeteroKind `json:"kinds"`
 }
 
-// heteroKinds returns the pool's kinds as hydra-hetero measures them and the
-// index of the reference kind: from in.Cluster (θ in its units), or one
-// kind of weight 1 without linear work when there is none.
-func heteroKinds(in sched.Inputs, linear bool, maxTokens int) ([]HeteroKind, int, float64) {
+// rawKinds returns the pool's kinds with their load weights in seconds
+// (Attention a_k per token², Linear l_k per token, per layer; Linear 0
+// without the linear term), their parity tokens, and θ in seconds (θ/c of
+// the first kind times its a); without a Cluster, one unit kind of
+// attention weight 1, and θ = θ/c.
+func rawKinds(in sched.Inputs, linear bool) ([]HeteroKind, float64) {
 	c := in.Cluster
 	if c == nil {
-		return []HeteroKind{{Name: "unit", Ranks: in.PoolRanks, BudgetTokens: in.BudgetTokens, ParityTokens: in.BudgetTokens, Attention: 1}}, 0, in.OverheadRatio
+		return []HeteroKind{{Name: "unit", Ranks: in.PoolRanks, BudgetTokens: in.BudgetTokens, ParityTokens: in.BudgetTokens, Attention: 1}}, in.OverheadRatio
 	}
-	s := float64(maxTokens)
-	// The reference: the kind quickest at the longest sequence among those
-	// whose own ranks hold an aligned block of its memory degree (so it can
-	// run it alone); if none can, the slowest at it (whose load at C* every
-	// block, spanning kinds or not, then meets).
-	ref, refOK := -1, false
-	var best float64
+	out := make([]HeteroKind, len(c.Kinds))
 	first := 0
 	for i, k := range c.Kinds {
-		l := k.LinearSecondsPerToken
-		if !linear {
-			l = 0
-		}
-		x := k.AttentionSecondsPerToken2*s*s + l*s
-		if alignedBlockIn(first, k.Ranks, sched.MemoryDegree(maxTokens, k.BudgetTokens)) && (!refOK || x < best) {
-			ref, refOK, best = i, true, x
-		}
-		first += k.Ranks
-	}
-	if !refOK {
-		for i, k := range c.Kinds {
-			l := k.LinearSecondsPerToken
-			if !linear {
-				l = 0
-			}
-			if x := k.AttentionSecondsPerToken2*s*s + l*s; ref < 0 || x > best {
-				ref, best = i, x
-			}
-		}
-	}
-	a := c.Kinds[ref].AttentionSecondsPerToken2
-	out := make([]HeteroKind, len(c.Kinds))
-	first = 0
-	for i, k := range c.Kinds {
-		out[i] = HeteroKind{Name: k.Name, First: first, Ranks: k.Ranks, BudgetTokens: k.BudgetTokens, Attention: k.AttentionSecondsPerToken2 / a}
-		if i == ref {
-			out[i].Attention = 1 // exactly
-		}
+		out[i] = HeteroKind{Name: k.Name, First: first, Ranks: k.Ranks, BudgetTokens: k.BudgetTokens, Attention: k.AttentionSecondsPerToken2}
 		if linear {
-			out[i].Linear = k.LinearSecondsPerToken / a
+			out[i].Linear = k.LinearSecondsPerToken
 		}
 		first += k.Ranks
 	}
@@ -159,119 +119,151 @@ func heteroKinds(in sched.Inputs, linear bool, maxTokens int) ([]HeteroKind, int
 		}
 	}
 	for i := range out {
-		out[i].ParityTokens = out[i].BudgetTokens
-		if k := &out[i]; k.Linear > 0 && !math.IsInf(parity, 0) {
+		k := &out[i]
+		k.ParityTokens = k.BudgetTokens
+		if k.Linear > 0 && !math.IsInf(parity, 0) {
 			k.ParityTokens = max(1, min(k.BudgetTokens, int(parity/k.Linear)))
 		}
 	}
-	// θ/c is priced on the first kind: θ = θ/c · a_0, in units of a_ref.
-	theta := in.OverheadRatio
-	if ref != 0 {
-		theta *= c.Kinds[0].AttentionSecondsPerToken2 / a
+	return out, in.OverheadRatio * c.Kinds[0].AttentionSecondsPerToken2
+}
+
+// normalize expresses the kinds' weights and θ in units of kind ref's
+// attention weight (which becomes exactly 1).
+func normalize(kinds []HeteroKind, ref int, theta float64) ([]HeteroKind, float64) {
+	a := kinds[ref].Attention
+	out := slices.Clone(kinds)
+	for i := range out {
+		out[i].Attention /= a
+		out[i].Linear /= a
 	}
-	return out, ref, theta
+	out[ref].Attention = 1
+	return out, theta / a
+}
+
+// kindSpan returns the first and last kind a block [first, first+k) spans.
+func kindSpan(kinds []HeteroKind, first, k int) (lo, hi int) {
+	at := func(r int) int {
+		for i := len(kinds) - 1; i > 0; i-- {
+			if r >= kinds[i].First {
+				return i
+			}
+		}
+		return 0
+	}
+	return at(first), at(first + k - 1)
+}
+
+// bestBlock returns, for groups of c ranks, the least load per rank the
+// longest sequence (s tokens) can run at: over the aligned blocks of c ranks
+// whose every kind's budget holds s/c, the block's slowest kind's load
+// L_k(s)/c; and that kind. ok is false when no block holds s.
+func bestBlock(kinds []HeteroKind, poolRanks, c, s int) (load float64, ref int, ok bool) {
+	sq, sf := float64(s)*float64(s), float64(s)
+	for first := 0; first+c <= poolRanks; first += c {
+		lo, hi := kindSpan(kinds, first, c)
+		worst, slow, fits := -1.0, -1, true
+		for i := lo; i <= hi; i++ {
+			if int64(s) > int64(c)*int64(kinds[i].BudgetTokens) {
+				fits = false
+				break
+			}
+			if l := kinds[i].load(sq, sf); l > worst {
+				worst, slow = l, i
+			}
+		}
+		if fits && (!ok || worst < load) {
+			load, ref, ok = worst, slow, true
+		}
+		if lo == hi && first+c < kinds[lo].First+kinds[lo].Ranks {
+			// The rest of this kind's blocks are alike: skip to its end.
+			first = max(first, (kinds[lo].First+kinds[lo].Ranks)/c*c-c)
+		}
+	}
+	if ok {
+		load /= float64(c)
+	}
+	return load, ref, ok
 }
 
 // SolveHetero computes hydra-hetero's closed form (see the package doc). With
 // one kind and no linear work it is Solve's, exactly.
 func SolveHetero(lengths []int, in sched.Inputs, linear bool, forcedCap int) (HeteroTargets, error) {
 	sums := BatchSums(lengths)
-	kinds, ref, theta := heteroKinds(in, linear, sums.MaxTokens)
-	ht := HeteroTargets{Reference: kinds[ref].Name, Kinds: kinds}
+	kinds, theta := rawKinds(in, linear)
 	if len(kinds) == 1 && kinds[0].Linear == 0 {
+		kinds, theta = normalize(kinds, 0, theta)
 		one := in
 		one.BudgetTokens, one.OverheadRatio = kinds[0].BudgetTokens, theta
 		t, err := Solve(sums, one, forcedCap)
-		ht.Targets = t
-		return ht, err
+		return HeteroTargets{Targets: t, Reference: kinds[0].Name, Kinds: kinds}, err
+	}
+	if sums.MaxTokens < 1 || sums.MaxTokens > MaxSequenceTokens {
+		return HeteroTargets{}, fmt.Errorf("hydra-hetero: s_max = %d tokens: must be in [1, %d] (%w)", sums.MaxTokens, MaxSequenceTokens, sched.ErrInvalidInput)
 	}
 	budget := kinds[0].BudgetTokens
 	for _, k := range kinds {
 		budget = min(budget, k.BudgetTokens)
 	}
-	if sums.MaxTokens < 1 || sums.MaxTokens > MaxSequenceTokens {
-		return ht, fmt.Errorf("hydra-hetero: s_max = %d tokens: must be in [1, %d] (%w)", sums.MaxTokens, MaxSequenceTokens, sched.ErrInvalidInput)
+	t := Targets{Bubble: Bubble(in.PP, in.VPP), MaxTokens: sums.MaxTokens, BudgetTokens: budget, EngineLimit: pow2Floor(in.DegreeLimit())}
+	// Λ(C) per power of two C: the longest sequence at its best block of C.
+	type capLoad struct {
+		c, ref int
+		load   float64 // seconds per rank
 	}
-	// C_mem and the engine limit: the reference kind's own when it can run
-	// the longest sequence alone (its memory degree; its largest aligned
-	// block), else the smallest budget's over the pool (every block, whatever
-	// its kinds, holds it at C*).
-	rk := &kinds[ref]
-	memCap, limit := MemoryCap(sums.MaxTokens, budget), pow2Floor(in.DegreeLimit())
-	if alignedBlockIn(rk.First, rk.Ranks, MemoryCap(sums.MaxTokens, rk.BudgetTokens)) {
-		memCap = MemoryCap(sums.MaxTokens, rk.BudgetTokens)
-		block := memCap
-		for alignedBlockIn(rk.First, rk.Ranks, 2*block) {
-			block *= 2
+	var caps []capLoad
+	for c := 1; c <= t.EngineLimit; c *= 2 {
+		if l, ref, ok := bestBlock(kinds, in.PoolRanks, c, sums.MaxTokens); ok {
+			caps = append(caps, capLoad{c, ref, l})
 		}
-		limit = min(limit, block)
 	}
-	t := Targets{OverheadRatio: theta, Bubble: Bubble(in.PP, in.VPP), MaxTokens: sums.MaxTokens, BudgetTokens: budget,
-		MemoryCap: memCap, EngineLimit: limit}
-	if t.MemoryCap > t.EngineLimit {
-		return ht, fmt.Errorf("%w (%w): s_max = %d tokens at budget %d needs C_mem = %d ranks, but groups may have at most %d",
-			ErrEngineLimit, sched.ErrInvalidInput, sums.MaxTokens, rk.BudgetTokens, t.MemoryCap, t.EngineLimit)
+	if len(caps) == 0 {
+		return HeteroTargets{}, fmt.Errorf("%w (%w): s_max = %d tokens fits no aligned block of at most %d ranks within its kinds' budgets",
+			ErrEngineLimit, sched.ErrInvalidInput, sums.MaxTokens, t.EngineLimit)
 	}
+	t.MemoryCap = caps[0].c
 	s1, s2 := float64(sums.Tokens), sums.squaredTokensFloat()
-	lambda1 := kinds[ref].load(float64(sums.MaxTokens)*float64(sums.MaxTokens), float64(sums.MaxTokens))
-	var rate float64 // Σ_k n_k / W_k
+	var rate float64 // Σ_k n_k / W_k, seconds⁻¹
 	var capacity int64
 	for _, k := range kinds {
 		rate += float64(k.Ranks) / k.load(s2, s1)
 		capacity += int64(k.Ranks) * int64(k.ParityTokens)
 	}
-	micro := func(c int) (int, bool) {
-		load := int(math.Ceil(float64(c) / (lambda1 * rate) * (1 - 1e-12)))
+	micro := func(load float64) (int, bool) {
+		l := int(math.Ceil(1 / (load * rate) * (1 - 1e-12)))
 		token := int(ceilDiv(sums.Tokens, capacity))
-		return max(load, token, 1), token > load
+		return max(l, token, 1), token > l
 	}
-	iter := func(c int) float64 {
-		m, _ := micro(c)
-		return (float64(m) + t.Bubble) * (lambda1/float64(c) + theta)
-	}
-	var cont float64
-	switch {
-	case t.Bubble == 0:
-	case theta == 0:
-		cont = math.Inf(1)
-	default:
-		cont = lambda1 * math.Sqrt(t.Bubble*rate/theta)
-	}
-	t.ContinuousCap = Real(cont)
-	clamp := func(x int) int { return min(max(x, t.MemoryCap), t.EngineLimit) }
-	switch {
-	case !(cont >= 1):
-		t.LowerCap, t.UpperCap = t.MemoryCap, t.MemoryCap
-	case cont >= float64(t.EngineLimit):
-		t.LowerCap, t.UpperCap = t.EngineLimit, t.EngineLimit
-	default:
-		frac, exp := math.Frexp(cont)
-		lower := 1 << (exp - 1)
-		upper := lower
-		if frac != 0.5 {
-			upper = lower * 2
+	best := -1
+	var bestT float64
+	for i, cl := range caps {
+		m, _ := micro(cl.load)
+		if tt := (float64(m) + t.Bubble) * (cl.load + theta); best < 0 || tt < bestT {
+			best, bestT = i, tt
 		}
-		t.LowerCap, t.UpperCap = clamp(lower), clamp(upper)
 	}
-	t.Cap = t.LowerCap
-	if t.UpperCap != t.LowerCap && iter(t.UpperCap) < iter(t.LowerCap) {
-		t.Cap = t.UpperCap
-	}
-	t.ClosedFormCap = t.Cap
+	chosen := caps[best]
+	t.Cap, t.ClosedFormCap = chosen.c, chosen.c
+	t.LowerCap, t.UpperCap, t.ContinuousCap = chosen.c, chosen.c, Real(chosen.c)
 	if forcedCap != 0 {
-		if !sched.IsPow2(forcedCap) || forcedCap < t.MemoryCap || forcedCap > t.EngineLimit {
-			return ht, fmt.Errorf("hydra-hetero: cap = %d: must be a power of two in [C_mem = %d, engine limit = %d] (%w)", forcedCap, t.MemoryCap, t.EngineLimit, sched.ErrInvalidInput)
+		i := slices.IndexFunc(caps, func(cl capLoad) bool { return cl.c == forcedCap })
+		if !sched.IsPow2(forcedCap) || i < 0 {
+			return HeteroTargets{}, fmt.Errorf("hydra-hetero: cap = %d: must be a power of two in [C_mem = %d, engine limit = %d] at which a block holds s_max (%w)",
+				forcedCap, t.MemoryCap, t.EngineLimit, sched.ErrInvalidInput)
 		}
+		chosen = caps[i]
 		t.Cap, t.ForcedCap = forcedCap, true
 	}
-	t.LoadTarget = lambda1 / float64(t.Cap)
-	m, tokenBound := micro(t.Cap)
+	kinds, theta = normalize(kinds, chosen.ref, theta)
+	t.OverheadRatio = theta
+	sm := float64(sums.MaxTokens)
+	t.LoadTarget = kinds[chosen.ref].load(sm*sm, sm) / float64(t.Cap)
+	m, tokenBound := micro(chosen.load)
 	t.Microbatches, t.Regime = m, LoadBound
 	if tokenBound {
 		t.Regime = TokenBound
 	}
-	ht.Targets = t
-	return ht, nil
+	return HeteroTargets{Targets: t, Reference: kinds[chosen.ref].Name, Kinds: kinds}, nil
 }
 
 // Plan solves the closed form on the kinds, packs the batch by per-rank
