@@ -96,3 +96,34 @@ func TestMixedPoolErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFlopEquivalentPair: the what-if pair differs only in its cluster, and
+// the two clusters' BF16 peaks are within 3% of each other.
+func TestFlopEquivalentPair(t *testing.T) {
+	mixed, err := Preset("hexiseq-flop-mixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := Preset("hexiseq-flop-h100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := func(sc *Scenario) float64 {
+		profs, err := sc.Profiles()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p float64
+		for i, k := range sc.Job.Cluster.Kinds() {
+			p += float64(k.GPUs) * profs[i].PeakBF16FLOPs.Value
+		}
+		return p
+	}
+	if r := peak(mixed) / peak(one); r < 0.97 || r > 1.03 {
+		t.Errorf("peak ratio mixed/one-kind = %.3f, want within 3%%", r)
+	}
+	if mixed.Job.Model.Name != one.Job.Model.Name || mixed.Job.Parallel != one.Job.Parallel || mixed.Workload.BatchTokens != one.Workload.BatchTokens ||
+		mixed.Job.ContextTokens != one.Job.ContextTokens || !slices.Equal(mixed.Run.Policies, one.Run.Policies) {
+		t.Error("the pair differs beyond its cluster")
+	}
+}

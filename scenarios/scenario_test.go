@@ -37,6 +37,13 @@ func TestPresetsParse(t *testing.T) {
 		"production-256k-node-ulysses": {2048, 512, 64, 33554432, 1},
 		"hy3-8k":                       {8192, 1024, 128, 134217728, 1},
 		"weak-scaling":                 {8192, 1024, 128, 134217728, 8},
+		// Mixed GPU kinds (HexiSeq review): G = gpus/tp, one EP group per rank.
+		"hexiseq-h100-a100":  {64, 64, 64, 1048576, 1},
+		"hexiseq-contexts":   {64, 64, 64, 1572864, 8},
+		"hexiseq-four-kinds": {128, 128, 128, 2097152, 3},
+		"hetero-long-256k":   {64, 64, 64, 2097152, 1},
+		"hexiseq-flop-mixed": {80, 80, 80, 1572864, 1},
+		"hexiseq-flop-h100":  {48, 48, 48, 1572864, 1},
 	}
 	names := PresetNames()
 	if len(names) != len(want) {
