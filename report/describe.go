@@ -20,6 +20,9 @@ func WriteScenarioList(w io.Writer) error {
 		}
 		j := sc.Job
 		gpus := fmt.Sprintf("%d×%s", j.Cluster.GPUs, j.Cluster.GPU)
+		if j.Cluster.Mixed() {
+			gpus = strings.ReplaceAll(j.Cluster.Label(), " ", "")
+		}
 		if sc.Sweep != nil && len(sc.Sweep.GPUs) > 0 {
 			gpus = fmt.Sprintf("%s..%d", gpus, sc.Sweep.GPUs[len(sc.Sweep.GPUs)-1])
 		}
@@ -56,7 +59,11 @@ func WriteScenario(w io.Writer, sc *scenarios.Scenario) error {
 	stages, _ := j.StageLayers()
 	fmt.Fprintf(w, "scenario     %s (%s)\n", sc.Name, sc.File)
 	fmt.Fprintf(w, "             %s\n", sc.Description)
-	fmt.Fprintf(w, "cluster      %d × %s, %d per node (%d nodes)\n", j.Cluster.GPUs, j.Cluster.GPU, j.Cluster.GPUsPerNode, j.Nodes())
+	if j.Cluster.Mixed() {
+		fmt.Fprintf(w, "cluster      %d GPUs: %s, %d per node (%d nodes), ranks pool by pool\n", j.Cluster.GPUs, j.Cluster.Label(), j.Cluster.GPUsPerNode, j.Nodes())
+	} else {
+		fmt.Fprintf(w, "cluster      %d × %s, %d per node (%d nodes)\n", j.Cluster.GPUs, j.Cluster.GPU, j.Cluster.GPUsPerNode, j.Nodes())
+	}
 	fmt.Fprintf(w, "model        %s: %d layers (%d dense), hidden %d, %s %d/%d heads, %.1fB total / %.1fB active params\n",
 		m.Name, m.Layers, m.DenseLayers, m.Hidden, strings.ToUpper(string(m.Attention)), m.QueryHeads, m.KVHeads,
 		m.TotalParams()/1e9, m.ActiveParams()/1e9)

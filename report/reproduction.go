@@ -391,6 +391,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 		fmt.Fprintln(w)
 	}
 	writeTargets(w, sums, dir)
+	writeHetero(w, dir) // hetero.go
 	w.WriteString(fidelityProse)
 	w.WriteString(reproductionProse)
 	fmt.Fprintln(w)

@@ -14,8 +14,12 @@ import (
 // policy), the CP-degree shares and how to read the columns.
 func WriteRunTable(w io.Writer, s *Summary) error {
 	measured := s.Iterations - s.WarmupIterations
-	fmt.Fprintf(w, "%s: %d×%s, %s, tp%d pp%d vpp%d ep%d, G = %d, B = %d; %d iterations (%d warm-up excluded from the means)\n",
-		s.Scenario, s.GPUs, s.GPU, s.Model, s.TP, s.PP, s.VPP, s.EP, s.PoolRanks, s.BudgetTokens, s.Iterations, s.WarmupIterations)
+	gpus := fmt.Sprintf("%d×%s", s.GPUs, s.GPU)
+	if strings.Contains(s.GPU, "×") { // a mixed cluster's label: "32×H100-SXM + 32×A100-80G"
+		gpus = fmt.Sprintf("%d GPUs (%s)", s.GPUs, s.GPU)
+	}
+	fmt.Fprintf(w, "%s: %s, %s, tp%d pp%d vpp%d ep%d, G = %d, B = %d; %d iterations (%d warm-up excluded from the means)\n",
+		s.Scenario, gpus, s.Model, s.TP, s.PP, s.VPP, s.EP, s.PoolRanks, s.BudgetTokens, s.Iterations, s.WarmupIterations)
 	fmt.Fprint(w, "cost model: calib compute + sim/network communication; CP exec")
 	for i, p := range s.Policies {
 		sep := ","
