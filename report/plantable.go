@@ -51,6 +51,9 @@ func WritePlanTable(w io.Writer, sc *scenarios.Scenario, iteration int, lengths 
 	fmt.Fprintf(hw, "planner\t%s microbatches, %s work units, %.2f ms Go wall time (this machine)\n",
 		thousands(int64(len(plan.Microbatches))), thousands(plan.WorkUnits), wall.Seconds()*1e3)
 	fmt.Fprintf(hw, "CP degrees\tshare of GPU-slots: %s\n", sched.FormatDegrees(st.Degrees))
+	if shares := layoutShares(plan, in); shares != "" {
+		fmt.Fprintf(hw, "CP × HP shares\t%s\n", shares)
+	}
 	fmt.Fprintf(hw, "MB max load\tlargest/smallest over MBs %.2f×\n", st.MaxMinMBLoad)
 	if err := hw.Flush(); err != nil {
 		return err
@@ -124,4 +127,47 @@ func groupsByDegree(mb sched.Microbatch) string {
 		parts[i] = strconv.Itoa(count[s]) + "×" + strconv.Itoa(s)
 	}
 	return strings.Join(parts, " ")
+}
+
+// layoutShares summarises the plan's CP × HP layouts (sched.Layout) by GPU
+// kind: the mean tokens and heads a rank of each kind holds in a group with a
+// layout, e.g. "H100-SXM: 9,830 tokens, 2.0 heads; A100-80G: 3,277 tokens,
+// 2.0 heads (of 8)"; "" when no group has a layout.
+func layoutShares(plan *sched.Plan, in sched.Inputs) string {
+	type acc struct{ tokens, heads, n float64 }
+	kinds := []string{"all"}
+	kindOf := func(int) int { return 0 }
+	if c := in.Cluster; c != nil {
+		kinds = kinds[:0]
+		for _, k := range c.Kinds {
+			kinds = append(kinds, k.Name)
+		}
+		kindOf = c.KindOf
+	}
+	sums := make([]acc, len(kinds))
+	any := false
+	for _, mb := range plan.Microbatches {
+		for _, g := range mb.Groups {
+			if g.Layout == nil || len(g.Layout.ShardTokens) != g.Size || len(g.Layout.Heads) != g.Size {
+				continue
+			}
+			any = true
+			for i := range g.Size {
+				a := &sums[kindOf(g.FirstRank+i)]
+				a.tokens += float64(g.Layout.ShardTokens[i])
+				a.heads += float64(g.Layout.Heads[i])
+				a.n++
+			}
+		}
+	}
+	if !any {
+		return ""
+	}
+	var parts []string
+	for k, a := range sums {
+		if a.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %s tokens, %.1f heads", kinds[k], thousands(int64(a.tokens/a.n+0.5)), a.heads/a.n))
+		}
+	}
+	return strings.Join(parts, "; ") + fmt.Sprintf(" (of %d per TP rank), mean per rank in a group", in.HeadsPerRank())
 }

@@ -341,10 +341,6 @@ func (d *HeteroDiagnostics) Summary() []sched.KV {
 	return kv
 }
 
-// LoadTargetTokens2 returns Λ* (sched.LoadTargeter), in the reference kind's
-// attention tokens².
-func (d *HeteroDiagnostics) LoadTargetTokens2() float64 { return d.LoadTarget }
-
 // heteroGroup is an open group of the hetero packer.
 type heteroGroup struct {
 	first, size     int
