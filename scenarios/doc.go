@@ -3,7 +3,9 @@
 // A scenario is a TOML file with the tables
 //
 //	name, description             top-level keys
-//	[cluster]   gpu, gpus, gpus_per_node
+//	[cluster]   gpu, gpus, gpus_per_node; or, for a mixed cluster, gpus_per_node and
+//	            pools = [{gpu, gpus, budget_tokens}, ...] (job.Pool: ranks pool by pool,
+//	            whole nodes per stage; giving both forms is an error)
 //	[model]     preset (job.ModelNames) and/or any job.Model field as an override
 //	[parallel]  tp, pp, vpp, ep, budget_tokens, first_stage_layers, last_stage_layers,
 //	            sequence_parallel (default true), recompute (none | selective | full),
@@ -19,8 +21,9 @@
 // validation reports every problem at once (an *Error), each naming the file,
 // line, key, value and the allowed range.
 //
-// The embedded presets (PresetNames) reproduce the HyDra paper's settings; each
-// file's header comment states its source and its assumptions.
+// The embedded presets (PresetNames) reproduce the HyDra paper's settings and,
+// for mixed clusters, the HexiSeq review's (hexiseq-*, hetero-*); each file's
+// header comment states its source and its assumptions.
 //
 // This package reads files (Load, ReadLengthFile); the deterministic core
 // (workload, sched, sim) never does.

@@ -13,6 +13,16 @@
 // same on every stage; tp, pp and ep are fixed), so a plan is per stage-rank, not
 // per GPU.
 //
+// # CP × HP layouts and mixed GPU kinds
+//
+// A group may carry a Layout: its ranks cut into head-parallel groups, each
+// rank with its own sequence-shard length and head count (HexiSeq's
+// asymmetric CP × HP; USP's equal shares are its symmetric case). Inputs may
+// carry a Cluster describing the pool's GPU kinds (ranks kind by kind, each
+// kind's memory budget and a planning model of its speed and links); every
+// rank is then validated against its own kind's budget, and policies that
+// treat every device alike plan with BudgetTokens, the smallest.
+//
 // # Ranks with different numbers of microbatches
 //
 // A microbatch need not cover the whole pool. Rank r's own sequence of

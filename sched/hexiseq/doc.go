@@ -62,7 +62,12 @@
 //     NICs; every (P, u) is tried, packed and timed (cphp.Search), and the
 //     fastest kept. Choice: one u for every kind (nodes of every kind have
 //     the same ranks), searched rather than fixed at the node, because with
-//     few heads or slow NICs a smaller or larger u wins.
+//     few heads or slow NICs a smaller or larger u wins. Each (P, u) is also
+//     packed at one and at twice the least microbatch count its memory
+//     allows more (M0+1, 2·M0): a group that fills its ranks' memory leaves
+//     no room to shift work to the fast ones, and fewer tokens per
+//     microbatch give it room. Choice: the review fixes no microbatch count,
+//     and the iteration time it minimises depends on it.
 //  2. Split the sequence across groups by aggregate capability: inside HP
 //     group h, heads by attention speed (n_i ∝ 1/a_k, largest remainders)
 //     and tokens by linear speed (ℓ_i ∝ 1/l_k); across HP groups, chunks
@@ -75,14 +80,18 @@
 //     timed with this split, so sequences go to the replica that would
 //     finish them earliest and each replica holds up to its own memory.
 //  3. Coordinate descent on per-rank shard lengths and head counts: from
-//     stage 2's integer layout, moves of δ tokens from a bottleneck rank
-//     (the slowest rank's linear or attention term) to any other rank, and
-//     of one head from a bottleneck to a rank of its HP group; each round
-//     applies the feasible move that lowers the group's modelled time most,
-//     δ starting at S1/(4P) and halving when no move helps, until δ < 1 or
-//     MaxRounds. Choice: a move must gain more than 1e-9 of the group's
-//     time (rounding noise), and ties keep the first move found (rank
-//     order), so plans are deterministic.
+//     the better of stage 2's integer layout and the equal one (with slow
+//     links a longer chunk on fast ranks can cost more ring time than it
+//     saves), moves of δ tokens from a bottleneck rank (the slowest rank's
+//     linear or attention term) to every rank of its HP group and to the
+//     least-loaded rank of each other HP group, of one head from a
+//     bottleneck to a rank of its HP group, and of δ tokens from one HP
+//     group's chunk to another's (re-split by linear speed: a direction no
+//     move between two ranks follows); each round applies the feasible move
+//     that lowers the group's modelled time most, δ starting at S1/(4P) and
+//     halving when no move helps, until δ < 1 or Options.Rounds. Choice: a
+//     move must gain more than 1e-9 of the group's time (rounding noise),
+//     and ties keep the first move found, so plans are deterministic.
 //
 // A replica whose ranks are all of one kind gets the equal layout exactly
 // (cphp.EqualLayout), which stage 3 cannot improve: on a one-kind pool

@@ -131,6 +131,29 @@
 // Megatron-LM's DistributedDataParallel of SC'21) the same groups all-reduce the
 // BF16 gradients instead and no parameter is gathered.
 //
+// # Mixed GPU kinds (NewMixedTopology)
+//
+// A mixed cluster's kinds each hold a run of consecutive HDP ranks filling
+// whole nodes of every stage, with their own Links. A transfer inside a node
+// runs on that kind's NVLink; across nodes every endpoint's NIC carries what
+// it sends and receives, so the busiest endpoint sets a collective's time
+// and a link between kinds runs at the slower NIC: an all-to-all is priced
+// per kind on its members' links and the slowest kind sets it, a ring step
+// crossing nodes at the slowest kind's send/recv rate, a hierarchical
+// reduce-scatter or all-gather with each node's own ring and the slowest
+// NIC, a pipeline transfer on its rank's kind. On one kind every formula
+// above is unchanged.
+//
+// # CP × HP layouts (LayoutCPLayer)
+//
+// A group with a sched.Layout runs HP groups of consecutive ranks, each with
+// its own token shards ℓ_i and head counts n_i: the Q/K/V all-to-alls are
+// ragged (RaggedAllToAllSeconds: rank i sends rank j ℓ_i·η_j of a token's
+// bytes, η_j = n_j/H; K and V at each rank's K/V-head share; the output
+// back), the slowest HP group setting the pass, and the chunks meet by ring
+// steps across the HP groups moving the longest chunk's K/V for each rank's
+// heads. The even layout prices what UlyssesRing prices.
+//
 // # Assumptions, named
 //
 //   - Megatron rank order (tp, then HDP, then pp); tp divides gpus_per_node.
