@@ -200,7 +200,7 @@ func (j Job) KindBudgetTokens(hbm []float64) ([]int, error) {
 				"its %.1f GB and the first pool's %.1f GB leave no room for activations after %.1f GB of model states and a %.0f GB reserve; set budget_tokens in every pool",
 				hbm[i]/1e9, hbm[0]/1e9, states/1e9, ReserveBytes/1e9))
 		default:
-			out[i] = max(1, min(MaxBudgetTokens, int(float64(b)*room(i)/room(0))))
+			out[i] = int(max(1, min(MaxBudgetTokens, float64(b)*room(i)/room(0)))) // clamped as a float: no overflow
 		}
 	}
 	return out, errors.Join(errs...)
