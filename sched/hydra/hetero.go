@@ -346,6 +346,55 @@ type heteroGroup struct {
 	first, size     int
 	squares, tokens float64 // Σ s², Σ s
 	lo, hi          int     // the kinds it spans
+	class, pos      int     // its class and its place in that class's heap
+}
+
+// heteroClass holds the open groups of one size and span of kinds. A class
+// of one kind keeps them in two heaps, as HyDra's packer does: load, least
+// per-rank load first (then lowest first rank), and demoted, the groups that
+// lacked token room for an earlier (longer) sequence, most room first; the
+// load heap's top, once ready, is the class's best group, and if its load
+// cannot take a sequence no group of the class can. A class spanning kinds
+// (its groups' loads weigh its kinds differently) is scanned.
+type heteroClass struct {
+	size, lo, hi  int
+	load, demoted heteroGroupHeap
+	all           []int // a spanning class's groups
+}
+
+// heteroGroupHeap is a heap of group indices: by (per-rank load, first rank),
+// or with byTokens by (tokens, first rank).
+type heteroGroupHeap struct {
+	p        *heteroPacker
+	items    []int
+	byTokens bool
+}
+
+func (h *heteroGroupHeap) Len() int { return len(h.items) }
+func (h *heteroGroupHeap) Less(i, j int) bool {
+	a, b := &h.p.groups[h.items[i]], &h.p.groups[h.items[j]]
+	if h.byTokens {
+		if a.tokens != b.tokens {
+			return a.tokens < b.tokens
+		}
+	} else if la, lb := h.p.perRank(a), h.p.perRank(b); la != lb {
+		return la < lb
+	}
+	return a.first < b.first
+}
+func (h *heteroGroupHeap) Swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	h.p.groups[h.items[i]].pos, h.p.groups[h.items[j]].pos = i, j
+}
+func (h *heteroGroupHeap) Push(x any) {
+	gi := x.(int)
+	h.p.groups[gi].pos = len(h.items)
+	h.items = append(h.items, gi)
+}
+func (h *heteroGroupHeap) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return x
 }
 
 // heteroPacker is hydra-hetero's placement (see the package doc): HyDra's
@@ -357,13 +406,9 @@ type heteroPacker struct {
 	placed  []bool
 	free    *blockTree
 	groups  []heteroGroup
+	classes []heteroClass
+	classOf map[[3]int]int // (size, lo, hi) -> index in classes, for the open MB
 	b       *planBuilder
-	// minAttention and minLinear are the smallest weights over the kinds:
-	// L_min(s) bounds what s adds to any group.
-	minAttention, minLinear float64
-	// roomBound and tokenBound bound the load and token room of the open
-	// groups (exact after a failed scan, raised when a group opens).
-	roomBound, tokenBound float64
 	heapOps, visits       int64
 	groupVisits           int64
 }
@@ -375,11 +420,7 @@ func newHeteroPacker(lengths []int, poolRanks int, t HeteroTargets) *heteroPacke
 		p.order[i] = i
 	}
 	slices.SortStableFunc(p.order, func(a, b int) int { return cmp.Compare(lengths[b], lengths[a]) })
-	p.minAttention, p.minLinear = math.Inf(1), math.Inf(1)
-	for _, k := range t.Kinds {
-		p.minAttention = min(p.minAttention, k.Attention)
-		p.minLinear = min(p.minLinear, k.Linear)
-	}
+	p.classOf = map[[3]int]int{}
 	return p
 }
 
@@ -448,7 +489,8 @@ func (p *heteroPacker) pack() error {
 	for remaining > 0 {
 		p.free.reset()
 		p.groups = p.groups[:0]
-		p.roomBound, p.tokenBound = 0, 0
+		p.classes = p.classes[:0]
+		clear(p.classOf)
 		for _, id := range p.order {
 			if p.placed[id] {
 				continue
@@ -503,10 +545,8 @@ func (p *heteroPacker) place(id int) bool {
 			lo, hi := p.kindAt(first), p.kindAt(first+k-1)
 			if p.fits(lo, hi, k, s*s, s, false) {
 				p.free.take(first, k)
-				g := heteroGroup{first: first, size: k, squares: s * s, tokens: s, lo: lo, hi: hi}
-				p.groups = append(p.groups, g)
+				p.openGroup(heteroGroup{first: first, size: k, squares: s * s, tokens: s, lo: lo, hi: hi})
 				p.b.add(p.b.open(first, k), id)
-				p.raiseBounds(&p.groups[len(p.groups)-1])
 				return true
 			}
 			// Skip every block of this size overlapping a kind that cannot take s.
@@ -520,20 +560,16 @@ func (p *heteroPacker) place(id int) bool {
 			from = next
 		}
 	}
-	// Piggyback.
-	if p.minAttention*s*s+p.minLinear*s > p.roomBound || s > p.tokenBound {
-		return false
-	}
+	// Piggyback: the best group of each class, the smallest size first, then
+	// the least per-rank load, then the lowest first rank.
 	best := -1
 	var bestLoad float64
-	p.roomBound, p.tokenBound = 0, 0
-	for gi := range p.groups {
-		g := &p.groups[gi]
-		p.groupVisits++
-		p.raiseBounds(g)
-		if !p.fits(g.lo, g.hi, g.size, g.squares+s*s, g.tokens+s, true) {
+	for c := range p.classes {
+		gi := p.candidate(c, s)
+		if gi < 0 {
 			continue
 		}
+		g := &p.groups[gi]
 		l := p.perRank(g)
 		if best < 0 || g.size < p.groups[best].size || g.size == p.groups[best].size && (l < bestLoad || l == bestLoad && g.first < p.groups[best].first) {
 			best, bestLoad = gi, l
@@ -545,18 +581,83 @@ func (p *heteroPacker) place(id int) bool {
 	g := &p.groups[best]
 	g.squares += s * s
 	g.tokens += s
+	if cl := &p.classes[g.class]; cl.lo == cl.hi {
+		heap.Fix(&cl.load, g.pos) // its load grew
+		p.heapOps++
+	}
 	p.b.add(int32(best), id)
 	return true
 }
 
-// raiseBounds raises the open groups' room bounds to g's room.
-func (p *heteroPacker) raiseBounds(g *heteroGroup) {
-	room := p.capLoad(g.size) - p.perRank(g)*float64(g.size)
-	var tokens float64
-	for i := g.lo; i <= g.hi; i++ {
-		tokens = max(tokens, float64(g.size)*float64(p.t.Kinds[i].ParityTokens)-g.tokens)
+// openGroup adds a new group of the open MB to its class (made if new).
+func (p *heteroPacker) openGroup(g heteroGroup) {
+	key := [3]int{g.size, g.lo, g.hi}
+	c, ok := p.classOf[key]
+	if !ok {
+		c = len(p.classes)
+		p.classOf[key] = c
+		p.classes = append(p.classes, heteroClass{size: g.size, lo: g.lo, hi: g.hi,
+			load: heteroGroupHeap{p: p}, demoted: heteroGroupHeap{p: p, byTokens: true}})
 	}
-	p.roomBound, p.tokenBound = max(p.roomBound, room), max(p.tokenBound, tokens)
+	g.class = c
+	p.groups = append(p.groups, g)
+	gi := len(p.groups) - 1
+	cl := &p.classes[c]
+	if cl.lo == cl.hi {
+		heap.Push(&cl.load, gi)
+		p.heapOps++
+	} else {
+		cl.all = append(cl.all, gi)
+	}
+}
+
+// candidate returns class c's best group that can take a sequence of s
+// tokens within Λ* and its kinds' parity tokens (-1 if none). A class of one
+// kind first re-admits the demoted groups with token room for s (sequences
+// only get shorter within an MB, so they keep it) and demotes the load
+// heap's tops without it; its top is then the least-loaded group with room,
+// and if its load cannot take s, none can. A spanning class is scanned.
+func (p *heteroPacker) candidate(c int, s float64) int {
+	cl := &p.classes[c]
+	if cl.lo != cl.hi {
+		best := -1
+		for _, gi := range cl.all {
+			g := &p.groups[gi]
+			p.groupVisits++
+			if !p.fits(g.lo, g.hi, g.size, g.squares+s*s, g.tokens+s, true) {
+				continue
+			}
+			if best < 0 {
+				best = gi
+				continue
+			}
+			if l, lb := p.perRank(g), p.perRank(&p.groups[best]); l < lb || l == lb && g.first < p.groups[best].first {
+				best = gi
+			}
+		}
+		return best
+	}
+	room := float64(cl.size) * float64(p.t.Kinds[cl.lo].ParityTokens)
+	for cl.demoted.Len() > 0 && room-p.groups[cl.demoted.items[0]].tokens >= s {
+		gi := heap.Pop(&cl.demoted).(int)
+		heap.Push(&cl.load, gi)
+		p.heapOps += 2
+	}
+	for cl.load.Len() > 0 {
+		gi := cl.load.items[0]
+		g := &p.groups[gi]
+		p.groupVisits++
+		if room-g.tokens >= s {
+			if p.fits(g.lo, g.hi, g.size, g.squares+s*s, g.tokens+s, true) {
+				return gi
+			}
+			return -1
+		}
+		heap.Pop(&cl.load)
+		heap.Push(&cl.demoted, gi)
+		p.heapOps += 2
+	}
+	return -1
 }
 
 // backfill doubles groups into free buddy blocks, smallest first (ties:
