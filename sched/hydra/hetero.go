@@ -400,17 +400,17 @@ func (h *heteroGroupHeap) Pop() any {
 // heteroPacker is hydra-hetero's placement (see the package doc): HyDra's
 // piggyback packing with each group's load in seconds on its slowest kind.
 type heteroPacker struct {
-	t       HeteroTargets
-	lengths []int
-	order   []int
-	placed  []bool
-	free    *blockTree
-	groups  []heteroGroup
-	classes []heteroClass
-	classOf map[[3]int]int // (size, lo, hi) -> index in classes, for the open MB
-	b       *planBuilder
-	heapOps, visits       int64
-	groupVisits           int64
+	t               HeteroTargets
+	lengths         []int
+	order           []int
+	placed          []bool
+	free            *blockTree
+	groups          []heteroGroup
+	classes         []heteroClass
+	classOf         map[[3]int]int // (size, lo, hi) -> index in classes, for the open MB
+	b               *planBuilder
+	heapOps, visits int64
+	groupVisits     int64
 }
 
 func newHeteroPacker(lengths []int, poolRanks int, t HeteroTargets) *heteroPacker {
