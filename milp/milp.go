@@ -108,6 +108,8 @@ type Model struct {
 	cons []Constraint
 	obj  []Term
 	max  bool
+	// start is a feasible point the solver may start from (nil: none).
+	start []float64
 }
 
 // MaxNameLength bounds variable and constraint names (CBC's LP reader keeps
@@ -135,6 +137,14 @@ func (m *Model) Minimize(terms []Term) { m.obj, m.max = terms, false }
 
 // Maximize sets the objective to maximise Σ terms.
 func (m *Model) Maximize(terms []Term) { m.obj, m.max = terms, true }
+
+// SetStart gives the solver a point to start from (a MIP start): one value
+// per variable, in order, which should be feasible (a solver may ignore an
+// infeasible start). nil removes it. It does not change the LP text.
+func (m *Model) SetStart(values []float64) { m.start = values }
+
+// Start returns the MIP start (nil when none).
+func (m *Model) Start() []float64 { return m.start }
 
 // Variables returns the variables, in order (shared: do not modify).
 func (m *Model) Variables() []Variable { return m.vars }
@@ -207,6 +217,15 @@ func (m *Model) Check() error {
 			} else if math.IsNaN(t.Coef) || math.IsInf(t.Coef, 0) {
 				errs = append(errs, fmt.Errorf("milp: %s: coefficient %v of %s: want a finite number", where, t.Coef, m.vars[t.Var].Name))
 			}
+		}
+	}
+	if m.start != nil && len(m.start) != len(m.vars) {
+		errs = append(errs, fmt.Errorf("milp: start holds %d values for %d variables", len(m.start), len(m.vars)))
+	}
+	for i, x := range m.start {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			errs = append(errs, fmt.Errorf("milp: start value %v of variable %d: want a finite number", x, i))
+			break
 		}
 	}
 	checkTerms("objective", m.obj)
