@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/flexsp"
 	"github.com/dcpsim/dcpsim/sched/hydra"
 	"github.com/dcpsim/dcpsim/sched/mcore"
 	"github.com/dcpsim/dcpsim/sched/static"
@@ -40,11 +41,31 @@ type Descriptor struct {
 	// decoded into; nil means the defaults) and validates them: an error names
 	// the key and the allowed range.
 	New func(options any) (sched.Policy, error)
+	// Requires names an external program the policy cannot plan without
+	// (zero when none): whoever builds the policy finds it and hands it over
+	// (FlexSP: a MILP solver, milp.SolverUser), or skips the policy naming
+	// the package; it never substitutes something else.
+	Requires Requirement
+	// PlansAhead says the policy's planner runs a batch ahead of training,
+	// overlapped with the previous iteration (FlexSP §5: a CPU solver
+	// service): only the planning stall beyond the previous iteration's step
+	// is on the critical path.
+	PlansAhead bool
+}
+
+// Requirement is an external program and the Debian package that installs
+// it.
+type Requirement struct {
+	// Program is the executable looked up on PATH, e.g. "cbc".
+	Program string
+	// Package is the Debian package that installs it, e.g. "coinor-cbc".
+	Package string
 }
 
 // All returns every policy, sorted by name.
 func All() []Descriptor {
 	return []Descriptor{
+		flexSP(),
 		describe(hydra.Name, "HyDra: load-driven degrees from the closed-form cap C*, piggyback packing with heaps",
 			sched.UlyssesRing, true, hydra.DefaultOptions, hydra.New),
 		describe(hydra.ScanName, "HyDra with the plain linear-scan placement (reference; identical plans)",
@@ -58,6 +79,16 @@ func All() []Descriptor {
 		describe(wlbllm.Name, "WLB-LLM: fixed CP, variable-length packing by predicted workload with outlier delay queues across iterations",
 			sched.Ring, false, wlbllm.DefaultOptions, wlbllm.New),
 	}
+}
+
+// flexSP is FlexSP's descriptor: Ulysses with exposed all-to-alls, a MILP
+// solver required (COIN-OR CBC), planning ahead of training.
+func flexSP() Descriptor {
+	d := describe(flexsp.Name, "FlexSP: Sequence Blaster microbatches, a MILP per microbatch choosing heterogeneous Ulysses group sizes (needs cbc)",
+		sched.Ulysses, false, flexsp.DefaultOptions, flexsp.New)
+	d.Requires = Requirement{Program: "cbc", Package: "coinor-cbc"}
+	d.PlansAhead = true
+	return d
 }
 
 // describe builds a Descriptor from a policy package's typed options and
