@@ -86,8 +86,9 @@
 //
 //	Σ_q s_q·x_qd <= B·d·n_d                      (memory)
 //	Σ_q w_qd·x_qd + b1·n_d <= C·n_d              (time; C·n_d = Σ_j 2^j·C·t_j, each
-//	                                              product linearised exactly by
-//	                                              McCormick's envelope on C in [L, U])
+//	                                              product bounded above by McCormick's
+//	                                              envelope on C in [L, U], exact at the
+//	                                              optimum)
 //	Σ_{q: s_q > B·d/(k+1)} x_qd <= k·n_d, k=1..8 (no group holds k+1 such sequences)
 //
 // and L <= C <= U, the bounds below (L is valid for the paper's model, U is

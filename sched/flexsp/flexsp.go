@@ -69,7 +69,7 @@ type Options struct {
 
 // DefaultOptions are the options of a scenario that gives none.
 func DefaultOptions() Options {
-	return Options{Buckets: 16, MicrobatchCounts: 5, NodeLimit: 20, TimeLimitSeconds: 5, Gap: 0.01,
+	return Options{Buckets: 16, MicrobatchCounts: 5, NodeLimit: 1, TimeLimitSeconds: 5, Gap: 0.01,
 		ExplicitGroups: 0, MinGroupSize: 1, Workers: 2}
 }
 

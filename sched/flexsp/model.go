@@ -173,12 +173,15 @@ const maxCardinality = 8
 //	n = Σ_j 2^j·t_j <= max
 //	Σ_q s_q·x_q <= B·d·n                          (memory, on the mean)
 //	Σ_{q: s_q > B·d/(k+1)} x_q <= k·n, k = 1..8     (no group holds k+1 such)
-//	Σ_q w_q·x_q + b1·n <= Σ_j 2^j·y_j = C·n        (time, on the mean)
-//	y_j = C·t_j: y_j <= U·t_j, y_j >= L·t_j, y_j <= C − L·(1 − t_j), y_j >= C − U·(1 − t_j)
+//	Σ_q w_q·x_q + b1·n <= Σ_j 2^j·y_j <= C·n       (time, on the mean)
+//	y_j <= U·t_j, y_j <= C − L·(1 − t_j)
 //	Σ_q x_q >= n                                   (with fillPool)
 //
-// The four rows on y_j are McCormick's envelope of C·t_j, exact for binary
-// t_j and L <= C <= U.
+// The rows on y_j are the upper half of McCormick's envelope of C·t_j: for
+// binary t_j and L <= C <= U they say y_j <= C·t_j, and since y_j only
+// gives the time row room, a solution may as well take y_j = C·t_j: the
+// lower half (y_j >= C − U·(1 − t_j), y_j >= L·t_j) changes no optimum and
+// is left out (half the rows).
 func (p *mbProblem) aggregatedClass(m *milp.Model, cmax milp.Var, lower, upper float64, d, max int, assign [][]milp.Term) class {
 	name := fmt.Sprintf("d%d_agg", d)
 	c := class{Degree: d, Max: max, x: make([]milp.Var, len(p.buckets))}
@@ -193,9 +196,7 @@ func (p *mbProblem) aggregatedClass(m *milp.Model, cmax milp.Var, lower, upper f
 		tim = append(tim, milp.Term{Var: t, Coef: w * p.timing.b1}, milp.Term{Var: y, Coef: -w})
 		fill = append(fill, milp.Term{Var: t, Coef: -w})
 		m.AddConstraint(fmt.Sprintf("mc1_%s_%d", name, j), []milp.Term{{Var: y, Coef: 1}, {Var: t, Coef: -upper}}, milp.LE, 0)
-		m.AddConstraint(fmt.Sprintf("mc2_%s_%d", name, j), []milp.Term{{Var: y, Coef: 1}, {Var: t, Coef: -lower}}, milp.GE, 0)
-		m.AddConstraint(fmt.Sprintf("mc3_%s_%d", name, j), []milp.Term{{Var: y, Coef: 1}, {Var: cmax, Coef: -1}, {Var: t, Coef: -lower}}, milp.LE, -lower)
-		m.AddConstraint(fmt.Sprintf("mc4_%s_%d", name, j), []milp.Term{{Var: y, Coef: 1}, {Var: cmax, Coef: -1}, {Var: t, Coef: -upper}}, milp.GE, -upper)
+		m.AddConstraint(fmt.Sprintf("mc2_%s_%d", name, j), []milp.Term{{Var: y, Coef: 1}, {Var: cmax, Coef: -1}, {Var: t, Coef: -lower}}, milp.LE, -lower)
 	}
 	if 2<<(len(c.bits)-1)-1 > max {
 		m.AddConstraint("count_"+name, count, milp.LE, float64(max))
@@ -319,10 +320,14 @@ func (p *mbProblem) perGroupVariables() int {
 // bestStart returns the better of the homogeneous and the proportional
 // starts (nil when neither exists).
 func (p *mbProblem) bestStart() ([]startGroup, int64) {
-	h, o1 := p.homogeneousStart()
-	m, o2 := p.proportionalStart()
-	if m != nil && (h == nil || groupsCmax(m) < groupsCmax(h)) {
-		h = m
+	m, o1 := p.proportionalStart()
+	bar := math.Inf(1)
+	if m != nil {
+		bar = groupsCmax(m)
 	}
-	return h, o1 + o2
+	h, o2 := p.homogeneousStart(bar)
+	if h != nil && (m == nil || groupsCmax(h) < groupsCmax(m)) {
+		return h, o1 + o2
+	}
+	return m, o1 + o2
 }

@@ -132,9 +132,18 @@ func (pl *planner) evaluate(items, order []int, m int, best *candidate) (*candid
 	}
 	c := &candidate{m: m, cuts: cuts, mbs: make([]mbSolve, m)}
 	errs := make([]error, m)
+	// The first microbatch holds the longest sequences: when a count has
+	// no plan it is nearly always there. Solve it alone first, and the rest
+	// only if it has a plan (the same solves whatever the workers).
+	c.mbs[0], errs[0] = pl.solveMB(order[cuts[0]:cuts[1]])
+	if errs[0] == nil && c.mbs[0].infeasible != "" {
+		cd.Outcome = fmt.Sprintf("infeasible: microbatch 0 (%d sequences): %s", len(c.mbs[0].ids), c.mbs[0].infeasible)
+		pl.diag.Candidates = append(pl.diag.Candidates, cd)
+		return nil, nil
+	}
 	sem := make(chan struct{}, pl.opts.Workers)
 	var wg sync.WaitGroup
-	for k := range m {
+	for k := 1; k < m; k++ {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {

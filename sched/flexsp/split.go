@@ -2,28 +2,55 @@ package flexsp
 
 import (
 	"cmp"
-	"container/heap"
 	"math"
 	"slices"
 )
 
-// loadHeap is a min-heap of groups by (time load, index).
+// loadHeap is a min-heap of groups by (time load, index), typed (no
+// interface calls: it runs once per sequence dealt).
 type loadHeap struct {
 	load []float64
 	idx  []int
 }
 
-func (h *loadHeap) Len() int { return len(h.idx) }
-func (h *loadHeap) Less(i, j int) bool {
-	a, b := h.idx[i], h.idx[j]
+func (h *loadHeap) less(a, b int) bool {
 	return h.load[a] < h.load[b] || h.load[a] == h.load[b] && a < b
 }
-func (h *loadHeap) Swap(i, j int) { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
-func (h *loadHeap) Push(x any)    { h.idx = append(h.idx, x.(int)) }
-func (h *loadHeap) Pop() any {
-	x := h.idx[len(h.idx)-1]
-	h.idx = h.idx[:len(h.idx)-1]
-	return x
+
+func (h *loadHeap) push(g int) {
+	h.idx = append(h.idx, g)
+	i := len(h.idx) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.less(h.idx[i], h.idx[parent]) {
+			break
+		}
+		h.idx[i], h.idx[parent] = h.idx[parent], h.idx[i]
+		i = parent
+	}
+}
+
+func (h *loadHeap) pop() int {
+	top := h.idx[0]
+	last := len(h.idx) - 1
+	h.idx[0] = h.idx[last]
+	h.idx = h.idx[:last]
+	i := 0
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h.idx) && h.less(h.idx[l], h.idx[m]) {
+			m = l
+		}
+		if r < len(h.idx) && h.less(h.idx[r], h.idx[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.idx[i], h.idx[m] = h.idx[m], h.idx[i]
+		i = m
+	}
+	return top
 }
 
 // deal places items on n identical groups, longest processing time first:
@@ -38,14 +65,14 @@ func deal(weights []float64, tokens []int64, n int, capacity int64) (group []int
 	h := &loadHeap{load: make([]float64, n), idx: make([]int, n)}
 	free := make([]int64, n)
 	for g := range n {
-		h.idx[g], free[g] = g, capacity
+		h.idx[g], free[g] = g, capacity // equal loads: index order is a heap
 	}
 	group = make([]int, len(weights))
 	var skipped []int
 	for i, w := range weights {
 		placed := -1
-		for h.Len() > 0 {
-			g := heap.Pop(h).(int)
+		for len(h.idx) > 0 {
+			g := h.pop()
 			ops++
 			if free[g] >= tokens[i] {
 				placed = g
@@ -59,9 +86,9 @@ func deal(weights []float64, tokens []int64, n int, capacity int64) (group []int
 		group[i] = placed
 		h.load[placed] += w
 		free[placed] -= tokens[i]
-		heap.Push(h, placed)
+		h.push(placed)
 		for _, g := range skipped {
-			heap.Push(h, g)
+			h.push(g)
 		}
 		ops += int64(1 + len(skipped))
 		skipped = skipped[:0]
@@ -120,7 +147,10 @@ func groupsCmax(groups []startGroup) float64 {
 // bucketed sequences dealt onto the pool/d groups; it tries each candidate
 // size every bucket may run on (and whose groups tile the pool when
 // fillPool) and keeps the one with the least Cmax (nil when none works).
-func (p *mbProblem) homogeneousStart() (best []startGroup, ops int64) {
+// A size whose bound b1 + max(mean load, costliest sequence) cannot beat
+// bar (the best Cmax known so far; +Inf for none) is not dealt: its deal
+// could not be kept.
+func (p *mbProblem) homogeneousStart(bar float64) (best []startGroup, ops int64) {
 	all := make([]int, len(p.buckets))
 	items := 0
 	for q, b := range p.buckets {
@@ -130,6 +160,18 @@ func (p *mbProblem) homogeneousStart() (best []startGroup, ops int64) {
 	for _, d := range p.degrees {
 		n := p.pool / d
 		if n < 1 || p.fillPool && (n*d != p.pool || items < n) || minDegree(p.buckets[len(p.buckets)-1].Boundary, p.budget) > d {
+			continue
+		}
+		var work, costliest float64
+		for _, b := range p.buckets {
+			w := p.timing.seqSeconds(b.Boundary, d)
+			work += float64(b.Count) * w
+			costliest = max(costliest, w)
+		}
+		if best != nil {
+			bar = min(bar, groupsCmax(best))
+		}
+		if p.timing.b1+max(work/float64(n), costliest) >= bar {
 			continue
 		}
 		groups, o := p.dealClass(d, n, all)
