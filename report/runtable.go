@@ -47,7 +47,11 @@ func WriteRunTable(w io.Writer, s *Summary) error {
 	var failed []PolicySummary
 	for _, p := range s.Policies {
 		if p.Error != "" {
-			fmt.Fprintf(tw, "%s\terror (below)\t%s\n", p.Policy, strings.Repeat("-\t", 18))
+			what := "error (below)"
+			if p.Skipped {
+				what = "skipped (below)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Policy, what, strings.Repeat("-\t", 18))
 			failed = append(failed, p)
 			continue
 		}
@@ -65,7 +69,11 @@ func WriteRunTable(w io.Writer, s *Summary) error {
 		return err
 	}
 	for _, p := range failed {
-		fmt.Fprintf(w, "%s: error: %s\n", p.Policy, p.Error)
+		what := "error"
+		if p.Skipped {
+			what = "skipped"
+		}
+		fmt.Fprintf(w, "%s: %s: %s\n", p.Policy, what, p.Error)
 	}
 	for _, p := range s.Policies {
 		if p.UlyssesFallbackShare > 0 {

@@ -167,7 +167,7 @@ func TestRunScenario(t *testing.T) {
 
 	// A policy the registry does not know is bad input, before anything runs.
 	code, _, errOut = dcpsim(t, "run", "--no-files", "--scenario", write("1", `["hydra", "wlb"]`))
-	if code != exitInput || !strings.Contains(errOut, `run.policies: unknown policy "wlb"; known: hydra, hydra-scan, mcore, static`) {
+	if code != exitInput || !strings.Contains(errOut, `run.policies: unknown policy "wlb"; known: flexsp, hydra, hydra-scan, mcore, static`) {
 		t.Errorf("exit %d, want 2: %s", code, errOut)
 	}
 
