@@ -32,8 +32,8 @@ func TestChunkEqualsDP(t *testing.T) {
 // (boundaries and counts) for every bucket count.
 func TestBucketerEqualsDP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	for c := range 2000 {
-		n := 1 + rng.IntN(60)
+	for c := range 1000 {
+		n := 1 + rng.IntN(40)
 		lengths := make([]int, n)
 		for i := range lengths {
 			lengths[i] = 1 + rng.IntN([]int{4, 100, 100000}[c%3])
@@ -42,6 +42,9 @@ func TestBucketerEqualsDP(t *testing.T) {
 		b := newBucketer(values, counts)
 		for k := 1; k <= len(values); k++ {
 			b.grow()
+			if k > 3 && k < len(values)-2 && k%5 != 0 {
+				continue // every count up to 3, the last three, every fifth
+			}
 			got, want := b.buckets(k), bucketDP(values, counts, k)
 			if !slices.Equal(got, want) {
 				t.Fatalf("lengths %v k %d: %v, DP %v", lengths, k, got, want)
