@@ -225,3 +225,21 @@ func TestBoundedLog(t *testing.T) {
 		t.Error("lost the tail")
 	}
 }
+
+// TestStart: a feasible MIP start is passed to cbc and the solve still
+// reaches the optimum; a start of the wrong length is refused before cbc
+// runs.
+func TestStart(t *testing.T) {
+	s := solver(t)
+	m, want := knapsack(12)
+	m.SetStart(make([]float64, m.NumVars())) // nothing packed: feasible
+	sol, err := s.Solve(context.Background(), m, milp.Limits{TimeSeconds: 60})
+	if err != nil || sol.Status != milp.Optimal || sol.Objective != want {
+		t.Errorf("with a start: %+v, %v; want optimal %v", sol, err, want)
+	}
+	m.SetStart([]float64{1})
+	if _, err := s.Solve(context.Background(), m, milp.Limits{}); err == nil || !strings.Contains(err.Error(), "start holds 1 values for 12 variables") {
+		t.Errorf("short start: %v", err)
+	}
+	assertNoTempFiles(t, s)
+}
