@@ -38,3 +38,36 @@ var CPython = CPythonCosts{
 		Source: "measurement: calib/planner/cpython_units.csv (calib/planner/cpython_units.py, seq_visit: one iteration of a Python loop reading, squaring and comparing a length; CPython 3.11.7, 2-core Xeon)",
 	},
 }
+
+// CBCCosts prices the work of a MILP solved by COIN-OR CBC (FlexSP's
+// planner) on a host CPU, single-threaded: a solve's modelled time is
+// SolveSeconds + nodes·NodeSeconds + simplex iterations·IterationSeconds,
+// with the counts the solver reports (sched.StallWork).
+type CBCCosts struct {
+	// SolveSeconds is one solve's fixed cost: starting cbc, reading the
+	// model and the start, presolve and the root's heuristics.
+	SolveSeconds Const
+	// NodeSeconds is one branch-and-bound node.
+	NodeSeconds Const
+	// IterationSeconds is one simplex iteration.
+	IterationSeconds Const
+}
+
+// CBC holds the measured CBC costs: the least-squares fit of every solve of
+// FlexSP plans of long-256k batches on pools of 128 to 2,048 ranks at node
+// limits 1, 20 and 200 (calib/planner/cbc_flexsp_solves.csv, written by
+// sched/flexsp's TestMeasureCBC; calib's TestCBCProvenance refits it).
+var CBC = CBCCosts{
+	SolveSeconds: Const{
+		Value:  0.02718,
+		Source: "measurement: calib/planner/cbc_flexsp_solves.csv (least squares of 979 CBC 2.10.8 solves of FlexSP microbatch MILPs, seconds against solves, nodes and simplex iterations; one core of a 2-core Xeon; R^2 0.79)",
+	},
+	NodeSeconds: Const{
+		Value:  3.402e-4,
+		Source: "measurement: calib/planner/cbc_flexsp_solves.csv (least squares of 979 CBC 2.10.8 solves of FlexSP microbatch MILPs, seconds against solves, nodes and simplex iterations; one core of a 2-core Xeon; R^2 0.79)",
+	},
+	IterationSeconds: Const{
+		Value:  5.213e-5,
+		Source: "measurement: calib/planner/cbc_flexsp_solves.csv (least squares of 979 CBC 2.10.8 solves of FlexSP microbatch MILPs, seconds against solves, nodes and simplex iterations; one core of a 2-core Xeon; R^2 0.79)",
+	},
+}

@@ -245,15 +245,21 @@ func (m *Model) Overhead() calib.Overhead {
 
 // PlannerStallSeconds models a plan's planning stall on the host: its
 // StallWork priced with the per-operation CPython costs of calib.CPython (pool
-// visits, heap operations, sequence visits). The systems compared ship Python
+// visits, heap operations, sequence visits) and the CBC costs of calib.CBC
+// (solves, branch-and-bound nodes, simplex iterations; FlexSP's MILPs,
+// priced as run one after another). The systems compared ship Python
 // planners that run at the head of every iteration on the critical path (HyDra
-// §3.4); this is the deterministic model of that time, not our Go planners'
-// wall time.
+// §3.4), or solvers that run ahead of it (FlexSP §5: what is on the path is
+// the experiment's call); this is the deterministic model of that time, not
+// our Go planners' wall time.
 func PlannerStallSeconds(w sched.StallWork) float64 {
-	c := calib.CPython
+	c, s := calib.CPython, calib.CBC
 	return float64(w.PoolVisits)*c.PoolVisitSeconds.Value +
 		float64(w.HeapOps)*c.HeapOpSeconds.Value +
-		float64(w.SequenceVisits)*c.SequenceVisitSeconds.Value
+		float64(w.SequenceVisits)*c.SequenceVisitSeconds.Value +
+		float64(w.SolverSolves)*s.SolveSeconds.Value +
+		float64(w.SolverNodes)*s.NodeSeconds.Value +
+		float64(w.SolverIterations)*s.IterationSeconds.Value
 }
 
 // stageParams returns a stage's dense and routed-expert parameters per GPU.

@@ -223,6 +223,12 @@ func TestPlannerStall(t *testing.T) {
 	if PlannerStallSeconds(sched.StallWork{}) != 0 {
 		t.Error("no work, yet a stall")
 	}
+	s := calib.CBC
+	solver := sched.StallWork{SolverSolves: 100, SolverNodes: 300, SolverIterations: 5000}
+	want = 100*s.SolveSeconds.Value + 300*s.NodeSeconds.Value + 5000*s.IterationSeconds.Value
+	if got := PlannerStallSeconds(solver); math.Abs(got-want) > 1e-12 || got < 2 || got > 5 {
+		t.Errorf("100 CBC solves: %g s, want %g (a few seconds)", got, want)
+	}
 }
 
 // TestPriceErrors: a plan the cost model cannot price is an error from Price,

@@ -167,6 +167,8 @@ type policyRun struct {
 	policy   sched.Policy
 	exec     costmodel.Exec
 	err      error
+	skipped  bool    // err names a program the policy needs that is not installed
+	lastStep float64 // the previous iteration's step seconds (PlansAhead)
 	sum      report.PolicySummary
 	rows     []report.IterationRow
 	timeline *report.Timeline
@@ -179,7 +181,8 @@ type policyRun struct {
 
 func newPolicyRun(sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, opts Options) *policyRun {
 	r := &policyRun{sc: sc, desc: d, setup: setup, opts: opts, slots: map[int]float64{}}
-	r.policy, r.err = d.New(sc.Run.Options[d.Name])
+	r.policy, r.err = BuildPolicy(d, sc.Run.Options[d.Name], setup)
+	r.skipped = errors.Is(r.err, ErrMissingProgram)
 	cp, overlap := sc.CPExecFor(d, r.policy)
 	r.exec = costmodel.Exec{CP: cp, OverlapAllToAll: overlap}
 	r.sum = report.PolicySummary{Policy: d.Name, CPExec: cp.String(), OverlapAllToAll: overlap}
@@ -212,6 +215,9 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 	onPath := 0.0
 	if r.sc.PlannerStall == scenarios.PlannerStallModeled {
 		onPath = stall
+		if r.desc.PlansAhead { // planned during the previous iteration: only the excess waits
+			onPath = max(0, stall-r.lastStep)
+		}
 	}
 	l, err := step.NewLayout(plan, in.EPSize())
 	if err != nil {
@@ -229,6 +235,7 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 	st := sched.ComputeStats(plan, lengths, in.EPSize())
 	warm := k < r.sc.Run.WarmupIterations
 	t := res.IterationSeconds()
+	r.lastStep = t
 	cv, maxMin := spread(res.MBSeconds)
 	r0 := res.Stages[0].Ranks[0]
 	it := float64(res.Iteration)
@@ -309,7 +316,7 @@ func (r *policyRun) finish() {
 		r.err = errors.New("no iteration after the warm-up")
 	}
 	if r.err != nil {
-		*ps = report.PolicySummary{Policy: ps.Policy, CPExec: ps.CPExec, OverlapAllToAll: ps.OverlapAllToAll, Error: r.err.Error()}
+		*ps = report.PolicySummary{Policy: ps.Policy, CPExec: ps.CPExec, OverlapAllToAll: ps.OverlapAllToAll, Error: r.err.Error(), Skipped: r.skipped}
 		r.rows, r.timeline = nil, nil
 		return
 	}

@@ -20,6 +20,9 @@ type Setup struct {
 	Overhead calib.Overhead
 	// Inputs are the scheduling inputs of every batch, θ/c included.
 	Inputs sched.Inputs
+	// TokenCosts are the job's costs in the linear form profiling planners
+	// fit (Model.TokenCosts), handed to a sched.TokenCostUser (FlexSP).
+	TokenCosts sched.TokenCosts
 }
 
 // NewSetup builds a scenario's cost model (its [costs] profile, or the
@@ -38,7 +41,7 @@ func NewSetup(sc *scenarios.Scenario) (*Setup, error) {
 	in := Inputs(sc, o.RatioSquareTokens)
 	in.BudgetTokens = m.MinBudgetTokens()
 	in.Cluster = m.PlanningCluster()
-	return &Setup{Model: m, Overhead: o, Inputs: in}, nil
+	return &Setup{Model: m, Overhead: o, Inputs: in, TokenCosts: m.TokenCosts()}, nil
 }
 
 // Inputs are the scheduling inputs of a scenario's job with θ/c = ratio,

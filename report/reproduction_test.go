@@ -192,7 +192,7 @@ func TestPaperNumbers(t *testing.T) {
 		keys[q[0]] = true
 	}
 	for p := range policyLabels {
-		if _, err := policies.Lookup(p); err != nil && p != "flexsp" { // flexsp: on its branch, being merged
+		if _, err := policies.Lookup(p); err != nil {
 			t.Errorf("policyLabels: %v", err)
 		}
 		keys["over_"+p] = true

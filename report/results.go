@@ -43,8 +43,12 @@ type Summary struct {
 // PolicySummary is one policy's means over the measured iterations.
 type PolicySummary struct {
 	Policy string `json:"policy"`
-	// Error is set (and the numbers are zero) when the policy failed.
+	// Error is set (and the numbers are zero) when the policy failed, or
+	// was skipped.
 	Error string `json:"error,omitempty"`
+	// Skipped says the policy did not run because a program it needs is not
+	// installed (Error names the package); it did not fail.
+	Skipped bool `json:"skipped,omitempty"`
 	// CPExec and OverlapAllToAll are the CP execution its plans were priced with.
 	CPExec          string `json:"cp_exec"`
 	OverlapAllToAll bool   `json:"overlap_all_to_all"`

@@ -51,7 +51,11 @@ func WriteRunTable(w io.Writer, s *Summary) error {
 	var failed []PolicySummary
 	for _, p := range s.Policies {
 		if p.Error != "" {
-			fmt.Fprintf(tw, "%s\terror (below)\t%s\n", p.Policy, strings.Repeat("-\t", 18))
+			what := "error (below)"
+			if p.Skipped {
+				what = "skipped (below)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Policy, what, strings.Repeat("-\t", 18))
 			failed = append(failed, p)
 			continue
 		}
@@ -69,7 +73,11 @@ func WriteRunTable(w io.Writer, s *Summary) error {
 		return err
 	}
 	for _, p := range failed {
-		fmt.Fprintf(w, "%s: error: %s\n", p.Policy, p.Error)
+		what := "error"
+		if p.Skipped {
+			what = "skipped"
+		}
+		fmt.Fprintf(w, "%s: %s: %s\n", p.Policy, what, p.Error)
 	}
 	for _, p := range s.Policies {
 		if p.UlyssesFallbackShare > 0 {
@@ -90,7 +98,7 @@ func WriteRunTable(w io.Writer, s *Summary) error {
 		"are means over (stage, rank) and sum to 100; PP and DP rank 0 are the bubbles of rank 0 alone (stage 0, HDP rank 0), as the HyDra paper measures them; "+
 		"MFU = model FLOPs (6 per active weight per token, attention at 3× its forward) over the GPUs' BF16 peak; compute-busy includes time a light rank is held by a slower one of its CP/EP domain. "+
 		"MB-time = a microbatch's forward+backward time through one stage. planner modelled = the policy's planning work priced at the "+
-		"measured CPython per-operation costs (calib.CPython), on the critical path; planner Go = this machine's wall time of our Go planner, reported only. "+
+		"measured CPython per-operation costs (calib.CPython), on the critical path (FlexSP: its MILPs' CBC work at calib.CBC, solved a batch ahead, so only the part beyond the previous step); planner Go = this machine's wall time of our Go planner, reported only. "+
 		"$ per 1T tokens at $%g per GPU-hour.\n", measured, ref, ref, ref, s.DollarsPerGPUHour)
 	return nil
 }

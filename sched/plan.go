@@ -42,10 +42,10 @@
 // performed (HyDra: heap operations; Megatron-Core DCP: ranks visited by its
 // whole-pool scans; static CP: items visited), and StallWork, the same kind of
 // count sorted by operation for the implementation whose planning stall the
-// simulator models (the Python planners the systems ship). The engine prices
-// StallWork with per-operation CPython costs (calib.CPython) into a
-// deterministic stall at the head of the iteration; the measured Go wall time is
-// reported beside it, never mixed in.
+// simulator models (the Python planners the systems ship, and FlexSP's MILP
+// solves). The engine prices StallWork with per-operation costs
+// (calib.CPython, calib.CBC) into a deterministic stall at the head of the
+// iteration; the measured Go wall time is reported beside it, never mixed in.
 //
 // sched imports no engine, cost model or I/O: policies are pure functions of the
 // batch and the Inputs.
@@ -120,6 +120,13 @@ type StallWork struct {
 	HeapOps int64 `json:"heap_ops"`
 	// SequenceVisits are reads of one sequence in a Python loop over the batch.
 	SequenceVisits int64 `json:"sequence_visits"`
+	// SolverSolves, SolverNodes and SolverIterations are a MILP planner's
+	// solver calls, branch-and-bound nodes and simplex iterations (FlexSP),
+	// as the solver reports them: deterministic counts of its work, priced
+	// with measured per-solve, per-node and per-iteration costs.
+	SolverSolves     int64 `json:"solver_solves,omitempty"`
+	SolverNodes      int64 `json:"solver_nodes,omitempty"`
+	SolverIterations int64 `json:"solver_iterations,omitempty"`
 }
 
 // Diagnostics explain a plan for people (Summary) and, through encoding/json of

@@ -244,3 +244,36 @@ func TestInputsEP(t *testing.T) {
 		t.Errorf("ep 4: %v", err)
 	}
 }
+
+// TestTokenCostsCheck names each field out of range and looks degrees up.
+func TestTokenCostsCheck(t *testing.T) {
+	good := TokenCosts{AttentionSecondsPerToken2: 1e-9, LinearSecondsPerToken: 1e-5, FixedSeconds: 0.01,
+		AllToAll: []DegreeSeconds{{Degree: 2, SecondsPerToken: 1e-6}, {Degree: 4, SecondsPerToken: 2e-6}}}
+	if err := good.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if u, ok := good.AllToAllSecondsPerToken(4); !ok || u != 2e-6 {
+		t.Errorf("u_4 = %v, %v", u, ok)
+	}
+	if _, ok := good.AllToAllSecondsPerToken(8); ok || good.MaxDegree() != 4 {
+		t.Errorf("u_8 found or MaxDegree %d", good.MaxDegree())
+	}
+	for _, c := range []struct {
+		edit func(*TokenCosts)
+		want string
+	}{
+		{func(c *TokenCosts) { c.AttentionSecondsPerToken2 = math.NaN() }, "attention_seconds_per_token2 = NaN"},
+		{func(c *TokenCosts) { c.LinearSecondsPerToken = -1 }, "linear_seconds_per_token = -1"},
+		{func(c *TokenCosts) { c.FixedSeconds = math.Inf(1) }, "fixed_seconds = +Inf"},
+		{func(c *TokenCosts) { c.AttentionSecondsPerToken2, c.LinearSecondsPerToken = 0, 0 }, "both 0"},
+		{func(c *TokenCosts) { c.AllToAll[1].Degree = 8 }, "all_to_all[1].degree = 8: must be 4"},
+		{func(c *TokenCosts) { c.AllToAll[0].SecondsPerToken = -2 }, "all_to_all[0].seconds_per_token = -2"},
+	} {
+		bad := good
+		bad.AllToAll = slices.Clone(good.AllToAll)
+		c.edit(&bad)
+		if err := bad.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Check = %v, want %q", err, c.want)
+		}
+	}
+}

@@ -72,9 +72,9 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 		if *scenario != "" {
 			return badInput("--batches and --scenario are exclusive")
 		}
-		p, err := policies.New(*policy)
+		p, err := experiment.NewPolicy(*policy)
 		if err != nil {
-			return badInput("%v", err)
+			return err
 		}
 		return withBatches(*batches, *out, stdout, func(r io.Reader, w io.Writer) error {
 			return experiment.PlanBatches(r, *batches, w, p, *ratio)
@@ -90,19 +90,19 @@ func runPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, err := sc.PolicyFor(*policy)
+	setup, err := experiment.NewSetup(sc)
 	if err != nil {
-		return badInput("%v", err)
+		return err
+	}
+	p, err := experiment.PolicyFor(sc, *policy, setup)
+	if err != nil {
+		return err
 	}
 	sampler, err := sc.NewSampler()
 	if err != nil {
 		return err
 	}
 	lengths := sampler.Batch(*iteration).Lengths
-	setup, err := experiment.NewSetup(sc)
-	if err != nil {
-		return err
-	}
 	in := setup.Inputs
 	ratioNote := "given with --overhead-ratio"
 	if *ratio >= 0 {

@@ -99,9 +99,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	case *policy == "":
 		return badInput("--policy is required (one of %s)", strings.Join(policies.Names(), ", "))
 	}
-	p, err := policies.New(*policy)
+	p, err := experiment.NewPolicy(*policy)
 	if err != nil {
-		return badInput("%v", err)
+		return err
 	}
 	return withBatches(*batches, *out, stdout, func(r io.Reader, w io.Writer) error {
 		return experiment.RunBatches(r, *batches, w, p)

@@ -18,6 +18,7 @@ type rule struct {
 	dir       string   // folder relative to the repository root, with its sub-folders
 	forbidden []string // import paths (exact) or prefixes ending in "/"
 	stdOnly   bool     // only the standard library
+	only      bool     // the folder itself, not its sub-folders
 	why       string
 }
 
@@ -32,7 +33,7 @@ var rules = []rule{
 	{dir: "job", stdOnly: true, why: "job is the leaf every package may import"},
 	{dir: "job", forbidden: coreForbidden, why: "deterministic core"},
 	{dir: "workload", forbidden: append(slices.Clone(above), coreForbidden...), why: "deterministic core"},
-	{dir: "sched", forbidden: append([]string{"math/rand/v2", module + "sim", module + "sim/", module + "calib"}, append(slices.Clone(above), coreForbidden...)...),
+	{dir: "sched", forbidden: append([]string{"math/rand/v2", module + "sim", module + "sim/", module + "calib", module + "milp/cbc"}, append(slices.Clone(above), coreForbidden...)...),
 		why: "policies are pure functions of the batch and never import the engine or the cost model"},
 	{dir: "sim", forbidden: append([]string{module + "sched/"}, append(slices.Clone(above), coreForbidden...)...), why: "the engine never imports a policy"},
 	{dir: "sim/step", forbidden: []string{module + "calib", module + "sim/network"},
@@ -45,6 +46,9 @@ var rules = []rule{
 	{dir: "scenarios", forbidden: above, why: "scenarios describe runs; they do not run them"},
 	{dir: "report", forbidden: above, why: "report draws and writes results; experiments fill them"},
 	{dir: "experiment", forbidden: []string{module + "cmd/"}, why: "the CLI sits on top of the experiments"},
+	{dir: "milp", only: true, forbidden: append([]string{"os/exec", module + "milp/cbc", module + "sched", module + "sched/"}, coreForbidden...),
+		why: "the MILP model is pure: solvers that run programs live at the edge (milp/cbc)"},
+	{dir: "milp/cbc", forbidden: []string{module + "sched", module + "sched/", module + "sim", module + "sim/"}, why: "a solver knows models, not policies"},
 }
 
 // TestLayering checks every rule on every non-test Go file.
@@ -57,7 +61,7 @@ func TestLayering(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() && d.Name() == "testdata" {
+			if d.IsDir() && (d.Name() == "testdata" || r.only && path != dir) {
 				return filepath.SkipDir
 			}
 			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/bytescale"
+	"github.com/dcpsim/dcpsim/sched/flexsp"
 	"github.com/dcpsim/dcpsim/sched/hexiseq"
 	"github.com/dcpsim/dcpsim/sched/hydra"
 	"github.com/dcpsim/dcpsim/sched/mcore"
@@ -43,6 +44,25 @@ type Descriptor struct {
 	// decoded into; nil means the defaults) and validates them: an error names
 	// the key and the allowed range.
 	New func(options any) (sched.Policy, error)
+	// Requires names an external program the policy cannot plan without
+	// (zero when none): whoever builds the policy finds it and hands it over
+	// (FlexSP: a MILP solver, milp.SolverUser), or skips the policy naming
+	// the package; it never substitutes something else.
+	Requires Requirement
+	// PlansAhead says the policy's planner runs a batch ahead of training,
+	// overlapped with the previous iteration (FlexSP §5: a CPU solver
+	// service): only the planning stall beyond the previous iteration's step
+	// is on the critical path.
+	PlansAhead bool
+}
+
+// Requirement is an external program and the Debian package that installs
+// it.
+type Requirement struct {
+	// Program is the executable looked up on PATH, e.g. "cbc".
+	Program string
+	// Package is the Debian package that installs it, e.g. "coinor-cbc".
+	Package string
 }
 
 // All returns every policy, sorted by name.
@@ -50,6 +70,7 @@ func All() []Descriptor {
 	return []Descriptor{
 		describe(bytescale.Name, "ByteScale HDP: any-integer degrees D(s) = ⌈s/C⌉, best-fit bins, balance scheduler with per-rank microbatch counts",
 			sched.Ring, false, bytescale.DefaultOptions, bytescale.New),
+		flexSP(),
 		describe(hexiseq.Name, "HexiSeq: asymmetric CP × HP for mixed GPU kinds: per-rank shard lengths and head counts by capability under memory (clustering, capability split, coordinate descent)",
 			sched.UlyssesRing, false, hexiseq.DefaultOptions, hexiseq.New),
 		describe(hydra.Name, "HyDra: load-driven degrees from the closed-form cap C*, piggyback packing with heaps",
@@ -67,6 +88,16 @@ func All() []Descriptor {
 		describe(wlbllm.Name, "WLB-LLM: fixed CP, variable-length packing by predicted workload with outlier delay queues across iterations, all-gather-KV CP",
 			sched.AllGatherKV, false, wlbllm.DefaultOptions, wlbllm.New),
 	}
+}
+
+// flexSP is FlexSP's descriptor: Ulysses with exposed all-to-alls, a MILP
+// solver required (COIN-OR CBC), planning ahead of training.
+func flexSP() Descriptor {
+	d := describe(flexsp.Name, "FlexSP: Sequence Blaster microbatches, a MILP per microbatch choosing heterogeneous Ulysses group sizes (needs cbc)",
+		sched.Ulysses, false, flexsp.DefaultOptions, flexsp.New)
+	d.Requires = Requirement{Program: "cbc", Package: "coinor-cbc"}
+	d.PlansAhead = true
+	return d
 }
 
 // describe builds a Descriptor from a policy package's typed options and

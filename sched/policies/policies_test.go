@@ -5,8 +5,34 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dcpsim/dcpsim/milp"
+	"github.com/dcpsim/dcpsim/milp/cbc"
 	"github.com/dcpsim/dcpsim/sched"
 )
+
+// newPolicy builds the named policy with its defaults and what it requires
+// (a MILP solver: cbc), as experiment does; ok is false when a required
+// program is not installed (the test then skips that policy).
+func newPolicy(t testing.TB, name string) (p sched.Policy, ok bool) {
+	t.Helper()
+	d, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = d.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, isUser := p.(milp.SolverUser); isUser {
+		s, err := cbc.Find()
+		if err != nil {
+			t.Logf("%s skipped: %v", name, err)
+			return nil, false
+		}
+		u.UseSolver(s)
+	}
+	return p, true
+}
 
 // randomCase draws a small random batch and inputs that every policy can plan:
 // G a power of two in [2, 64], B in [64, 4096], lengths long-tailed up to the
@@ -40,16 +66,20 @@ func TestEveryPolicyValidates(t *testing.T) {
 		n = 1_000
 	}
 	for _, name := range Names() {
-		p, err := New(name)
-		if err != nil {
-			t.Fatal(err)
+		p, ok := newPolicy(t, name)
+		if !ok {
+			continue
 		}
 		pr := sched.Promises{}
 		if ps, ok := p.(sched.Promiser); ok {
 			pr = ps.Promises()
 		}
+		cases := n
+		if d, _ := Lookup(name); d.Requires.Program != "" {
+			cases = n / 100 // a subprocess per MILP: fewer cases, the same generator
+		}
 		planned := 0
-		for i := range n {
+		for i := range cases {
 			lengths, in := randomCase(rng)
 			plan, err := p.Plan(lengths, in)
 			if errors.Is(err, sched.ErrCannotPlan) {
@@ -63,8 +93,8 @@ func TestEveryPolicyValidates(t *testing.T) {
 			}
 			planned++
 		}
-		if planned < n/2 {
-			t.Errorf("%s planned only %d of %d cases", name, planned, n)
+		if planned < cases/2 {
+			t.Errorf("%s planned only %d of %d cases", name, planned, cases)
 		}
 	}
 }
@@ -76,16 +106,20 @@ func TestEveryPolicyValidates(t *testing.T) {
 func TestEveryPolicyValidatesMixed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, name := range Names() {
-		p, err := New(name)
-		if err != nil {
-			t.Fatal(err)
+		p, ok := newPolicy(t, name)
+		if !ok {
+			continue
 		}
 		pr := sched.Promises{}
 		if ps, ok := p.(sched.Promiser); ok {
 			pr = ps.Promises()
 		}
+		cases, want := 300, 100
+		if d, _ := Lookup(name); d.Requires.Program != "" {
+			cases, want = 30, 10 // a subprocess per MILP
+		}
 		planned := 0
-		for i := range 300 {
+		for i := range cases {
 			lengths, in := randomCase(rng)
 			if in.PoolRanks < 4 {
 				continue
@@ -103,8 +137,8 @@ func TestEveryPolicyValidatesMixed(t *testing.T) {
 			}
 			planned++
 		}
-		if planned < 100 {
-			t.Errorf("%s planned only %d mixed cases", name, planned)
+		if planned < want {
+			t.Errorf("%s planned only %d of %d mixed cases", name, planned, cases)
 		}
 	}
 }
@@ -142,9 +176,9 @@ func FuzzPolicies(f *testing.F) {
 			lengths[i] = int(x) * max(1, b/64)
 		}
 		for _, name := range Names() {
-			p, err := New(name)
-			if err != nil {
-				t.Fatal(err)
+			p, ok := newPolicy(t, name)
+			if !ok {
+				continue
 			}
 			plan, err := p.Plan(lengths, in)
 			if err != nil {
