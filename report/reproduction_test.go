@@ -244,7 +244,7 @@ func TestWriteScaling(t *testing.T) {
 		"| deepseek-v3 | 16384 | 0.00 | 0.50 | 0.00 |\n",
 		"| deepseek-v3 | Mcore DCP | 1.6 / 1.61 (×0.99) | 1.6 / 1.61 (×0.99) |\n",
 		"| deepseek-v3 | static CP | 14 / 13.8 (up to, ring static CP) (×1.01) |",
-		"deepseek-v3, throughput order over the sweep, stall off: here HyDra > Mcore DCP > static CP; paper HyDra > Mcore DCP > static CP.\n",
+		"deepseek-v3, throughput order over the sweep, stall off: here HyDra > Mcore DCP > static CP; paper HyDra > Mcore DCP > static CP (0 of the pairs the paper orders reversed here).\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("scaling tables lack %q:\n%s", want, got)
@@ -254,5 +254,25 @@ func TestWriteScaling(t *testing.T) {
 	writeScaling(&w, nil)
 	if w.String() != "No points.\n" {
 		t.Errorf("no points: %q", w.String())
+	}
+}
+
+// TestOrder: equal ratings print as ties and count no reversal; a pair the
+// paper orders and ours reverses counts once.
+func TestOrder(t *testing.T) {
+	here := map[string]float64{"hydra": 1, "mcore": 1.6, "static": 2.4, "flexsp": 1.4, "bytescale": 1.7}
+	paper := map[string]float64{"hydra": 1, "mcore": 1.53, "static": 1.95, "flexsp": 1.95, "bytescale": 1.28}
+	o := order{policies: []string{"hydra", "mcore", "static", "flexsp", "bytescale"},
+		here: func(p string) float64 { return here[p] }, paper: func(p string) float64 { return paper[p] }}
+	if got, want := o.text(o.paper), "HyDra > ByteScale > Mcore DCP > static CP ≈ FlexSP"; got != want {
+		t.Errorf("paper order %q, want %q", got, want)
+	}
+	if got, want := o.text(o.here), "HyDra > FlexSP > Mcore DCP > ByteScale > static CP"; got != want {
+		t.Errorf("our order %q, want %q", got, want)
+	}
+	// Reversed: mcore/flexsp, bytescale/mcore, bytescale/flexsp; static ≈
+	// flexsp in the paper, so that pair does not count.
+	if got := o.reversed(); got != 3 {
+		t.Errorf("reversed = %d, want 3", got)
 	}
 }
