@@ -75,7 +75,7 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hexiseq: %w", err)
 	}
-	d := &Diagnostics{Degree: c.P, Ulysses: c.U, Ring: c.P / c.U, DP: in.PoolRanks / c.P, ModelledSeconds: c.Packing.Seconds, Tried: c.Tried}
+	d := &Diagnostics{Factorization: c.Factorization(in.PoolRanks)}
 	var layoutErr error
 	mbs, err := cphp.Microbatches(c.Packing, c.Replicas, lengths, in, func(j int, _ []int, tokens int64, squares float64) *sched.Layout {
 		r := c.Replicas[j]
@@ -374,18 +374,10 @@ func waterfill(total int64, weights []float64, caps []int64) []int64 {
 	}
 }
 
-// Diagnostics explain a HexiSeq plan.
+// Diagnostics explain a HexiSeq plan: the factorization chosen (its
+// ModelledSeconds with stage 2's split) and the descent's work.
 type Diagnostics struct {
-	// Degree is P, Ulysses u, Ring r = P/u, DP the replicas G/P.
-	Degree  int `json:"degree"`
-	Ulysses int `json:"ulysses"`
-	Ring    int `json:"ring"`
-	DP      int `json:"dp"`
-	// ModelledSeconds is the planning model's iteration time of the packing
-	// (with stage 2's split).
-	ModelledSeconds float64 `json:"modelled_seconds"`
-	// Tried counts the factorizations packed.
-	Tried int `json:"tried"`
+	cphp.Factorization
 	// AsymmetricGroups counts the groups that mix kinds (the others run the
 	// equal layout); Moves and Evaluations are the descent's.
 	AsymmetricGroups int   `json:"asymmetric_groups"`
@@ -393,25 +385,10 @@ type Diagnostics struct {
 	Evaluations      int64 `json:"descent_evaluations"`
 }
 
-// ChosenOption reports the chosen P and u (sched.OptionChooser).
-func (d *Diagnostics) ChosenOption(key string) (float64, bool) {
-	switch key {
-	case "degree":
-		return float64(d.Degree), true
-	case "ulysses":
-		return float64(d.Ulysses), true
-	}
-	return 0, false
-}
-
 // Summary lists the diagnostics.
 func (d *Diagnostics) Summary() []sched.KV {
-	return []sched.KV{
-		{Name: "P = u × r", Value: fmt.Sprintf("%d = %d × %d", d.Degree, d.Ulysses, d.Ring)},
-		{Name: "DP replicas", Value: strconv.Itoa(d.DP)},
-		{Name: "modelled iteration (s)", Value: strconv.FormatFloat(d.ModelledSeconds, 'g', 4, 64)},
-		{Name: "factorizations tried", Value: strconv.Itoa(d.Tried)},
-		{Name: "asymmetric groups", Value: strconv.Itoa(d.AsymmetricGroups)},
-		{Name: "descent moves / evaluations", Value: fmt.Sprintf("%d / %d", d.Moves, d.Evaluations)},
-	}
+	return append(d.Factorization.Summary(),
+		sched.KV{Name: "asymmetric groups", Value: strconv.Itoa(d.AsymmetricGroups)},
+		sched.KV{Name: "descent moves / evaluations", Value: fmt.Sprintf("%d / %d", d.Moves, d.Evaluations)},
+	)
 }

@@ -31,7 +31,6 @@ package usp
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/cphp"
@@ -100,7 +99,7 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("usp: %w", err)
 	}
-	d := &Diagnostics{Degree: c.P, Ulysses: c.U, Ring: c.P / c.U, DP: in.PoolRanks / c.P, ModelledSeconds: c.Packing.Seconds, Tried: c.Tried}
+	d := &Diagnostics{Factorization: c.Factorization(in.PoolRanks)}
 	return &sched.Plan{
 		Policy: Name, PoolRanks: in.PoolRanks, Microbatches: mbs,
 		WorkUnits: c.Visits, StallWork: sched.StallWork{SequenceVisits: int64(len(lengths))},
@@ -139,37 +138,7 @@ func Equal(in sched.Inputs) sched.Inputs {
 	return in
 }
 
-// Diagnostics explain a USP plan.
+// Diagnostics explain a USP plan: the factorization chosen.
 type Diagnostics struct {
-	// Degree is P, Ulysses u, Ring r = P/u, DP the replicas G/P.
-	Degree  int `json:"degree"`
-	Ulysses int `json:"ulysses"`
-	Ring    int `json:"ring"`
-	DP      int `json:"dp"`
-	// ModelledSeconds is the planning model's iteration time of the plan.
-	ModelledSeconds float64 `json:"modelled_seconds"`
-	// Tried counts the factorizations packed.
-	Tried int `json:"tried"`
-}
-
-// ChosenOption reports the chosen P and u for the options "degree" and
-// "ulysses" (sched.OptionChooser).
-func (d *Diagnostics) ChosenOption(key string) (float64, bool) {
-	switch key {
-	case "degree":
-		return float64(d.Degree), true
-	case "ulysses":
-		return float64(d.Ulysses), true
-	}
-	return 0, false
-}
-
-// Summary lists the diagnostics.
-func (d *Diagnostics) Summary() []sched.KV {
-	return []sched.KV{
-		{Name: "P = u × r", Value: fmt.Sprintf("%d = %d × %d", d.Degree, d.Ulysses, d.Ring)},
-		{Name: "DP replicas", Value: strconv.Itoa(d.DP)},
-		{Name: "modelled iteration (s)", Value: strconv.FormatFloat(d.ModelledSeconds, 'g', 4, 64)},
-		{Name: "factorizations tried", Value: strconv.Itoa(d.Tried)},
-	}
+	cphp.Factorization
 }
