@@ -188,21 +188,31 @@ func ValidName(s string) bool {
 	return true
 }
 
+// checkName checks the name of the i-th variable or constraint (what) and
+// records it in seen: it must be valid (ValidName) and not seen before.
+func checkName(what string, i int, name string, seen map[string]bool) error {
+	defer func() { seen[name] = true }()
+	switch {
+	case !ValidName(name):
+		return fmt.Errorf("milp: %s %d: name %q: want 1-%d characters of [A-Za-z0-9_.], not starting with a digit or '.'", what, i, name, MaxNameLength)
+	case seen[name]:
+		return fmt.Errorf("milp: %s %d: name %q used twice", what, i, name)
+	}
+	return nil
+}
+
 // Check returns every problem a solver would refuse, joined: names invalid
 // or repeated (variables and constraints each), a variable's kind unknown or
 // its bounds not lower <= upper with lower finite, a term naming no variable,
+
 // a coefficient or right-hand side not finite, a sense unknown.
 func (m *Model) Check() error {
 	var errs []error
 	seen := map[string]bool{}
 	for i, v := range m.vars {
-		switch {
-		case !ValidName(v.Name):
-			errs = append(errs, fmt.Errorf("milp: variable %d: name %q: want 1-%d characters of [A-Za-z0-9_.], not starting with a digit or '.'", i, v.Name, MaxNameLength))
-		case seen[v.Name]:
-			errs = append(errs, fmt.Errorf("milp: variable %d: name %q used twice", i, v.Name))
+		if err := checkName("variable", i, v.Name, seen); err != nil {
+			errs = append(errs, err)
 		}
-		seen[v.Name] = true
 		if v.Kind < Continuous || v.Kind > Binary {
 			errs = append(errs, fmt.Errorf("milp: variable %s: unknown kind %d", v.Name, int(v.Kind)))
 		}
@@ -232,13 +242,9 @@ func (m *Model) Check() error {
 	rows := map[string]bool{}
 	for i, c := range m.cons {
 		where := fmt.Sprintf("constraint %d (%s)", i, c.Name)
-		switch {
-		case !ValidName(c.Name):
-			errs = append(errs, fmt.Errorf("milp: constraint %d: name %q: want 1-%d characters of [A-Za-z0-9_.], not starting with a digit or '.'", i, c.Name, MaxNameLength))
-		case rows[c.Name]:
-			errs = append(errs, fmt.Errorf("milp: constraint %d: name %q used twice", i, c.Name))
+		if err := checkName("constraint", i, c.Name, rows); err != nil {
+			errs = append(errs, err)
 		}
-		rows[c.Name] = true
 		if c.Sense < LE || c.Sense > EQ {
 			errs = append(errs, fmt.Errorf("milp: %s: unknown sense %d", where, int(c.Sense)))
 		}
