@@ -204,7 +204,6 @@ func checkName(what string, i int, name string, seen map[string]bool) error {
 // Check returns every problem a solver would refuse, joined: names invalid
 // or repeated (variables and constraints each), a variable's kind unknown or
 // its bounds not lower <= upper with lower finite, a term naming no variable,
-
 // a coefficient or right-hand side not finite, a sense unknown.
 func (m *Model) Check() error {
 	var errs []error
