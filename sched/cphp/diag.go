@@ -49,3 +49,15 @@ func (f *Factorization) Summary() []sched.KV {
 		{Name: "factorizations tried", Value: strconv.Itoa(f.Tried)},
 	}
 }
+
+// CheckForced checks the options that force a factorization: degree P and
+// Ulysses size u, each 0 (chosen per batch) or in range.
+func CheckForced(degree, ulysses int) error {
+	if degree != 0 && (degree < 1 || degree > sched.MaxPoolRanks) {
+		return fmt.Errorf("degree = %d: must be 0 (chosen) or in [1, %d]", degree, sched.MaxPoolRanks)
+	}
+	if ulysses != 0 && (!sched.IsPow2(ulysses) || ulysses > sched.MaxPoolRanks) {
+		return fmt.Errorf("ulysses = %d: must be 0 (chosen) or a power of two in [1, %d]", ulysses, sched.MaxPoolRanks)
+	}
+	return nil
+}

@@ -63,11 +63,8 @@ var (
 
 // New builds the policy from its options.
 func New(o Options) (*Policy, error) {
-	if o.Degree != 0 && (o.Degree < 1 || o.Degree > sched.MaxPoolRanks) {
-		return nil, fmt.Errorf("degree = %d: must be 0 (chosen) or in [1, %d]", o.Degree, sched.MaxPoolRanks)
-	}
-	if o.Ulysses != 0 && (!sched.IsPow2(o.Ulysses) || o.Ulysses > sched.MaxPoolRanks) {
-		return nil, fmt.Errorf("ulysses = %d: must be 0 (chosen) or a power of two in [1, %d]", o.Ulysses, sched.MaxPoolRanks)
+	if err := cphp.CheckForced(o.Degree, o.Ulysses); err != nil {
+		return nil, err
 	}
 	return &Policy{opts: o}, nil
 }
