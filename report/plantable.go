@@ -145,13 +145,13 @@ func layoutShares(plan *sched.Plan, in sched.Inputs) string {
 		kindOf = c.KindOf
 	}
 	sums := make([]acc, len(kinds))
-	any := false
+	found := false
 	for _, mb := range plan.Microbatches {
 		for _, g := range mb.Groups {
 			if g.Layout == nil || len(g.Layout.ShardTokens) != g.Size || len(g.Layout.Heads) != g.Size {
 				continue
 			}
-			any = true
+			found = true
 			for i := range g.Size {
 				a := &sums[kindOf(g.FirstRank+i)]
 				a.tokens += float64(g.Layout.ShardTokens[i])
@@ -160,7 +160,7 @@ func layoutShares(plan *sched.Plan, in sched.Inputs) string {
 			}
 		}
 	}
-	if !any {
+	if !found {
 		return ""
 	}
 	var parts []string

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/internal/keyheap"
 )
 
 // fgroup is one CP group of a phase: a unit (or part of a split one) on its
@@ -243,8 +244,8 @@ func (p *planner) phaseTime(groups []fgroup) float64 {
 // a frame at a time, until every unit is placed (package doc, "Balance
 // scheduler").
 func (p *planner) balance() error {
-	h := newSlotHeap(p.time)
-	defer func() { p.heapOps += h.ops }()
+	h := keyheap.New(p.time)
+	defer func() { p.heapOps += h.Ops }()
 	cursor := p.firstBucket()
 	for p.unplaced > 0 {
 		p.rounds++
@@ -256,17 +257,17 @@ func (p *planner) balance() error {
 		threshold := maxTime * (1 - p.delta)
 		for s, t := range p.time {
 			if t < threshold {
-				h.push(s)
+				h.Add(s)
 			}
 		}
-		fresh := h.len() == 0
+		fresh := h.Len() == 0
 		if fresh {
 			for s := range p.time {
-				h.push(s)
+				h.Add(s)
 			}
 		}
-		for h.len() > 0 && p.unplaced > 0 {
-			s := h.pop()
+		for h.Len() > 0 && p.unplaced > 0 {
+			s := h.Take()
 			if !p.ppBalance {
 				cursor = p.firstBucket()
 			}
@@ -278,11 +279,11 @@ func (p *planner) balance() error {
 				cursor = p.bucketAfter(used)
 			}
 			if !fresh && p.time[s] < threshold {
-				h.push(s)
+				h.Add(s)
 			}
 		}
-		for h.len() > 0 {
-			h.pop()
+		for h.Len() > 0 {
+			h.Take()
 		}
 	}
 	return nil
@@ -293,7 +294,7 @@ func (p *planner) balance() error {
 // lock-step pipeline group and the frame is the whole group; or s is a lane
 // (pp = vpp = 1), and the frame is the earliest-starting window of lanes the
 // unit needs (s itself for a unit of one lane), which then ends together.
-func (p *planner) place(s, b int, h *slotHeap, fresh bool, threshold float64) (int, error) {
+func (p *planner) place(s, b int, h *keyheap.Heap[float64], fresh bool, threshold float64) (int, error) {
 	first := p.next(b, math.MaxInt32)
 	used := int(p.bucketOf[first])
 	if p.lockstep {
@@ -314,13 +315,13 @@ func (p *planner) place(s, b int, h *slotHeap, fresh bool, threshold float64) (i
 	end := start + p.phaseTime(phase)
 	for l := a; l < a+n; l++ {
 		p.time[l] = end
-		if l == s || !h.contains(l) {
+		if l == s || !h.Contains(l) {
 			continue
 		}
 		if fresh || end >= threshold {
-			h.remove(l)
+			h.Remove(l)
 		} else {
-			h.fix(l)
+			h.Fix(l)
 		}
 	}
 	p.frames = append(p.frames, frame{firstLane: a, lanes: n, slot: a, bucket: used, phases: [][]fgroup{phase}})
