@@ -63,14 +63,7 @@ func parse(t testing.TB, src string) *scenarios.Scenario {
 // that differ between runs.
 func withoutWallTimes(o *Outcome) *Outcome {
 	c := *o
-	c.Summary.Policies = slices.Clone(o.Summary.Policies)
-	for i := range c.Summary.Policies {
-		c.Summary.Policies[i].PlannerGoSeconds = 0
-	}
-	c.Rows = slices.Clone(o.Rows)
-	for i := range c.Rows {
-		c.Rows[i].PlannerGoSeconds = 0
-	}
+	c.Timings = report.Timings{}
 	return &c
 }
 
@@ -158,7 +151,7 @@ func TestWriteRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"iterations.csv", "manifest.json", "summary.json", "trace-hydra.json", "trace-mcore.json", "trace-static.json"}
+	want := []string{"iterations.csv", "manifest.json", "summary.json", "timings.json", "trace-hydra.json", "trace-mcore.json", "trace-static.json"}
 	if files[len(files)-1] != "manifest.json" || !slices.Equal(slices.Sorted(slices.Values(files)), want) {
 		t.Errorf("files %v, want %v with manifest.json last", files, want)
 	}
@@ -261,9 +254,14 @@ func TestSweepAxes(t *testing.T) {
 	if want := []report.Axis{{Key: "gpus", Value: "48"}, {Key: "hydra.cap", Value: "8"}}; !slices.Equal(sf.Points[1].Axes, want) {
 		t.Errorf("axes %+v, want %+v", sf.Points[1].Axes, want)
 	}
-	csv, _ := os.ReadFile(filepath.Join(dir, "sweep.csv"))
-	if !strings.Contains(string(csv), "gpus=48 hydra.cap=8,48,") || !strings.Contains(string(csv), ",hydra,cap=") {
-		t.Errorf("sweep.csv:\n%s", csv)
+	rows := readCSV(t, filepath.Join(dir, "sweep.csv"))
+	if len(rows) != 1+2 {
+		t.Fatalf("sweep.csv: %d records, want a header and 2 points", len(rows))
+	}
+	col := func(rec []string, name string) string { return rec[slices.Index(rows[0], name)] }
+	if r := rows[2]; col(r, "axes") != "gpus=48 hydra.cap=8" || col(r, "gpus") != "48" || col(r, "policy") != "hydra" ||
+		col(r, "gpu") != "H20" || col(r, "pp") != "3" || col(r, "recompute") != "none" || !strings.HasPrefix(col(r, "chosen_options"), "cap=") {
+		t.Errorf("sweep.csv row %q (header %q)", r, rows[0])
 	}
 	again, err := Sweep(context.Background(), sc, SweepOptions{Dir: dir, Jobs: 1})
 	if err != nil || again.Skipped != 2 {

@@ -142,7 +142,7 @@ func loadPoint(pdir string, keep bool) (*pointFolder, error) {
 			return nil, err
 		}
 		if n == "manifest.json" || !slices.Contains(pointFiles, n) {
-			return nil, badInput("%s: files lists %q: a sweep point holds only summary.json, iterations.csv and point.json", mpath, n)
+			return nil, badInput("%s: files lists %q: a sweep point holds only summary.json, iterations.csv, timings.json and point.json", mpath, n)
 		}
 	}
 	listed := slices.Sorted(slices.Values(man.Files))
@@ -184,9 +184,25 @@ func loadPoint(pdir string, keep bool) (*pointFolder, error) {
 		return nil, err
 	}
 
-	pf := &pointFolder{rec: &rec}
 	byName := map[string][]byte{"manifest.json": mb, "point.json": pb, "summary.json": sb, "iterations.csv": ib}
-	for _, n := range []string{"iterations.csv", "summary.json", "point.json", "manifest.json"} {
+	order := []string{"iterations.csv", "summary.json"}
+	if slices.Contains(listed, "timings.json") { // absent from points written before timings.json
+		tpath := filepath.Join(pdir, "timings.json")
+		tb, err := readResultFile(tpath)
+		if err != nil {
+			return nil, err
+		}
+		if err := decodeResultJSON(tpath, tb, &rec.Timings); err != nil {
+			return nil, err
+		}
+		if rec.Timings.Scenario != sum.Scenario {
+			return nil, badInput("%s: scenario = %q: not summary.json's %q", tpath, rec.Timings.Scenario, sum.Scenario)
+		}
+		byName["timings.json"] = tb
+		order = append(order, "timings.json")
+	}
+	pf := &pointFolder{rec: &rec}
+	for _, n := range append(order, "point.json", "manifest.json") {
 		pf.names = append(pf.names, n)
 		if keep {
 			pf.data = append(pf.data, byName[n])

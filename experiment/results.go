@@ -2,14 +2,12 @@ package experiment
 
 import (
 	"context"
-	"encoding/csv"
-	"encoding/json"
+		"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"strconv"
 
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
@@ -150,7 +148,10 @@ func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Sc
 	if err := w.json("summary.json", out.Summary); err != nil {
 		return nil, err
 	}
-	if err := w.write("iterations.csv", func(f io.Writer) error { return writeIterationsCSV(f, out.Rows) }); err != nil {
+	if err := w.write("iterations.csv", func(f io.Writer) error { return report.WriteCSV(f, out.Rows) }); err != nil {
+		return nil, err
+	}
+	if err := w.json("timings.json", out.Timings); err != nil {
 		return nil, err
 	}
 	if figures {
@@ -188,29 +189,15 @@ func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Sc
 	return w.files, nil
 }
 
-// iterationsHeader is the header of iterations.csv.
-var iterationsHeader = []string{"policy", "iteration", "warmup", "step_seconds", "tokens", "sequences", "microbatches",
-	"compute_share", "exposed_comm_share", "pp_bubble_share", "dp_bubble_share", "planner_stall_share",
-	"pp_bubble_rank0_share", "dp_bubble_rank0_share", "mfu", "mb_time_cv", "mb_time_max_over_min", "planner_modeled_seconds", "planner_go_seconds", "planner_work_units"}
+// iterationsHeader is the header of iterations.csv: report.IterationRow's
+// columns.
+var iterationsHeader = must(report.CSVHeader[report.IterationRow]())
 
-// writeIterationsCSV writes one row per (policy, iteration). The measured Go
-// planner time is the only column that varies between runs.
-func writeIterationsCSV(w io.Writer, rows []report.IterationRow) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(iterationsHeader); err != nil {
-		return err
+// must is v, or a panic at start-up when a results type has no CSV form (a
+// programming error the tests catch).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
 	}
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
-	for _, r := range rows {
-		rec := []string{r.Policy, strconv.Itoa(r.Iteration), strconv.FormatBool(r.Warmup), g(r.StepSeconds),
-			strconv.FormatInt(r.Tokens, 10), strconv.Itoa(r.Sequences), strconv.Itoa(r.Microbatches),
-			g(r.ComputeShare), g(r.ExposedCommShare), g(r.PPBubbleShare), g(r.DPBubbleShare), g(r.PlannerStallShare),
-			g(r.PPBubbleRank0Share), g(r.DPBubbleRank0Share), g(r.MFU), g(r.MBTimeCV), g(r.MBTimeMaxOverMin), g(r.PlannerModeledSeconds), g(r.PlannerGoSeconds),
-			strconv.FormatInt(r.PlannerWorkUnits, 10)}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
+	return v
 }

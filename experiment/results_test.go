@@ -129,7 +129,7 @@ func TestWriteRunReplacesStaleFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := checkFolder(t, dir)
-	if want := []string{"iterations.csv", "summary.json", "trace-static.json"}; !slices.Equal(m.Files, want) || len(files) != 4 {
+	if want := []string{"iterations.csv", "summary.json", "timings.json", "trace-static.json"}; !slices.Equal(m.Files, want) || len(files) != 5 {
 		t.Errorf("files %v (returned %v), want %v", m.Files, files, want)
 	}
 }

@@ -56,6 +56,9 @@ type Outcome struct {
 	Rows []report.IterationRow
 	// Timelines are one per policy that ran (Options.Timelines).
 	Timelines []report.Timeline
+	// Timings are the measured wall times (timings.json), apart from the
+	// deterministic Summary and Rows.
+	Timings report.Timings
 }
 
 // Hash is the SHA-256 identity of a scenario's inputs: its TOML source, its
@@ -127,10 +130,11 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 		}
 		_ = g.Wait() // each run keeps its own error
 	}
-	out := &Outcome{Summary: summaryHead(sc, setup.Inputs, opts)}
+	out := &Outcome{Summary: summaryHead(sc, setup.Inputs, opts), Timings: report.Timings{Scenario: sc.Name}}
 	for _, r := range runs {
 		r.finish()
 		out.Summary.Policies = append(out.Summary.Policies, r.sum)
+		out.Timings.Policies = append(out.Timings.Policies, r.timings)
 		out.Rows = append(out.Rows, r.rows...)
 		if r.timeline != nil {
 			out.Timelines = append(out.Timelines, *r.timeline)
@@ -150,15 +154,16 @@ func summaryHead(sc *scenarios.Scenario, in sched.Inputs, opts Options) report.S
 	return report.Summary{
 		Scenario: sc.Name, Hash: Hash(sc), Seed: sc.Run.Seed,
 		Iterations: sc.Run.Iterations, WarmupIterations: sc.Run.WarmupIterations,
-		GPUs: j.Cluster.GPUs, GPU: j.Cluster.Label(), Model: j.Model.Name,
-		TP: par.TP, PP: in.PP, VPP: in.VPP, EP: in.EPSize(), PoolRanks: in.PoolRanks,
-		BudgetTokens: in.BudgetTokens, ContextTokens: j.ContextTokens,
+		Layout: report.Layout{GPUs: j.Cluster.GPUs, GPU: j.Cluster.Label(), Model: j.Model.Name,
+			TP: par.TP, PP: in.PP, VPP: in.VPP, EP: in.EPSize(), PoolRanks: in.PoolRanks,
+			BudgetTokens: in.BudgetTokens, ContextTokens: j.ContextTokens, Recompute: string(par.RecomputeMode())},
 		DollarsPerGPUHour: dollars, PlannerStall: sc.PlannerStall, UlyssesAcrossNodes: sc.UlyssesAcrossNodes,
 	}
 }
 
 // policyRun is one policy's side of a Run: its policy (which may keep state
-// from one iteration to the next), its CP execution and its running sums.
+// from one iteration to the next), its CP execution, its rows and what the
+// summary needs beyond them.
 type policyRun struct {
 	sc       *scenarios.Scenario
 	desc     policies.Descriptor
@@ -172,11 +177,17 @@ type policyRun struct {
 	sum      report.PolicySummary
 	rows     []report.IterationRow
 	timeline *report.Timeline
-	steps    []float64
-	slots    map[int]float64 // GPU-slots at each CP degree, summed over iterations
+	// goSeconds are the measured wall times of the plans, by iteration
+	// (report.Timings; never in the rows).
+	goSeconds []float64
+	// mbSeconds pools the measured iterations' microbatch times (the MB-time
+	// figure), bounded by MaxMBSecondsKept.
+	mbSeconds []float64
+	slots     map[int]float64 // GPU-slots at each CP degree, summed over iterations
 	// fallbackSlots sums costmodel.Iteration.FallbackSlots over iterations.
 	fallbackSlots float64
-	tokens        float64
+	// timings are the measured wall times, once finished.
+	timings report.PolicyTimings
 }
 
 func newPolicyRun(sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, opts Options) *policyRun {
@@ -191,18 +202,21 @@ func newPolicyRun(sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, o
 
 func (r *policyRun) failed() bool { return r.err != nil }
 
-// iteration plans, prices and simulates batch b (iteration k).
+// iteration plans, prices and simulates batch b (iteration k) and keeps its
+// row.
 func (r *policyRun) iteration(k int, b workload.Batch) {
 	if err := r.step(k, b); err != nil {
 		r.err = fmt.Errorf("iteration %d: %w", k, err)
 	}
 }
 
+// step runs iteration k: the plan, its price and its simulation, measured
+// into one row.
 func (r *policyRun) step(k int, b workload.Batch) error {
 	in := r.setup.Inputs
 	start := time.Now()
 	plan, err := r.policy.Plan(b.Lengths, in)
-	wall := time.Since(start).Seconds()
+	r.goSeconds = append(r.goSeconds, time.Since(start).Seconds())
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
@@ -239,16 +253,17 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 	cv, maxMin := spread(res.MBSeconds)
 	r0 := res.Stages[0].Ranks[0]
 	it := float64(res.Iteration)
-	mfu := r.setup.Model.MFU(lengths, t)
-	row := report.IterationRow{
+	r.rows = append(r.rows, report.IterationRow{
 		Policy: r.desc.Name, Iteration: k, Warmup: warm, StepSeconds: t, Tokens: tokens, Sequences: len(lengths),
-		Microbatches: len(plan.Microbatches), ComputeShare: res.ComputeShare, ExposedCommShare: res.ExposedCommShare,
-		PPBubbleShare: res.PPBubbleShare, DPBubbleShare: res.DPBubbleShare, PlannerStallShare: res.StallShare,
-		MBTimeCV: cv, MBTimeMaxOverMin: maxMin, PlannerModeledSeconds: stall, PlannerGoSeconds: wall,
-		PlannerWorkUnits: plan.WorkUnits, PPBubbleRank0Share: float64(r0.PPBubble) / it, DPBubbleRank0Share: float64(r0.DPBubble) / it,
-		MFU: mfu,
-	}
-	r.rows = append(r.rows, row)
+		Measures: report.Measures{
+			ComputeShare: res.ComputeShare, ExposedCommShare: res.ExposedCommShare,
+			PPBubbleShare: res.PPBubbleShare, DPBubbleShare: res.DPBubbleShare, PlannerStallShare: res.StallShare, SyncShare: res.SyncShare,
+			PPBubbleRank0Share: float64(r0.PPBubble) / it, DPBubbleRank0Share: float64(r0.DPBubble) / it,
+			StepSecondsNoStall: t - res.PlannerStall.Seconds(), MFU: r.setup.Model.MFU(lengths, t),
+			MBTimeCV: cv, MBTimeMaxOverMin: maxMin, Microbatches: st.RankMicrobatchesMean,
+			PlannerModeledSeconds: stall, PlannerWorkUnits: float64(plan.WorkUnits),
+		},
+	})
 	if warm {
 		return nil
 	}
@@ -262,28 +277,9 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 			r.timeline = tl
 		}
 	}
-	ps := &r.sum
-	ps.Iterations++
-	r.steps = append(r.steps, t)
-	r.tokens += float64(row.Tokens)
-	ps.ComputeShare += res.ComputeShare
-	ps.ExposedCommShare += res.ExposedCommShare
-	ps.PPBubbleShare += res.PPBubbleShare
-	ps.DPBubbleShare += res.DPBubbleShare
-	ps.PlannerStallShare += res.StallShare
-	ps.SyncShare += res.SyncShare
-	ps.PPBubbleRank0Share += row.PPBubbleRank0Share
-	ps.DPBubbleRank0Share += row.DPBubbleRank0Share
-	ps.MFU += mfu
-	ps.StepSecondsMeanNoStall += t - res.PlannerStall.Seconds()
-	ps.MBTimeCV += cv
-	ps.MBTimeMaxOverMin += maxMin
-	ps.Microbatches += st.RankMicrobatchesMean
-	ps.PlannerModeledSeconds += stall
-	ps.PlannerGoSeconds += wall
-	ps.PlannerWorkUnits += float64(plan.WorkUnits)
-	if len(ps.MBSeconds)+len(res.MBSeconds) <= MaxMBSecondsKept {
-		ps.MBSeconds = append(ps.MBSeconds, res.MBSeconds...)
+	r.sum.Iterations++
+	if len(r.mbSeconds)+len(res.MBSeconds) <= MaxMBSecondsKept {
+		r.mbSeconds = append(r.mbSeconds, res.MBSeconds...)
 	}
 	for _, d := range st.Degrees {
 		r.slots[d.Degree] += d.Share * float64(st.Slots)
@@ -309,7 +305,8 @@ func (r *policyRun) chosenOptions(plan *sched.Plan) {
 	}
 }
 
-// finish turns the sums into means, or the summary into an error line.
+// finish computes the summary from the rows (report.Means and the step
+// times' mean, p95 and tokens/day), or turns it into an error line.
 func (r *policyRun) finish() {
 	ps := &r.sum
 	if r.err == nil && ps.Iterations == 0 {
@@ -317,21 +314,24 @@ func (r *policyRun) finish() {
 	}
 	if r.err != nil {
 		*ps = report.PolicySummary{Policy: ps.Policy, CPExec: ps.CPExec, OverlapAllToAll: ps.OverlapAllToAll, Error: r.err.Error(), Skipped: r.skipped}
-		r.rows, r.timeline = nil, nil
+		r.rows, r.timeline, r.goSeconds = nil, nil, nil
 		return
 	}
-	n := float64(ps.Iterations)
-	for _, f := range []*float64{&ps.ComputeShare, &ps.ExposedCommShare, &ps.PPBubbleShare, &ps.DPBubbleShare,
-		&ps.PlannerStallShare, &ps.SyncShare, &ps.PPBubbleRank0Share, &ps.DPBubbleRank0Share, &ps.MFU,
-		&ps.StepSecondsMeanNoStall, &ps.MBTimeCV, &ps.MBTimeMaxOverMin, &ps.Microbatches,
-		&ps.PlannerModeledSeconds, &ps.PlannerGoSeconds, &ps.PlannerWorkUnits} {
-		*f /= n
+	var steps, goSeconds []float64
+	var tokens float64
+	for i, row := range r.rows {
+		if !row.Warmup {
+			steps = append(steps, row.StepSeconds)
+			goSeconds = append(goSeconds, r.goSeconds[i])
+			tokens += float64(row.Tokens)
+		}
 	}
-	seconds := floats.Sum(r.steps)
-	ps.StepSecondsMean = seconds / n
-	ps.StepSecondsP95 = percentile(r.steps, 0.95)
-	ps.TokensPerDay = r.tokens * 86400 / seconds
+	ps.Measures = report.Means(r.rows, r.desc.Name)
+	ps.StepSecondsMean = stat.Mean(steps, nil)
+	ps.StepSecondsP95 = percentile(steps, 0.95)
+	ps.TokensPerDay = tokens * 86400 / floats.Sum(steps)
 	ps.DegreeShares = sched.SharesOf(r.slots)
+	ps.MBSeconds = r.mbSeconds
 	var all float64
 	for _, n := range r.slots {
 		all += n
@@ -339,6 +339,7 @@ func (r *policyRun) finish() {
 	if all > 0 {
 		ps.UlyssesFallbackShare = r.fallbackSlots / all
 	}
+	r.timings = report.PolicyTimings{Policy: ps.Policy, PlannerGoSecondsMean: stat.Mean(goSeconds, nil), PlannerGoSeconds: r.goSeconds}
 }
 
 // compare fills the columns that compare policies or need the layout: the

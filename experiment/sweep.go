@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -31,6 +30,10 @@ type PointRecord struct {
 	// (empty for builds without one): a resumed sweep reruns points of another.
 	Revision string            `json:"vcs_revision,omitempty"`
 	Point    report.SweepPoint `json:"point"`
+	// Timings are the point's measured wall times, from its timings.json
+	// (the one file of a point that differs from run to run); not in
+	// point.json.
+	Timings report.Timings `json:"-"`
 }
 
 // SweepFile is sweep.json: every point of a sweep, in order.
@@ -183,7 +186,7 @@ func checkSweepDir(dir string) error {
 }
 
 // pointFiles are the only files a sweep point folder holds.
-var pointFiles = []string{"iterations.csv", "manifest.json", "point.json", "summary.json"}
+var pointFiles = []string{"iterations.csv", "manifest.json", "point.json", "summary.json", "timings.json"}
 
 // pointDir is the folder of point i: points/p<index>-<safe point name>.
 func pointDir(dir string, i int, name string) string {
@@ -207,7 +210,7 @@ func runPoint(ctx context.Context, dir string, sc *scenarios.Scenario, hash stri
 	}
 	rec := &PointRecord{Sweep: sc.Name, SweepHash: hash, TotalPoints: len(points), Revision: rev, Point: report.SweepPoint{
 		Index: i, Name: filepath.Base(pdir), Axes: pointAxes(points[i]), GPUs: pt.Job.Cluster.GPUs, Model: pt.Job.Model.Name,
-		ContextTokens: pt.Job.ContextTokens, Summary: out.Summary}}
+		ContextTokens: pt.Job.ContextTokens, Summary: out.Summary}, Timings: out.Timings}
 	// point.json before the manifest, which lists it.
 	if _, err := writeRun(ctx, pdir, pointFiles, pt, out, false, func(w *resultWriter) error { return w.json("point.json", rec) }); err != nil {
 		return nil, false, err
@@ -224,15 +227,18 @@ func pointAxes(pt scenarios.Point) []report.Axis {
 	return axes
 }
 
-// writeSweep writes sweep.json, sweep.csv and the sweep figures from complete
-// point records, and returns the files' names.
+// writeSweep writes sweep.json, sweep.csv, timings.json (the points'
+// measured wall times) and the sweep figures from complete point records, and
+// returns the files' names.
 func writeSweep(ctx context.Context, dir, name, hash string, recs []*PointRecord, figures bool) ([]string, error) {
 	sf := SweepFile{Sweep: name, SweepHash: hash}
+	timings := report.SweepTimings{Sweep: name}
 	for i, r := range recs {
 		if r == nil {
 			return nil, fmt.Errorf("point %d missing", i)
 		}
 		sf.Points = append(sf.Points, r.Point)
+		timings.Points = append(timings.Points, report.PointTiming{Index: r.Point.Index, Name: r.Point.Name, Timings: r.Timings})
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -243,10 +249,15 @@ func writeSweep(ctx context.Context, dir, name, hash string, recs []*PointRecord
 	if err := report.WriteFileAtomic(filepath.Join(dir, "sweep.json"), func(w io.Writer) error { return encodeJSON(w, sf) }); err != nil {
 		return nil, err
 	}
-	if err := report.WriteFileAtomic(filepath.Join(dir, "sweep.csv"), func(w io.Writer) error { return writeSweepCSV(w, sf.Points) }); err != nil {
+	if err := report.WriteFileAtomic(filepath.Join(dir, "sweep.csv"), func(w io.Writer) error {
+		return report.WriteCSV(w, report.SweepRows(sf.Points))
+	}); err != nil {
 		return nil, err
 	}
-	files := []string{"sweep.json", "sweep.csv"}
+	if err := report.WriteFileAtomic(filepath.Join(dir, "timings.json"), func(w io.Writer) error { return encodeJSON(w, timings) }); err != nil {
+		return nil, err
+	}
+	files := []string{"sweep.json", "sweep.csv", "timings.json"}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -256,37 +267,11 @@ func writeSweep(ctx context.Context, dir, name, hash string, recs []*PointRecord
 			return nil, err
 		}
 		files = append(files, names...)
+		names, err = report.WriteSweepTimingFigures(dir, sf.Points, &timings)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, names...)
 	}
 	return files, nil
-}
-
-// writeSweepCSV writes one row per (point, policy).
-func writeSweepCSV(w io.Writer, pts []report.SweepPoint) error {
-	fmt.Fprintln(w, "point,name,axes,gpus,model,context_tokens,policy,chosen_options,error,step_seconds_mean,step_seconds_p95,"+
-		"tokens_per_day,step_over_first,pp_bubble_share,dp_bubble_share,compute_share,exposed_comm_share,planner_stall_share,"+
-		"pp_bubble_rank0_share,dp_bubble_rank0_share,step_seconds_mean_no_stall,mfu,"+
-		"mb_time_cv,planner_modeled_seconds,planner_go_seconds,dollars_per_1t_tokens")
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
-	for _, p := range pts {
-		var axes []string
-		for _, a := range p.Axes {
-			axes = append(axes, a.Key+"="+a.Value)
-		}
-		for _, s := range p.Summary.Policies {
-			var chosen []string
-			for _, k := range sortedKeys(s.ChosenOptions) {
-				chosen = append(chosen, k+"="+g(s.ChosenOptions[k]))
-			}
-			fields := []string{strconv.Itoa(p.Index), p.Name, strings.Join(axes, " "), strconv.Itoa(p.GPUs), p.Model,
-				strconv.Itoa(p.ContextTokens), s.Policy, strings.Join(chosen, " "),
-				strconv.Quote(s.Error), g(s.StepSecondsMean), g(s.StepSecondsP95), g(s.TokensPerDay), g(s.SpeedupOfFirst),
-				g(s.PPBubbleShare), g(s.DPBubbleShare), g(s.ComputeShare), g(s.ExposedCommShare), g(s.PlannerStallShare),
-				g(s.PPBubbleRank0Share), g(s.DPBubbleRank0Share), g(s.StepSecondsMeanNoStall), g(s.MFU),
-				g(s.MBTimeCV), g(s.PlannerModeledSeconds), g(s.PlannerGoSeconds), g(s.DollarsPer1TTokens)}
-			if _, err := fmt.Fprintln(w, strings.Join(fields, ",")); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

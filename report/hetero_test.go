@@ -24,7 +24,7 @@ func TestHeteroSection(t *testing.T) {
 		}
 	}
 	run := func(tpd map[string]float64) Summary {
-		s := Summary{GPUs: 64, GPU: "32×H100-SXM + 32×A100-80G", Model: "llama-3-8b", TP: 1, PP: 1, PoolRanks: 64, BudgetTokens: 1000, ContextTokens: 32000, Iterations: 2}
+		s := Summary{Iterations: 2, Layout: Layout{GPUs: 64, GPU: "32×H100-SXM + 32×A100-80G", Model: "llama-3-8b", TP: 1, PP: 1, PoolRanks: 64, BudgetTokens: 1000, ContextTokens: 32000}}
 		for _, p := range []string{"hexiseq", "usp", "hydra-hetero", "hydra"} {
 			s.Policies = append(s.Policies, PolicySummary{Policy: p, TokensPerDay: tpd[p], StepSecondsMean: 1e9 / tpd[p]})
 		}

@@ -239,10 +239,10 @@ func throughput(p *PolicySummary, nostall bool) float64 {
 	if !nostall {
 		return p.TokensPerDay
 	}
-	if p.StepSecondsMeanNoStall <= 0 {
+	if p.StepSecondsNoStall <= 0 {
 		return 0
 	}
-	return p.TokensPerDay * p.StepSecondsMean / p.StepSecondsMeanNoStall
+	return p.TokensPerDay * p.StepSecondsMean / p.StepSecondsNoStall
 }
 
 // vsPaper formats "ours / paper (ours÷paper)" for one cell.

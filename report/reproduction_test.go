@@ -85,18 +85,16 @@ func TestPaperValueAndVsPaper(t *testing.T) {
 // reproSummary is a scenario of three policies; static failed when
 // staticFails.
 func reproSummary(staticFails bool) *Summary {
-	s := &Summary{Scenario: "testbed-32k", GPUs: 512, GPU: "H20", Model: "m", TP: 1, PP: 4, VPP: 1, EP: 8, BudgetTokens: 4096,
+	s := &Summary{Scenario: "testbed-32k",
 		Iterations: 20, WarmupIterations: 2, PlannerStall: "modeled",
 		Policies: []PolicySummary{
-			{Policy: "hydra", StepSecondsMean: 2, StepSecondsMeanNoStall: 1.5, TokensPerDay: 184e9, PPBubbleShare: 0.25, DPBubbleShare: 0.02,
-				PPBubbleRank0Share: 0.2, DPBubbleRank0Share: 0.01, ComputeShare: 0.7, MFU: 0.41,
-				MBTimeCV: 0.3, PlannerModeledSeconds: 0.005, DollarsPer1TTokens: 133e3, DegreeShares: []sched.DegreeShare{{Degree: 0, Share: 0.1}, {Degree: 1, Share: 0.5}, {Degree: 8, Share: 0.4}}},
-			{Policy: "mcore", StepSecondsMean: 3, StepSecondsMeanNoStall: 2.5, TokensPerDay: 184e9 * 2 / 3},
-			{Policy: "static", StepSecondsMean: 4, StepSecondsMeanNoStall: 4, TokensPerDay: 184e9 / 2},
+			{Policy: "hydra", StepSecondsMean: 2, TokensPerDay: 184e9, DollarsPer1TTokens: 133e3, DegreeShares: []sched.DegreeShare{{Degree: 0, Share: 0.1}, {Degree: 1, Share: 0.5}, {Degree: 8, Share: 0.4}}, Measures: Measures{StepSecondsNoStall: 1.5, PPBubbleShare: 0.25, DPBubbleShare: 0.02, PPBubbleRank0Share: 0.2, DPBubbleRank0Share: 0.01, ComputeShare: 0.7, MFU: 0.41, MBTimeCV: 0.3, PlannerModeledSeconds: 0.005}},
+			{Policy: "mcore", StepSecondsMean: 3, TokensPerDay: 184e9 * 2 / 3, Measures: Measures{StepSecondsNoStall: 2.5}},
+			{Policy: "static", StepSecondsMean: 4, TokensPerDay: 184e9 / 2, Measures: Measures{StepSecondsNoStall: 4}},
 			// WLB-LLM trains 3/4 of the batch in 1.5 s: its throughput is
 			// HyDra's × 3/4 × 2/1.5 = HyDra's, not 2/1.5 of it.
-			{Policy: "wlb-llm", StepSecondsMean: 1.5, StepSecondsMeanNoStall: 1.5, TokensPerDay: 184e9},
-		}}
+			{Policy: "wlb-llm", StepSecondsMean: 1.5, TokensPerDay: 184e9, Measures: Measures{StepSecondsNoStall: 1.5}},
+		}, Layout: Layout{GPUs: 512, GPU: "H20", Model: "m", TP: 1, PP: 4, VPP: 1, EP: 8, BudgetTokens: 4096}}
 	if staticFails {
 		s.Policies[2] = PolicySummary{Policy: "static", Error: "boom"}
 	}
@@ -231,9 +229,9 @@ func TestPaperNumbers(t *testing.T) {
 func TestWriteScaling(t *testing.T) {
 	point := func(model string, gpus int, mcoreStep, staticStep float64) SweepPoint {
 		return SweepPoint{Model: model, GPUs: gpus, Summary: Summary{Policies: []PolicySummary{
-			{Policy: "hydra", StepSecondsMean: 1, StepSecondsMeanNoStall: 1, TokensPerDay: 100},
-			{Policy: "mcore", StepSecondsMean: mcoreStep, StepSecondsMeanNoStall: mcoreStep, TokensPerDay: 100 / mcoreStep, PlannerModeledSeconds: 0.5},
-			{Policy: "static", StepSecondsMean: staticStep, StepSecondsMeanNoStall: staticStep, TokensPerDay: 100 / staticStep},
+			{Policy: "hydra", StepSecondsMean: 1, TokensPerDay: 100, Measures: Measures{StepSecondsNoStall: 1}},
+			{Policy: "mcore", StepSecondsMean: mcoreStep, TokensPerDay: 100 / mcoreStep, Measures: Measures{StepSecondsNoStall: mcoreStep, PlannerModeledSeconds: 0.5}},
+			{Policy: "static", StepSecondsMean: staticStep, TokensPerDay: 100 / staticStep, Measures: Measures{StepSecondsNoStall: staticStep}},
 		}}}
 	}
 	var w strings.Builder

@@ -1,6 +1,16 @@
 package report
 
-import "github.com/dcpsim/dcpsim/sched"
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/dcpsim/dcpsim/sched"
+)
 
 // The types below are what a run of one scenario produces, in plain values with
 // units in their names: the CLI fills them from the simulator's results, and
@@ -8,7 +18,9 @@ import "github.com/dcpsim/dcpsim/sched"
 // no reference to the simulator's internals so the writers can be tested alone.
 
 // Summary is summary.json: the scenario, then one PolicySummary per policy in
-// the scenario's order (the first is the reference of Speedup).
+// the scenario's order (the first is the reference of Speedup). It holds no
+// wall-clock measurement (those are in Timings, timings.json), so the same
+// scenario and seed give the same bytes on every machine and GOMAXPROCS.
 type Summary struct {
 	// Scenario is the scenario's name; Hash the SHA-256 of its canonical TOML.
 	Scenario string `json:"scenario"`
@@ -19,17 +31,7 @@ type Summary struct {
 	Iterations       int    `json:"iterations"`
 	WarmupIterations int    `json:"warmup_iterations"`
 	// Layout describes the job: GPUs, GPU kind, model, parallel sizes.
-	GPUs      int    `json:"gpus"`
-	GPU       string `json:"gpu"`
-	Model     string `json:"model"`
-	TP        int    `json:"tp"`
-	PP        int    `json:"pp"`
-	VPP       int    `json:"vpp"`
-	EP        int    `json:"ep"`
-	PoolRanks int    `json:"pool_ranks"`
-	// BudgetTokens is B; ContextTokens the context length.
-	BudgetTokens  int `json:"budget_tokens"`
-	ContextTokens int `json:"context_tokens"`
+	Layout
 	// DollarsPerGPUHour prices DollarsPer1TTokens.
 	DollarsPerGPUHour float64 `json:"dollars_per_gpu_hour"`
 	// PlannerStall says how the planner's time was put on the critical path.
@@ -38,6 +40,66 @@ type Summary struct {
 	// inner all-to-all across nodes ([costs] ulysses_across_nodes).
 	UlyssesAcrossNodes bool            `json:"ulysses_across_nodes"`
 	Policies           []PolicySummary `json:"policies"`
+}
+
+// Layout is the job a run simulated: what a planner who sweeps variants needs
+// to tell the rows of a sweep apart.
+type Layout struct {
+	// GPUs is the cluster's GPU count; GPU its kind (a mixed cluster's label,
+	// e.g. "32×H100-SXM + 32×A100-80G"); Model the model's name.
+	GPUs  int    `json:"gpus"`
+	GPU   string `json:"gpu"`
+	Model string `json:"model"`
+	// TP, PP, VPP and EP are the parallel sizes; PoolRanks the HDP ranks of a
+	// stage (G).
+	TP        int `json:"tp"`
+	PP        int `json:"pp"`
+	VPP       int `json:"vpp"`
+	EP        int `json:"ep"`
+	PoolRanks int `json:"pool_ranks"`
+	// BudgetTokens is B; ContextTokens the context length.
+	BudgetTokens  int `json:"budget_tokens"`
+	ContextTokens int `json:"context_tokens"`
+	// Recompute is the activation recomputation: none, selective or full.
+	Recompute string `json:"recompute"`
+}
+
+// Measures are one iteration's figures (in an IterationRow) or, in a
+// PolicySummary, their means over the measured iterations (Means computes
+// them from the rows). Every field is a float64 and its json tag is its
+// column in iterations.csv, summary.json and sweep.csv: a new per-iteration
+// figure is one field here, set where the iteration is measured.
+type Measures struct {
+	// Shares of the iteration (mean over (stage, rank)); they sum to 1 with
+	// SyncShare.
+	ComputeShare      float64 `json:"compute_share"`
+	ExposedCommShare  float64 `json:"exposed_comm_share"`
+	PPBubbleShare     float64 `json:"pp_bubble_share"`
+	DPBubbleShare     float64 `json:"dp_bubble_share"`
+	PlannerStallShare float64 `json:"planner_stall_share"`
+	SyncShare         float64 `json:"grad_sync_optimizer_share"`
+	// PPBubbleRank0Share and DPBubbleRank0Share are the bubbles as the HyDra
+	// paper measures them (§6.2, §6.3, appendix A): on rank 0 (stage 0, HDP
+	// rank 0), as shares of the iteration.
+	PPBubbleRank0Share float64 `json:"pp_bubble_rank0_share"`
+	DPBubbleRank0Share float64 `json:"dp_bubble_rank0_share"`
+	// StepSecondsNoStall is the step time without the modelled planner stall
+	// (the stall shifts the whole iteration, so this is the step time with
+	// planning off the critical path).
+	StepSecondsNoStall float64 `json:"step_seconds_no_stall"`
+	// MFU is the model FLOPs utilization (costmodel.Model.MFU).
+	MFU float64 `json:"mfu"`
+	// MBTimeCV and MBTimeMaxOverMin describe the spread of microbatch times.
+	MBTimeCV         float64 `json:"mb_time_cv"`
+	MBTimeMaxOverMin float64 `json:"mb_time_max_over_min"`
+	// Microbatches is the mean microbatch count of a rank (the plan's count
+	// for policies whose microbatches span the pool).
+	Microbatches float64 `json:"microbatches"`
+	// PlannerModeledSeconds is the planner stall modelled from the policy's
+	// work (calib.CPython, calib.CBC); PlannerWorkUnits that work. The
+	// measured wall time of our Go planner is in Timings, never here.
+	PlannerModeledSeconds float64 `json:"planner_modeled_seconds"`
+	PlannerWorkUnits      float64 `json:"planner_work_units"`
 }
 
 // PolicySummary is one policy's means over the measured iterations.
@@ -62,50 +124,19 @@ type PolicySummary struct {
 	TokensPerDay float64 `json:"tokens_per_day"`
 	// SpeedupOfFirst is this policy's mean step time over the first policy's.
 	SpeedupOfFirst float64 `json:"speedup_of_first"`
-	// Shares of the iteration, means over iterations of the mean over (stage,
-	// rank): they sum to 1.
-	ComputeShare      float64 `json:"compute_share"`
-	ExposedCommShare  float64 `json:"exposed_comm_share"`
-	PPBubbleShare     float64 `json:"pp_bubble_share"`
-	DPBubbleShare     float64 `json:"dp_bubble_share"`
-	PlannerStallShare float64 `json:"planner_stall_share"`
-	SyncShare         float64 `json:"grad_sync_optimizer_share"`
-	// PPBubbleRank0Share and DPBubbleRank0Share are the bubbles as the HyDra
-	// paper measures them (§6.2, §6.3, appendix A): on rank 0 (stage 0, HDP
-	// rank 0), as shares of the iteration, means over iterations.
-	PPBubbleRank0Share float64 `json:"pp_bubble_rank0_share"`
-	DPBubbleRank0Share float64 `json:"dp_bubble_rank0_share"`
-	// StepSecondsMeanNoStall is the mean step time without the modelled
-	// planner stall (the stall shifts the whole iteration, so this is the step
-	// time with planning off the critical path).
-	StepSecondsMeanNoStall float64 `json:"step_seconds_mean_no_stall"`
-	// MFU is the model FLOPs utilization (costmodel.Model.MFU), mean over
-	// iterations.
-	MFU float64 `json:"mfu"`
+	// Measures are the means of the measured iterations' Measures.
+	Measures
 	// UlyssesFallbackShare is the share of GPU-slots in groups wider than the
 	// query heads per TP rank that a Ulysses execution ran as Ulysses × ring
 	// (Megatron's hierarchical CP); 0 for other executions.
 	UlyssesFallbackShare float64 `json:"ulysses_fallback_share,omitempty"`
-	// MBTimeCV and MBTimeMaxOverMin describe the spread of microbatch times
-	// (means over iterations).
-	MBTimeCV         float64 `json:"mb_time_cv"`
-	MBTimeMaxOverMin float64 `json:"mb_time_max_over_min"`
-	// Microbatches is the mean microbatch count of a rank (the plan's count
-	// for policies whose microbatches span the pool).
-	Microbatches float64 `json:"microbatches"`
-	// PlannerModeledSeconds is the stall put on the critical path (modelled from
-	// the policy's work); PlannerGoSeconds the measured wall time of our Go
-	// implementation on this machine, never on the critical path.
-	PlannerModeledSeconds float64 `json:"planner_modeled_seconds"`
-	PlannerGoSeconds      float64 `json:"planner_go_seconds"`
-	PlannerWorkUnits      float64 `json:"planner_work_units"`
 	// DegreeShares is the share of GPU-slots (rank × microbatch) at each CP
 	// degree, over all measured iterations, by degree.
-	DegreeShares []sched.DegreeShare `json:"degree_shares"`
+	DegreeShares DegreeShares `json:"degree_shares"`
 	// ChosenOptions are the values the policy chose itself for its options
 	// (sched.OptionChooser) on the first measured batch, by option key; e.g.
 	// HyDra's closed-form C* under "cap", even when the run forced the cap.
-	ChosenOptions map[string]float64 `json:"chosen_options,omitempty"`
+	ChosenOptions ChosenOptions `json:"chosen_options,omitempty"`
 	// DollarsPer1TTokens is GPUs × $/GPU-hour × hours per 10^12 tokens.
 	DollarsPer1TTokens float64 `json:"dollars_per_1t_tokens"`
 	// MBSeconds are the measured iterations' microbatch times pooled (for the
@@ -114,24 +145,101 @@ type PolicySummary struct {
 	MBSeconds []float64 `json:"-"`
 }
 
-// IterationRow is one line of iterations.csv.
+// DegreeShares is a policy's CP-degree histogram; its CSV cell is
+// "degree:share" pairs, by degree.
+type DegreeShares []sched.DegreeShare
+
+// CSVText is the CSV cell: "1:0.25 4:0.75".
+func (d DegreeShares) CSVText() string {
+	parts := make([]string, len(d))
+	for i, s := range d {
+		parts[i] = strconv.Itoa(s.Degree) + ":" + formatFloat(s.Share)
+	}
+	return strings.Join(parts, " ")
+}
+
+// ChosenOptions are option values a policy chose itself, by key; its CSV
+// cell is "key=value" pairs in key order.
+type ChosenOptions map[string]float64
+
+// CSVText is the CSV cell: "cap=64".
+func (c ChosenOptions) CSVText() string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		parts = append(parts, k+"="+formatFloat(c[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// IterationRow is one line of iterations.csv; its columns are its fields'
+// json names (WriteCSV), in field order.
 type IterationRow struct {
-	Policy       string
-	Iteration    int
-	Warmup       bool
-	StepSeconds  float64
-	Tokens       int64
-	Sequences    int
-	Microbatches int
-	// Shares of the iteration as in PolicySummary.
-	ComputeShare, ExposedCommShare, PPBubbleShare, DPBubbleShare, PlannerStallShare float64
-	// PPBubbleRank0Share and DPBubbleRank0Share are rank 0's (the paper's).
-	PPBubbleRank0Share, DPBubbleRank0Share float64
-	// MFU is the iteration's model FLOPs utilization.
-	MFU                                     float64
-	MBTimeCV, MBTimeMaxOverMin              float64
-	PlannerModeledSeconds, PlannerGoSeconds float64
-	PlannerWorkUnits                        int64
+	Policy    string `json:"policy"`
+	Iteration int    `json:"iteration"`
+	// Warmup marks an iteration excluded from the means.
+	Warmup      bool    `json:"warmup"`
+	StepSeconds float64 `json:"step_seconds"`
+	// Tokens and Sequences are what the iteration trained.
+	Tokens    int64 `json:"tokens"`
+	Sequences int   `json:"sequences"`
+	Measures
+}
+
+// Means returns the mean of each of Measures' fields over the rows of policy
+// that are not warm-up (gonum's stat.Mean; zero when there is none).
+func Means(rows []IterationRow, policy string) Measures {
+	var ms []Measures
+	for _, r := range rows {
+		if r.Policy == policy && !r.Warmup {
+			ms = append(ms, r.Measures)
+		}
+	}
+	var out Measures
+	if len(ms) == 0 {
+		return out
+	}
+	ov := reflect.ValueOf(&out).Elem()
+	col := make([]float64, len(ms))
+	for f := range ov.NumField() {
+		for i := range ms {
+			col[i] = reflect.ValueOf(ms[i]).Field(f).Float()
+		}
+		ov.Field(f).SetFloat(stat.Mean(col, nil))
+	}
+	return out
+}
+
+// Timings is timings.json: what was measured in wall time on this machine,
+// kept apart from the deterministic results (Summary, the CSVs), which it
+// never feeds.
+type Timings struct {
+	Scenario string `json:"scenario"`
+	// Policies are in the scenario's order.
+	Policies []PolicyTimings `json:"policies"`
+}
+
+// PolicyTimings is one policy's measured planner wall time.
+type PolicyTimings struct {
+	Policy string `json:"policy"`
+	// PlannerGoSecondsMean is the mean over the measured iterations of our Go
+	// planner's wall time per plan (never on the simulated critical path:
+	// Measures.PlannerModeledSeconds is).
+	PlannerGoSecondsMean float64 `json:"planner_go_seconds_mean"`
+	// PlannerGoSeconds is each iteration's, warm-up included, in order.
+	PlannerGoSeconds []float64 `json:"planner_go_seconds"`
+}
+
+// GoSecondsOf returns policy's mean planner wall time (0 when t has none).
+func (t *Timings) GoSecondsOf(policy string) float64 {
+	if t == nil {
+		return 0
+	}
+	for _, p := range t.Policies {
+		if p.Policy == policy {
+			return p.PlannerGoSecondsMean
+		}
+	}
+	return 0
 }
 
 // Timeline is one iteration of one policy as a set of slices on tracks, for
@@ -216,7 +324,7 @@ type SweepPoint struct {
 	Name string `json:"name"`
 	// Axes are the swept keys and their values at this point, in the sweep's
 	// axis order.
-	Axes []Axis `json:"axes"`
+	Axes Axes `json:"axes"`
 	// GPUs, Model and ContextTokens repeat the layout for the sweep figures.
 	GPUs          int    `json:"gpus"`
 	Model         string `json:"model"`
@@ -231,4 +339,39 @@ type SweepPoint struct {
 type Axis struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
+}
+
+// Axes are a sweep point's swept values; the CSV cell is "key=value" pairs in
+// axis order.
+type Axes []Axis
+
+// CSVText is the CSV cell: "gpus=8192 variant=hy3".
+func (a Axes) CSVText() string {
+	parts := make([]string, len(a))
+	for i, x := range a {
+		parts[i] = x.Key + "=" + x.Value
+	}
+	return strings.Join(parts, " ")
+}
+
+// SweepRow is one line of sweep.csv: a (point, policy) pair with the point's
+// layout and the policy's summary, columns named by the fields' json names.
+type SweepRow struct {
+	Point int    `json:"point"`
+	Name  string `json:"name"`
+	Axes  Axes   `json:"axes"`
+	Layout
+	PolicySummary
+}
+
+// SweepRows flattens sweep points into sweep.csv's rows, point by point and
+// policy by policy.
+func SweepRows(pts []SweepPoint) []SweepRow {
+	var rows []SweepRow
+	for _, p := range pts {
+		for _, s := range p.Summary.Policies {
+			rows = append(rows, SweepRow{Point: p.Index, Name: p.Name, Axes: p.Axes, Layout: p.Summary.Layout, PolicySummary: s})
+		}
+	}
+	return rows
 }

@@ -17,22 +17,20 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // must leave out.
 func testSummary() *Summary {
 	return &Summary{
-		Scenario: "figtest", GPUs: 16, Model: "m", Iterations: 4, WarmupIterations: 1,
+		Scenario: "figtest", Iterations: 4, WarmupIterations: 1,
 		Policies: []PolicySummary{
 			{
 				Policy: "hydra", Iterations: 3, StepSecondsMean: 10, TokensPerDay: 123.4e9,
-				ComputeShare: 0.7, ExposedCommShare: 0.1, PPBubbleShare: 0.1, DPBubbleShare: 0.05, PlannerStallShare: 0.02, SyncShare: 0.03,
 				DegreeShares: []sched.DegreeShare{{Degree: 1, Share: 0.5}, {Degree: 2, Share: 0.25}, {Degree: 8, Share: 0.25}},
-				MBSeconds:    []float64{0.01, 0.02, 0.02, 0.5, 1.0},
+				MBSeconds:    []float64{0.01, 0.02, 0.02, 0.5, 1.0}, Measures: Measures{ComputeShare: 0.7, ExposedCommShare: 0.1, PPBubbleShare: 0.1, DPBubbleShare: 0.05, PlannerStallShare: 0.02, SyncShare: 0.03},
 			},
 			{
 				Policy: "mcore", Iterations: 3, StepSecondsMean: 12, TokensPerDay: 98.7e9,
-				ComputeShare: 0.6, ExposedCommShare: 0.2, PPBubbleShare: 0.1, DPBubbleShare: 0.05, SyncShare: 0.05,
 				DegreeShares: []sched.DegreeShare{{Degree: 4, Share: 1}},
-				MBSeconds:    []float64{0.2, 0.3, 0.3, 0.4},
+				MBSeconds:    []float64{0.2, 0.3, 0.3, 0.4}, Measures: Measures{ComputeShare: 0.6, ExposedCommShare: 0.2, PPBubbleShare: 0.1, DPBubbleShare: 0.05, SyncShare: 0.05},
 			},
 			{Policy: "broken/policy", Error: "boom"},
-		},
+		}, Layout: Layout{GPUs: 16, Model: "m"},
 	}
 }
 

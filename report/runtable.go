@@ -11,8 +11,9 @@ import (
 )
 
 // WriteRunTable prints a run summary as a comparison table (one row per
-// policy), the CP-degree shares and how to read the columns.
-func WriteRunTable(w io.Writer, s *Summary) error {
+// policy), the CP-degree shares and how to read the columns; with timings
+// (nil: none), the measured Go planner times in a column of their own.
+func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 	measured := s.Iterations - s.WarmupIterations
 	gpus := fmt.Sprintf("%d×%s", s.GPUs, s.GPU)
 	if strings.Contains(s.GPU, "×") { // a mixed cluster's label: "32×H100-SXM + 32×A100-80G"
@@ -66,7 +67,7 @@ func WriteRunTable(w io.Writer, s *Summary) error {
 		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.2f\t%.1f\t\n",
 			p.Policy, p.StepSecondsMean, p.StepSecondsP95, p.TokensPerDay/1e9, speed, 100*p.MFU,
 			100*p.PPBubbleShare, 100*p.DPBubbleShare, 100*p.PPBubbleRank0Share, 100*p.DPBubbleRank0Share, 100*p.ComputeShare, 100*p.ExposedCommShare, 100*p.PlannerStallShare,
-			100*p.MBTimeCV, p.MBTimeMaxOverMin, p.Microbatches, 1e3*p.PlannerModeledSeconds, 1e3*p.PlannerGoSeconds,
+			100*p.MBTimeCV, p.MBTimeMaxOverMin, p.Microbatches, 1e3*p.PlannerModeledSeconds, 1e3*timings.GoSecondsOf(p.Policy),
 			p.DollarsPer1TTokens/1e3)
 	}
 	if err := tw.Flush(); err != nil {

@@ -31,10 +31,12 @@ import (
 //   - sweep-throughput: tokens/day (billions) vs GPUs, one line per policy and
 //     model ("policy (model)" when there are several models); only with at
 //     least two distinct GPU counts.
-//   - sweep-planner: the planner's time per iteration (s, log scale) vs GPUs,
-//     modelled (PlannerModeledSeconds) solid and our Go implementation's wall
-//     time (PlannerGoSeconds) dashed; non-positive values are left out; only
-//     with at least two distinct GPU counts.
+//   - sweep-planner: the planner's modelled time per iteration
+//     (PlannerModeledSeconds, on the critical path; s, log scale) vs GPUs;
+//     non-positive values are left out; only with at least two distinct GPU
+//     counts. Our Go planner's measured wall time is in timings.json and its
+//     own figure (WriteSweepTimingFigures), so these figures are the same
+//     bytes on every rerun.
 //   - sweep-<policy>-<key>, one per swept policy option (axis "<policy>.<key>",
 //     sweep.options) with at least two distinct numeric values: that policy's
 //     mean step time (s) vs the option's value (log2 x when every value is a
@@ -357,60 +359,91 @@ func sweepThroughputFigure(pts []SweepPoint, colors map[string]int) (*figure, er
 	return &figure{name: "sweep-throughput", p: p, legend: leg, w: figW, h: figH}, nil
 }
 
-// sweepPlannerFigure is the planner's modelled and Go time vs GPUs on a log y
-// axis; nil with fewer than two GPU counts or no positive time.
+// sweepPlannerFigure is the planner's modelled time (on the critical path)
+// vs GPUs on a log y axis; nil with fewer than two GPU counts or no positive
+// time.
 func sweepPlannerFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
+	return plannerTimeFigure(pts, colors, func(ps *PolicySummary) float64 { return ps.PlannerModeledSeconds },
+		"sweep-planner", "planner time vs scale (modelled, on the critical path)")
+}
+
+// plannerTimeFigure draws seconds(ps) per iteration vs GPUs on a log y
+// axis, one line per policy (and model); nil with fewer than two GPU counts
+// or no positive value.
+func plannerTimeFigure(pts []SweepPoint, colors map[string]int, seconds func(*PolicySummary) float64, name, title string) (*figure, error) {
 	xs := distinctGPUs(pts)
 	if len(xs) < 2 {
 		return nil, nil
 	}
 	p := plot.New()
-	p.Title.Text = "planner time vs scale"
+	p.Title.Text = title
 	p.Y.Label.Text = "planner time per iteration (s, log scale)"
 	trX := gpuAxis(&p.X, xs)
-	// The two sets share their styles and models so a series looks (and is
-	// labelled) the same in both.
-	modeled := gpuSeries(newSeriesSet(), pts, colors, func(ps *PolicySummary) float64 { return ps.PlannerModeledSeconds }, true, trX)
-	goTime := newSeriesSet()
-	goTime.styles, goTime.models = modeled.styles, modeled.models
-	gpuSeries(goTime, pts, colors, func(ps *PolicySummary) float64 { return ps.PlannerGoSeconds }, true, trX)
-	if len(modeled.order) == 0 && len(goTime.order) == 0 {
+	ss := gpuSeries(newSeriesSet(), pts, colors, seconds, true, trX)
+	if len(ss.order) == 0 {
 		return nil, nil
 	}
 	p.Add(plotter.NewGrid())
 	leg := newLegend()
 	lo, hi := math.Inf(1), math.Inf(-1)
-	labelled := map[string]bool{}
-	solid := draw.LineStyle{Width: vg.Points(1.5)}
-	for _, set := range []struct {
-		ss   *seriesSet
-		line *draw.LineStyle
-	}{{modeled, &solid}, {goTime, &measuredLine}} {
-		for _, s := range set.ss.order {
-			sp := s.points()
-			for i, pt := range sp {
-				lo, hi = min(lo, pt.Y), max(hi, pt.Y)
-				sp[i].Y = math.Log10(pt.Y)
-			}
-			th, err := addSeriesLine(p, sp, s, set.line)
-			if err != nil {
-				return nil, fmt.Errorf("report: sweep-planner figure: %w", err)
-			}
-			// One entry per series, with the solid line's style; the two
-			// entries below say which style is modelled and which is Go.
-			if label := set.ss.label(s); !labelled[label] {
-				labelled[label] = true
-				leg.Add(label, th...)
-			}
+	for _, s := range ss.order {
+		sp := s.points()
+		for i, pt := range sp {
+			lo, hi = min(lo, pt.Y), max(hi, pt.Y)
+			sp[i].Y = math.Log10(pt.Y)
 		}
+		th, err := addSeriesLine(p, sp, s, nil)
+		if err != nil {
+			return nil, fmt.Errorf("report: %s figure: %w", name, err)
+		}
+		leg.Add(ss.label(s), th...)
 	}
-	black := color.Gray{0}
-	leg.Add("modelled (on critical path)", &plotter.Line{LineStyle: draw.LineStyle{Color: black, Width: vg.Points(1.5)}})
-	measured := measuredLine
-	measured.Color = black
-	leg.Add("Go wall time (measured)", &plotter.Line{LineStyle: measured})
 	setLogRange(&p.Y, lo, hi)
-	return &figure{name: "sweep-planner", p: p, legend: leg, w: figW, h: figH}, nil
+	return &figure{name: name, p: p, legend: leg, w: figW, h: figH}, nil
+}
+
+// SweepTimings is a sweep's timings.json: each point's measured wall times
+// (Timings), in point order. It is the one file of a sweep that differs
+// from run to run.
+type SweepTimings struct {
+	Sweep  string        `json:"sweep"`
+	Points []PointTiming `json:"points"`
+}
+
+// PointTiming is one sweep point's Timings.
+type PointTiming struct {
+	Index   int     `json:"index"`
+	Name    string  `json:"name"`
+	Timings Timings `json:"timings"`
+}
+
+// WriteSweepTimingFigures draws the figure of a sweep's measured wall times
+// into dir: sweep-planner-go, our Go planner's wall time per plan (s, log
+// scale) vs GPUs, only with at least two distinct GPU counts. It returns the
+// files' base names (none without the figure).
+func WriteSweepTimingFigures(dir string, pts []SweepPoint, t *SweepTimings) ([]string, error) {
+	goSeconds := map[int]*Timings{}
+	for i := range t.Points {
+		goSeconds[t.Points[i].Index] = &t.Points[i].Timings
+	}
+	// The same points, each policy's value the measured time: the series
+	// keep their colours and labels from the modelled figure.
+	pts = slices.Clone(pts)
+	slices.SortStableFunc(pts, func(a, b SweepPoint) int { return cmp.Compare(a.Index, b.Index) })
+	colors := sweepPolicyColors(pts)
+	for i := range pts {
+		ps := slices.Clone(pts[i].Summary.Policies)
+		for j := range ps {
+			ps[j].PlannerModeledSeconds = goSeconds[pts[i].Index].GoSecondsOf(ps[j].Policy)
+		}
+		pts[i].Summary.Policies = ps
+	}
+	f, err := plannerTimeFigure(pts, colors, func(ps *PolicySummary) float64 { return ps.PlannerModeledSeconds },
+		"sweep-planner-go", "planner wall time vs scale (our Go planner on this machine, measured)")
+	if err != nil || f == nil {
+		return nil, err
+	}
+	return writeFigures(dir, []figure{*f})
 }
 
 // mostCommon is the most frequent value of vs (the least on a tie); 0 for none.

@@ -11,14 +11,13 @@ func sweepPoint(i, gpus, hcap int) SweepPoint {
 	pol := func(name string, scale float64) PolicySummary {
 		return PolicySummary{
 			Policy: name, StepSecondsMean: scale * (10 + float64(hcap)), TokensPerDay: float64(gpus) * 1e9 / scale,
-			PlannerModeledSeconds: scale * 1e-3 * float64(gpus), PlannerGoSeconds: scale * 1e-4 * float64(gpus),
-			ChosenOptions: map[string]float64{"cap": 4},
+			ChosenOptions: map[string]float64{"cap": 4}, Measures: Measures{PlannerModeledSeconds: scale * 1e-3 * float64(gpus)},
 		}
 	}
 	return SweepPoint{
 		Index: i, GPUs: gpus, Model: "m",
 		Axes:    []Axis{{"gpus", strconv.Itoa(gpus)}, {"hydra.cap", strconv.Itoa(hcap)}},
-		Summary: Summary{GPUs: gpus, Policies: []PolicySummary{pol("hydra", 1), pol("mcore", 1.2), {Policy: "x", Error: "failed"}}},
+		Summary: Summary{Policies: []PolicySummary{pol("hydra", 1), pol("mcore", 1.2), {Policy: "x", Error: "failed"}}, Layout: Layout{GPUs: gpus}},
 	}
 }
 

@@ -112,11 +112,6 @@ func readSweep(t *testing.T, dir string) experiment.SweepFile {
 	if err := json.Unmarshal(b, &sf); err != nil {
 		t.Fatal(err)
 	}
-	for i := range sf.Points {
-		for j := range sf.Points[i].Summary.Policies {
-			sf.Points[i].Summary.Policies[j].PlannerGoSeconds = 0
-		}
-	}
 	return sf
 }
 

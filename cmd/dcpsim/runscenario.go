@@ -83,7 +83,7 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return interrupted(ctx, err)
 	}
-	if err := report.WriteRunTable(stdout, &out.Summary); err != nil {
+	if err := report.WriteRunTable(stdout, &out.Summary, &out.Timings); err != nil {
 		return err
 	}
 	if !slices.ContainsFunc(out.Summary.Policies, func(p report.PolicySummary) bool { return p.Error == "" }) {
