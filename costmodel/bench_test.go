@@ -48,7 +48,7 @@ func BenchmarkIteration(b *testing.B) {
 			lengths := s.Batch(0).Lengths
 			in := sched.Inputs{PoolRanks: j.PoolRanks(), BudgetTokens: 8192, PP: 16, VPP: 1, ContextTokens: 262144,
 				EP: 64, OverheadRatio: mod.Overhead().RatioSquareTokens}
-			p, err := d.New(nil)
+			p, err := d.New(nil, sched.Env{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -40,30 +40,30 @@ func (e *missingProgram) Unwrap() error { return e.err }
 var findSolver = func() (milp.Solver, error) { return cbc.Find() }
 
 // BuildPolicy builds descriptor d's policy with options (nil: defaults) and
-// hands it what it needs: the MILP solver its descriptor requires (a
-// milp.SolverUser; an error wrapping ErrMissingProgram, naming the Debian
-// package, when the program is not installed) and, when setup is not nil,
-// the job's token costs (a sched.TokenCostUser; without a setup it plans
-// with its own defaults, as for --batches lines, which name no model or
-// GPU).
+// the Env it is built with: the MILP solver its descriptor requires (an
+// error wrapping ErrMissingProgram, naming the Debian package, when the
+// program is not installed) and, when setup is not nil, the job's token
+// costs (without a setup it plans with its own defaults, as for --batches
+// lines, which name no model or GPU).
 func BuildPolicy(d policies.Descriptor, options any, setup *Setup) (sched.Policy, error) {
-	p, err := d.New(options)
-	if err != nil {
-		return nil, badInput("%w", err)
-	}
-	if u, ok := p.(milp.SolverUser); ok {
+	var env sched.Env
+	if d.Requires.Program != "" {
+		if err := d.CheckOptions(options); err != nil {
+			return nil, badInput("%w", err)
+		}
 		s, err := findSolver()
 		if err != nil {
-			req := d.Requires
-			if req.Program == "" {
-				req = policies.Requirement{Program: cbc.Program, Package: cbc.Package}
-			}
-			return nil, &missingProgram{policy: d.Name, req: req, err: err}
+			return nil, &missingProgram{policy: d.Name, req: d.Requires, err: err}
 		}
-		u.UseSolver(s)
+		env.Solver = s
 	}
-	if u, ok := p.(sched.TokenCostUser); ok && setup != nil {
-		u.UseTokenCosts(setup.TokenCosts)
+	if setup != nil {
+		tc := setup.TokenCosts
+		env.TokenCosts = &tc
+	}
+	p, err := d.New(options, env)
+	if err != nil {
+		return nil, badInput("%w", err)
 	}
 	return p, nil
 }

@@ -6,7 +6,7 @@
 // The package is pure and deterministic: it does no I/O besides writing a
 // model to an io.Writer, reads no clock and starts nothing. Solvers live in
 // sub-packages at the edge (milp/cbc runs COIN-OR CBC as a subprocess); a
-// policy receives one through the SolverUser interface, so the deterministic
+// policy receives one when it is built (sched.Env.Solver), so the deterministic
 // core (sched/...) never imports them.
 //
 // # Determinism
@@ -381,11 +381,4 @@ type Solution struct {
 // (not a Solution) when they cannot run, and must stop when ctx is done.
 type Solver interface {
 	Solve(ctx context.Context, m *Model, l Limits) (*Solution, error)
-}
-
-// SolverUser is implemented by what needs a MILP solver (a policy that plans
-// with one): the caller that builds it hands it the solver.
-type SolverUser interface {
-	// UseSolver sets the solver the value solves with.
-	UseSolver(s Solver)
 }

@@ -87,8 +87,11 @@ func TestCSVColumnsRefuse(t *testing.T) {
 	type slice struct {
 		A []int `json:"a"`
 	}
-	type twice struct {
+	type inner struct {
 		A int `json:"a"`
+	}
+	type twice struct {
+		inner
 		B int `json:"a"`
 	}
 	for _, typ := range []reflect.Type{reflect.TypeFor[noName](), reflect.TypeFor[slice](), reflect.TypeFor[twice](), reflect.TypeFor[int]()} {

@@ -21,15 +21,6 @@ import (
 // Runs only read the decoded values, so policies built in parallel share
 // nothing mutable.
 
-// PolicyFor builds the named policy of the scenario with its decoded options.
-func (s *Scenario) PolicyFor(name string) (sched.Policy, error) {
-	d, err := policies.Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	return d.New(s.Run.Options[name])
-}
-
 // CPExecFor returns the CP execution to price a policy's plans with: the
 // scenario's [costs] cp_exec / cp_overlap overrides where given, else the
 // policy's own: its descriptor's, or what p (built with its options; may be
@@ -53,7 +44,7 @@ func (s *Scenario) CPExecFor(d policies.Descriptor, p sched.Policy) (sched.CPExe
 var optionTypeRE = regexp.MustCompile(`\(last key "([^"]*)"\): (.*)$`)
 
 // decodeOptions decodes table into policy d's options strictly and validates
-// them with its constructor. where names the table for messages (e.g.
+// them with its constructor (Descriptor.CheckOptions). where names the table for messages (e.g.
 // "run.options.hydra" or "sweep point x/hydra.cap=64"); problems are keyed by
 // the dotted option key, prefix + "." + key, for their line.
 func (p *parser) decodeOptions(d policies.Descriptor, table map[string]any, prefix, where string) any {
@@ -90,7 +81,7 @@ func (p *parser) decodeOptions(d policies.Descriptor, table map[string]any, pref
 	if len(p.problems) > n {
 		return nil
 	}
-	if _, err := d.New(opts); err != nil {
+	if err := d.CheckOptions(opts); err != nil {
 		p.addf(prefix, "[%s]: %v%s", prefix, err, where)
 		return nil
 	}

@@ -122,7 +122,7 @@ type Run struct {
 	// [run.options.<policy>] (with a sweep point's option values) and validated
 	// by the policy's constructor when the scenario was parsed: a pointer to the
 	// policy's options struct (policies.Descriptor.Options), its defaults where
-	// the scenario gives none. Build the policy with PolicyFor. Read-only.
+	// the scenario gives none. Build the policy with experiment.BuildPolicy, which hands it its Env. Read-only.
 	Options map[string]any
 	// DollarsPerGPUHour prices the training cost columns (default 2, the
 	// HyDra paper's rate, §6.3).

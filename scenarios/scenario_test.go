@@ -363,9 +363,6 @@ func TestDecodeOptions(t *testing.T) {
 	if o, ok := sc.Run.Options["mcore"].(*mcore.Options); !ok || *o != mcore.DefaultOptions() {
 		t.Errorf("mcore options %#v, want the defaults", sc.Run.Options["mcore"])
 	}
-	if p, err := sc.PolicyFor("hydra"); err != nil || p.Name() != "hydra" {
-		t.Errorf("PolicyFor(hydra) = %v, %v", p, err)
-	}
 	_, err = Parse([]byte(src+"engine = \"ulysses-ring\"\n"), "opts.toml")
 	if err == nil || !strings.Contains(err.Error(), "opts.toml:32: run.options.hydra.engine: unknown option for policy \"hydra\" (allowed: cap)") {
 		t.Errorf("unknown option: %v", err)

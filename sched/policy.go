@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/dcpsim/dcpsim/milp"
 )
 
 // Inputs is everything a policy may use besides the batch itself.
@@ -91,6 +93,25 @@ const (
 	// Σ s² <= 2^25·10^10 < 2^59, inside int64.
 	MaxBatchTokens = 10_000_000_000
 )
+
+// Env is what a policy is built with besides its options: what the job and
+// the machine give it (policies.Descriptor.New hands it over). The zero Env
+// gives nothing; a policy that cannot plan without something returns an
+// error wrapping ErrEnvMissing from its constructor, never a substitute.
+type Env struct {
+	// Solver solves the MILPs of a policy that plans by solving them
+	// (FlexSP); nil when no solver is installed.
+	Solver milp.Solver
+	// TokenCosts are the job's costs in the linear form profiling planners
+	// fit (FlexSP); nil when no cost model describes the job (a --batches
+	// line names no model or GPU), and the policy plans with its defaults.
+	TokenCosts *TokenCosts
+}
+
+// ErrEnvMissing is wrapped by a constructor's error when the Env lacks what
+// the policy needs (e.g. FlexSP without a MILP solver): its options are
+// valid, the machine is to blame.
+var ErrEnvMissing = errors.New("the policy's environment lacks what it needs")
 
 // ErrInvalidInput is wrapped by every error that blames the batch or the Inputs
 // rather than the policy (errors.Is(err, ErrInvalidInput)).

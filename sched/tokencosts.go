@@ -13,7 +13,7 @@ import (
 //	FixedSeconds + (AttentionSecondsPerToken2·Σ s_i² + (LinearSecondsPerToken + u_k)·Σ s_i) / k
 //
 // with u_k = AllToAllSecondsPerToken(k) (0 for k = 1). A policy that plans
-// with a profiled cost model receives it through TokenCostUser; scenario runs
+// with a profiled cost model receives it in its Env (Env.TokenCosts); scenario runs
 // derive it from the cost model (costmodel.Model.TokenCosts), so it describes
 // the simulated cluster. It is a plain value: policies never see the cost
 // model itself.
@@ -40,14 +40,6 @@ type TokenCosts struct {
 type DegreeSeconds struct {
 	Degree          int     `json:"degree"`
 	SecondsPerToken float64 `json:"seconds_per_token"`
-}
-
-// TokenCostUser is implemented by policies that plan with a profiled cost
-// model (FlexSP): whoever builds the policy for a job hands it the job's
-// costs.
-type TokenCostUser interface {
-	// UseTokenCosts sets the costs the policy plans with.
-	UseTokenCosts(c TokenCosts)
 }
 
 // AllToAllSecondsPerToken returns u_k for a group of k ranks: 0 for k <= 1,

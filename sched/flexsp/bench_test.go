@@ -45,10 +45,8 @@ var hy3Costs = sched.TokenCosts{Source: "hy3 on H800 (costmodel, rounded)", Atte
 func BenchmarkPlanHy3(b *testing.B) {
 	lengths := longBatch(b, 8192*16384, 262144, 1)
 	in := sched.Inputs{PoolRanks: 1024, BudgetTokens: 8192, PP: 8, VPP: 1, EP: 8, ContextTokens: 262144}
-	p := newTestPolicy(b, nil)
 	clock := &clockedSolver{s: testSolver(b)}
-	p.UseSolver(clock)
-	p.UseTokenCosts(hy3Costs)
+	p := buildTestPolicy(b, nil, sched.Env{Solver: clock, TokenCosts: &hy3Costs})
 	var plan *sched.Plan
 	var err error
 	for b.Loop() {

@@ -6,9 +6,9 @@
 // galvatron/flexsp_solver/solver.py and sequence_module_py.py, "the code"
 // below); nothing is copied. FlexSP's sequence parallelism is DeepSpeed
 // Ulysses: the descriptor declares sched.Ulysses with the all-to-alls
-// exposed. It plans by solving MILPs: it needs a milp.Solver (UseSolver;
-// experiment/ hands it milp/cbc) and never substitutes a heuristic: Plan
-// without one fails with ErrNoSolver.
+// exposed. It plans by solving MILPs: it is built with a milp.Solver
+// (sched.Env.Solver; experiment/ hands it milp/cbc) and never substitutes a
+// heuristic: New without one fails with ErrNoSolver.
 //
 // # Sequence Blaster (§4.2, App. A): blaster.go, planner.go
 //

@@ -1,9 +1,7 @@
 package flexsp
 
 import (
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/dcpsim/dcpsim/milp"
 	"github.com/dcpsim/dcpsim/sched"
@@ -12,10 +10,10 @@ import (
 // Name is the registry name of the policy.
 const Name = "flexsp"
 
-// ErrNoSolver is wrapped by Plan's error when the policy was given no MILP
-// solver (milp.SolverUser): FlexSP plans by solving MILPs and never falls
-// back to a heuristic.
-var ErrNoSolver = errors.New("flexsp: no MILP solver: FlexSP plans by solving MILPs (give it one with UseSolver)")
+// ErrNoSolver is wrapped by New's error when its Env holds no MILP solver:
+// FlexSP plans by solving MILPs and never falls back to a heuristic. It
+// wraps sched.ErrEnvMissing.
+var ErrNoSolver = fmt.Errorf("flexsp: no MILP solver: FlexSP plans by solving MILPs (build it with sched.Env.Solver): %w", sched.ErrEnvMissing)
 
 // Bounds on the options.
 const (
@@ -79,9 +77,11 @@ func DefaultOptions() Options {
 // as in the tests), every group is explicit.
 const ExactVariables = 256
 
-// New builds the policy from its options; an error names the key and the
-// allowed range.
-func New(o Options) (*Policy, error) {
+// New builds the policy from its options and its Env: the MILP solver it
+// plans with (required: else an error wrapping ErrNoSolver, once the options
+// are found valid) and the job's token costs (nil: DefaultTokenCosts). An
+// error names the key and the allowed range.
+func New(o Options, env sched.Env) (*Policy, error) {
 	switch {
 	case o.Buckets < 1 || o.Buckets > MaxBuckets:
 		return nil, fmt.Errorf("buckets = %d: must be in [1, %d]", o.Buckets, MaxBuckets)
@@ -100,24 +100,31 @@ func New(o Options) (*Policy, error) {
 	case o.Workers < 1 || o.Workers > MaxWorkers:
 		return nil, fmt.Errorf("workers = %d: must be in [1, %d]", o.Workers, MaxWorkers)
 	}
-	return &Policy{opts: o}, nil
+	if env.Solver == nil {
+		return nil, ErrNoSolver
+	}
+	p := &Policy{opts: o, solver: env.Solver}
+	if env.TokenCosts != nil {
+		if err := env.TokenCosts.Check(); err != nil {
+			return nil, fmt.Errorf("flexsp: %w", err)
+		}
+		c := *env.TokenCosts
+		p.costs = &c
+	}
+	return p, nil
 }
 
-// Policy is FlexSP's planner. Give it a solver (UseSolver) before planning,
-// and the job's costs (UseTokenCosts) when a cost model describes the job.
-// Plan is safe for concurrent use.
+// Policy is FlexSP's planner, built with its solver and (when a cost model
+// describes the job) the job's costs. Plan is safe for concurrent use.
 type Policy struct {
 	opts   Options
-	mu     sync.Mutex
 	solver milp.Solver
-	costs  *sched.TokenCosts
+	costs  *sched.TokenCosts // nil: DefaultTokenCosts
 }
 
 var (
-	_ sched.Policy        = (*Policy)(nil)
-	_ sched.Promiser      = (*Policy)(nil)
-	_ milp.SolverUser     = (*Policy)(nil)
-	_ sched.TokenCostUser = (*Policy)(nil)
+	_ sched.Policy   = (*Policy)(nil)
+	_ sched.Promiser = (*Policy)(nil)
 )
 
 // Name returns "flexsp".
@@ -133,36 +140,12 @@ func (*Policy) Promises() sched.Promises {
 	return sched.Promises{Aligned: true, WithinBudget: true}
 }
 
-// UseSolver sets the MILP solver (milp.SolverUser).
-func (p *Policy) UseSolver(s milp.Solver) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.solver = s
-}
-
-// UseTokenCosts sets the cost coefficients FlexSP's planner profiles
-// (sched.TokenCostUser); without them it plans with its code's defaults.
-func (p *Policy) UseTokenCosts(c sched.TokenCosts) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.costs = &c
-}
-
-// setup returns the solver and the costs, checked.
+// setup returns the solver and the costs (checked by New).
 func (p *Policy) setup(in sched.Inputs) (milp.Solver, sched.TokenCosts, error) {
-	p.mu.Lock()
-	s, c := p.solver, p.costs
-	p.mu.Unlock()
-	if s == nil {
-		return nil, sched.TokenCosts{}, ErrNoSolver
+	if p.costs == nil {
+		return p.solver, DefaultTokenCosts(in.DegreeLimit()), nil
 	}
-	if c == nil {
-		return s, DefaultTokenCosts(in.DegreeLimit()), nil
-	}
-	if err := c.Check(); err != nil {
-		return nil, sched.TokenCosts{}, fmt.Errorf("flexsp: %w", err)
-	}
-	return s, *c, nil
+	return p.solver, *p.costs, nil
 }
 
 // degrees returns the candidate group sizes: powers of two from

@@ -16,15 +16,21 @@ import (
 // newTestPolicy is the policy with defaults and cbc, or skips.
 func newTestPolicy(t testing.TB, edit func(*Options)) *Policy {
 	t.Helper()
+	return buildTestPolicy(t, edit, sched.Env{Solver: testSolver(t)})
+}
+
+// buildTestPolicy is the policy of the default options after edit, built
+// with env.
+func buildTestPolicy(t testing.TB, edit func(*Options), env sched.Env) *Policy {
+	t.Helper()
 	o := DefaultOptions()
 	if edit != nil {
 		edit(&o)
 	}
-	p, err := New(o)
+	p, err := New(o, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.UseSolver(testSolver(t))
 	return p
 }
 
@@ -133,10 +139,9 @@ func TestPaperMixedGroupSizes(t *testing.T) {
 // each medium one unsplit: Cmax 6.26/8 = 0.78 s, where one 16-rank group
 // for all takes 0.89 s and pairs of mediums on 2 ranks 1 s.
 func TestPaperDifferentDegreesInOneMicrobatch(t *testing.T) {
-	p := newTestPolicy(t, nil)
-	p.UseTokenCosts(sched.TokenCosts{AttentionSecondsPerToken2: 1e-9, LinearSecondsPerToken: 1e-5,
+	p := buildTestPolicy(t, nil, sched.Env{Solver: testSolver(t), TokenCosts: &sched.TokenCosts{AttentionSecondsPerToken2: 1e-9, LinearSecondsPerToken: 1e-5,
 		AllToAll: []sched.DegreeSeconds{{Degree: 2, SecondsPerToken: 2e-5}, {Degree: 4, SecondsPerToken: 2e-5},
-			{Degree: 8, SecondsPerToken: 2e-5}, {Degree: 16, SecondsPerToken: 2e-5}}})
+			{Degree: 8, SecondsPerToken: 2e-5}, {Degree: 16, SecondsPerToken: 2e-5}}}})
 	in := sched.Inputs{PoolRanks: 16, BudgetTokens: 65536, PP: 1, VPP: 1}
 	lengths := []int{65536}
 	for range 8 {

@@ -1,6 +1,7 @@
 package flexsp
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -8,13 +9,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dcpsim/dcpsim/milp"
 	"github.com/dcpsim/dcpsim/sched"
 )
+
+// unusedSolver is a solver for tests that build a policy and never plan.
+type unusedSolver struct{}
+
+func (unusedSolver) Solve(context.Context, *milp.Model, milp.Limits) (*milp.Solution, error) {
+	return nil, errors.New("unusedSolver: not for solving")
+}
 
 // TestOptionErrorsNameTheKey: every option out of range is refused with its
 // key, its value and the allowed range; the defaults build.
 func TestOptionErrorsNameTheKey(t *testing.T) {
-	if _, err := New(DefaultOptions()); err != nil {
+	if _, err := New(DefaultOptions(), sched.Env{Solver: unusedSolver{}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -33,32 +42,32 @@ func TestOptionErrorsNameTheKey(t *testing.T) {
 	} {
 		o := DefaultOptions()
 		c.edit(&o)
-		if _, err := New(o); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := New(o, sched.Env{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New: %v, want %q", err, c.want)
 		}
 	}
 }
 
-// TestNoSolver: planning without a solver fails with ErrNoSolver, never a
-// heuristic plan; bad input still names the input first.
+// TestNoSolver: building without a solver fails with ErrNoSolver (which
+// blames the environment, sched.ErrEnvMissing), never a policy that plans
+// with a heuristic; bad options are still named first.
 func TestNoSolver(t *testing.T) {
-	p, _ := New(DefaultOptions())
-	in := sched.Inputs{PoolRanks: 4, BudgetTokens: 100, PP: 1, VPP: 1}
-	if _, err := p.Plan([]int{50, 60}, in); !errors.Is(err, ErrNoSolver) {
-		t.Errorf("Plan without a solver: %v", err)
+	if _, err := New(DefaultOptions(), sched.Env{}); !errors.Is(err, ErrNoSolver) || !errors.Is(err, sched.ErrEnvMissing) {
+		t.Errorf("New without a solver: %v", err)
 	}
-	if _, err := p.Plan([]int{50, 0}, in); !errors.Is(err, sched.ErrInvalidInput) {
-		t.Errorf("a zero length: %v", err)
+	o := DefaultOptions()
+	o.Gap = 2
+	if _, err := New(o, sched.Env{}); err == nil || errors.Is(err, ErrNoSolver) || !strings.Contains(err.Error(), "gap = 2") {
+		t.Errorf("bad options without a solver: %v, want the option named", err)
 	}
 }
 
-// TestBadCosts: costs out of range are refused naming the field.
+// TestBadCosts: costs out of range are refused when the policy is built,
+// naming the field.
 func TestBadCosts(t *testing.T) {
-	p := newTestPolicy(t, nil)
-	p.UseTokenCosts(sched.TokenCosts{AttentionSecondsPerToken2: -1, LinearSecondsPerToken: 1})
-	_, err := p.Plan([]int{50}, sched.Inputs{PoolRanks: 4, BudgetTokens: 100, PP: 1, VPP: 1})
+	_, err := New(DefaultOptions(), sched.Env{Solver: unusedSolver{}, TokenCosts: &sched.TokenCosts{AttentionSecondsPerToken2: -1, LinearSecondsPerToken: 1}})
 	if err == nil || !strings.Contains(err.Error(), "attention_seconds_per_token2 = -1") {
-		t.Errorf("Plan with a negative a1: %v", err)
+		t.Errorf("New with a negative a1: %v", err)
 	}
 }
 

@@ -57,9 +57,7 @@ func TestMeasureCBC(t *testing.T) {
 	ts := &timedSolver{s: testSolver(t)}
 	for _, g := range []int{128, 256, 512, 1024, 2048} {
 		for _, nodes := range []int64{1, 20, 200} {
-			p := newTestPolicy(t, func(o *Options) { o.Workers, o.NodeLimit = 1, nodes })
-			p.UseSolver(ts)
-			p.UseTokenCosts(costs)
+			p := buildTestPolicy(t, func(o *Options) { o.Workers, o.NodeLimit = 1, nodes }, sched.Env{Solver: ts, TokenCosts: &costs})
 			lengths := longBatch(t, int64(g)*8*16384, 262144, uint64(g)+uint64(nodes))
 			ts.tag = []string{strconv.Itoa(g), strconv.FormatInt(nodes, 10)}
 			if _, err := p.Plan(lengths, sched.Inputs{PoolRanks: g, BudgetTokens: 8192, PP: 8, VPP: 1, EP: 8, ContextTokens: 262144}); err != nil {

@@ -1,11 +1,14 @@
 package policies
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dcpsim/dcpsim/milp"
 	"github.com/dcpsim/dcpsim/sched"
 )
 
@@ -26,8 +29,15 @@ func TestDescriptors(t *testing.T) {
 		if v := reflect.ValueOf(o); v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 			t.Errorf("%s: Options() returns %T, want a pointer to a struct", d.Name, o)
 		}
+		env := sched.Env{}
+		if d.Requires.Program != "" {
+			env.Solver = unusedSolver{}
+			if _, err := d.New(nil, sched.Env{}); !errors.Is(err, sched.ErrEnvMissing) || d.CheckOptions(nil) != nil {
+				t.Errorf("%s: requires %s, but New without a solver = %v (CheckOptions %v)", d.Name, d.Requires.Program, err, d.CheckOptions(nil))
+			}
+		}
 		for _, opts := range []any{nil, o} {
-			p, err := d.New(opts)
+			p, err := d.New(opts, env)
 			if err != nil || p == nil || p.Name() != d.Name {
 				t.Errorf("%s: New(%v) = %v, %v", d.Name, opts, p, err)
 			}
@@ -43,7 +53,7 @@ func TestDescriptors(t *testing.T) {
 		}
 		other := all[(i+2)%len(all)] // hydra and hydra-scan share their options type
 		if reflect.TypeOf(other.Options()) != reflect.TypeOf(o) {
-			if _, err := d.New(other.Options()); err == nil || !strings.Contains(err.Error(), "options of type") {
+			if err := d.CheckOptions(other.Options()); err == nil || !strings.Contains(err.Error(), "options of type") {
 				t.Errorf("%s: New with %s's options: %v", d.Name, other.Name, err)
 			}
 		}
@@ -56,13 +66,20 @@ func TestDescriptors(t *testing.T) {
 	}
 }
 
+// unusedSolver is a MILP solver for tests that build a policy and never plan.
+type unusedSolver struct{}
+
+func (unusedSolver) Solve(context.Context, *milp.Model, milp.Limits) (*milp.Solution, error) {
+	return nil, errors.New("unusedSolver: not for solving")
+}
+
 // TestOptionErrorsNameTheKey: a constructor's refusal names the policy and the
 // key.
 func TestOptionErrorsNameTheKey(t *testing.T) {
 	d, _ := Lookup("mcore")
 	o := d.Options()
 	reflect.ValueOf(o).Elem().FieldByName("MinCPSize").SetInt(3)
-	if _, err := d.New(o); err == nil || !strings.Contains(err.Error(), "policy mcore: min_cp_size = 3") {
+	if _, err := d.New(o, sched.Env{}); err == nil || !strings.Contains(err.Error(), "policy mcore: min_cp_size = 3") {
 		t.Errorf("mcore min_cp_size 3: %v", err)
 	}
 }

@@ -7,6 +7,7 @@
 package policies
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -41,13 +42,15 @@ type Descriptor struct {
 	// [run.options.<Name>] (OptionKeys); it is the options schema.
 	Options func() any
 	// New builds the policy from options (a value Options returned, possibly
-	// decoded into; nil means the defaults) and validates them: an error names
-	// the key and the allowed range.
-	New func(options any) (sched.Policy, error)
-	// Requires names an external program the policy cannot plan without
+	// decoded into; nil means the defaults) and env (what the job and the
+	// machine give it), and validates the options: an error names the key
+	// and the allowed range. A policy that needs what env lacks returns an
+	// error wrapping sched.ErrEnvMissing (after checking its options).
+	New func(options any, env sched.Env) (sched.Policy, error)
+	// Requires names the MILP solver program the policy cannot plan without
 	// (zero when none): whoever builds the policy finds it and hands it over
-	// (FlexSP: a MILP solver, milp.SolverUser), or skips the policy naming
-	// the package; it never substitutes something else.
+	// in sched.Env.Solver, or skips the policy naming the package; it never
+	// substitutes something else.
 	Requires Requirement
 	// PlansAhead says the policy's planner runs a batch ahead of training,
 	// overlapped with the previous iteration (FlexSP §5: a CPU solver
@@ -69,24 +72,24 @@ type Requirement struct {
 func All() []Descriptor {
 	return []Descriptor{
 		describe(bytescale.Name, "ByteScale HDP: any-integer degrees D(s) = ⌈s/C⌉, best-fit bins, balance scheduler with per-rank microbatch counts",
-			sched.Ring, false, bytescale.DefaultOptions, bytescale.New),
+			sched.Ring, false, bytescale.DefaultOptions, noEnv(bytescale.New)),
 		flexSP(),
 		describe(hexiseq.Name, "HexiSeq: asymmetric CP × HP for mixed GPU kinds: per-rank shard lengths and head counts by capability under memory (clustering, capability split, coordinate descent)",
-			sched.UlyssesRing, false, hexiseq.DefaultOptions, hexiseq.New),
+			sched.UlyssesRing, false, hexiseq.DefaultOptions, noEnv(hexiseq.New)),
 		describe(hydra.Name, "HyDra: load-driven degrees from the closed-form cap C*, piggyback packing with heaps",
-			sched.UlyssesRing, true, hydra.DefaultOptions, hydra.New),
+			sched.UlyssesRing, true, hydra.DefaultOptions, noEnv(hydra.New)),
 		describe(hydra.HeteroName, "HyDra on mixed GPU kinds: per-rank load in seconds on each rank's own kind (attention and linear work), so a slower GPU gets proportionally less",
-			sched.UlyssesRing, true, hydra.DefaultHeteroOptions, hydra.NewHetero),
+			sched.UlyssesRing, true, hydra.DefaultHeteroOptions, noEnv(hydra.NewHetero)),
 		describe(hydra.ScanName, "HyDra with the plain linear-scan placement (reference; identical plans)",
-			sched.UlyssesRing, true, hydra.DefaultOptions, hydra.NewScan),
+			sched.UlyssesRing, true, hydra.DefaultOptions, noEnv(hydra.NewScan)),
 		describe(mcore.Name, "Megatron-Core dynamic CP (dev next_hdp_group_packing_aware): memory-driven degrees, exact",
-			sched.Ulysses, false, mcore.DefaultOptions, mcore.New),
+			sched.Ulysses, false, mcore.DefaultOptions, noEnv(mcore.New)),
 		describe(static.Name, "static CP at the smallest degree whose cp·B holds the context, Megatron dp_balanced packing",
-			sched.Ulysses, false, static.DefaultOptions, static.New),
+			sched.Ulysses, false, static.DefaultOptions, noEnv(static.New)),
 		describe(usp.Name, "USP: the best equal-share CP × HP factorization (Ulysses inside groups of u, ring across them; plain ring and Ulysses its corners)",
-			sched.UlyssesRing, false, usp.DefaultOptions, usp.New),
+			sched.UlyssesRing, false, usp.DefaultOptions, noEnv(usp.New)),
 		describe(wlbllm.Name, "WLB-LLM: fixed CP, variable-length packing by predicted workload with outlier delay queues across iterations, all-gather-KV CP",
-			sched.AllGatherKV, false, wlbllm.DefaultOptions, wlbllm.New),
+			sched.AllGatherKV, false, wlbllm.DefaultOptions, noEnv(wlbllm.New)),
 	}
 }
 
@@ -100,14 +103,19 @@ func flexSP() Descriptor {
 	return d
 }
 
+// noEnv adapts the constructor of a policy that needs nothing from its Env.
+func noEnv[O any, P sched.Policy](build func(O) (P, error)) func(O, sched.Env) (P, error) {
+	return func(o O, _ sched.Env) (P, error) { return build(o) }
+}
+
 // describe builds a Descriptor from a policy package's typed options and
 // constructor.
 func describe[O any, P sched.Policy](name, summary string, exec sched.CPExec, overlap bool,
-	defaults func() O, build func(O) (P, error)) Descriptor {
+	defaults func() O, build func(O, sched.Env) (P, error)) Descriptor {
 	return Descriptor{
 		Name: name, Summary: summary, Exec: exec, OverlapAllToAll: overlap,
 		Options: func() any { o := defaults(); return &o },
-		New: func(options any) (sched.Policy, error) {
+		New: func(options any, env sched.Env) (sched.Policy, error) {
 			o := defaults()
 			if options != nil {
 				p, ok := options.(*O)
@@ -116,7 +124,7 @@ func describe[O any, P sched.Policy](name, summary string, exec sched.CPExec, ov
 				}
 				o = *p
 			}
-			p, err := build(o)
+			p, err := build(o, env)
 			if err != nil {
 				return nil, fmt.Errorf("policy %s: %w", name, err)
 			}
@@ -146,13 +154,23 @@ func Lookup(name string) (Descriptor, error) {
 	return Descriptor{}, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(Names(), ", "))
 }
 
-// New builds the named policy with its default options.
+// New builds the named policy with its default options and an empty Env.
 func New(name string) (sched.Policy, error) {
 	d, err := Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	return d.New(nil)
+	return d.New(nil, sched.Env{})
+}
+
+// CheckOptions validates options (as New would) without what the policy
+// needs from its Env: a policy refused only for lacking its environment
+// (sched.ErrEnvMissing) has valid options.
+func (d Descriptor) CheckOptions(options any) error {
+	if _, err := d.New(options, sched.Env{}); err != nil && !errors.Is(err, sched.ErrEnvMissing) {
+		return err
+	}
+	return nil
 }
 
 // OptionKeys returns the keys of the policy's options table, in field order:

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dcpsim/dcpsim/milp"
 	"github.com/dcpsim/dcpsim/milp/cbc"
 	"github.com/dcpsim/dcpsim/sched"
 )
@@ -19,17 +18,18 @@ func newPolicy(t testing.TB, name string) (p sched.Policy, ok bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err = d.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u, isUser := p.(milp.SolverUser); isUser {
+	var env sched.Env
+	if d.Requires.Program != "" {
 		s, err := cbc.Find()
 		if err != nil {
 			t.Logf("%s skipped: %v", name, err)
 			return nil, false
 		}
-		u.UseSolver(s)
+		env.Solver = s
+	}
+	p, err = d.New(nil, env)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p, true
 }
