@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/badinput"
 	"io"
 	"math"
 	"strconv"
@@ -134,7 +135,7 @@ func RunBatches(r io.Reader, name string, w io.Writer, p sched.Policy) error {
 // result as one JSON line to w. A line longer than maxLine bytes (its line
 // ending included) is refused as soon as it passes the bound, before it is
 // decoded. An error names the line (name:N, counting blank lines too); a bad
-// line's error wraps ErrInput or sched.ErrInvalidInput.
+// line's error matches badinput.Err.
 func eachBatchLine(r io.Reader, name string, w io.Writer, maxLine int, do func(line []byte) (any, error)) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	bw := bufio.NewWriter(w)
@@ -146,7 +147,7 @@ func eachBatchLine(r io.Reader, name string, w io.Writer, maxLine int, do func(l
 		if line := bytes.TrimSpace(raw); len(line) > 0 {
 			res, err := do(line)
 			if err != nil {
-				if errors.Is(err, sched.ErrInvalidInput) || errors.Is(err, ErrInput) {
+				if badinput.Is(err) {
 					return badInput("%s:%d: %w", name, n, err)
 				}
 				return fmt.Errorf("%s:%d: %w", name, n, err)
@@ -200,7 +201,7 @@ var batchKeys = []string{"ranks", "budget_tokens", "lengths", "overhead_ratio", 
 // while decoding, before the slice grows past the limit). pp and vpp 0 or
 // absent mean 1; negative is an error. The Inputs built from the line (θ/c
 // DefaultOverheadRatio unless the line gives one) pass sched.Inputs.Check
-// with its lengths. Every error wraps ErrInput or sched.ErrInvalidInput.
+// with its lengths. Every error matches badinput.Err.
 func decodeBatchLine(line []byte) (BatchLine, sched.Inputs, error) {
 	var b BatchLine
 	if err := decodeStrict(line, &b); err != nil {

@@ -3,7 +3,7 @@ package experiment
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
+	"github.com/dcpsim/dcpsim/badinput"
 	"io"
 	"math"
 	"strings"
@@ -15,7 +15,7 @@ import (
 
 // isInputErr reports whether err blames the input (the CLI's exit 2).
 func isInputErr(err error) bool {
-	return errors.Is(err, ErrInput) || errors.Is(err, sched.ErrInvalidInput)
+	return badinput.Is(err)
 }
 
 // TestBatchLineStrict: hostile or malformed --batches lines are refused as
@@ -63,13 +63,13 @@ func TestBatchLineStrict(t *testing.T) {
 	if !raceEnabled {
 		line := `{"ranks":2,"budget_tokens":2000,"lengths":[1` + strings.Repeat(",1", sched.MaxBatchSequences) + `]}`
 		err := PlanBatches(strings.NewReader(line), "b.jsonl", io.Discard, p, -1)
-		if !errors.Is(err, ErrInput) || !strings.Contains(fmtErr(err), "b.jsonl:1: not a batch object: lengths: more than 10000000 sequences (the limit of one batch)") {
+		if !badinput.Is(err) || !strings.Contains(fmtErr(err), "b.jsonl:1: not a batch object: lengths: more than 10000000 sequences (the limit of one batch)") {
 			t.Errorf("10^7+1 lengths: %v", err)
 		}
 	}
 	// A NaN or infinite override ratio is refused, not taken as "no override".
 	for _, r := range []float64{math.NaN(), math.Inf(1)} {
-		if err := PlanBatches(strings.NewReader(`{`+ok+`}`), "b", io.Discard, p, r); !errors.Is(err, ErrInput) {
+		if err := PlanBatches(strings.NewReader(`{`+ok+`}`), "b", io.Discard, p, r); !badinput.Is(err) {
 			t.Errorf("ratio %v: %v", r, err)
 		}
 	}
@@ -101,7 +101,7 @@ func TestBatchLineTooLong(t *testing.T) {
 		t.Errorf("lines at the bound: %v %q", err, out.String())
 	}
 	err := eachBatchLine(strings.NewReader(line+"\n"+line+" \n"), "b.jsonl", &out, 12, echo)
-	if !errors.Is(err, ErrInput) || err.Error() != "b.jsonl:2: line too long: more than 12 bytes (the limit of one --batches line)" {
+	if !badinput.Is(err) || err.Error() != "b.jsonl:2: line too long: more than 12 bytes (the limit of one --batches line)" {
 		t.Errorf("13-byte line: %v", err)
 	}
 
@@ -111,7 +111,7 @@ func TestBatchLineTooLong(t *testing.T) {
 	}
 	r := &endless{head: []byte(`{"ranks":1,"budget_tokens":1,"lengths":[1`), rep: []byte(",1")}
 	err = RunBatches(r, "big.jsonl", io.Discard, nil)
-	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "big.jsonl:1: line too long: more than 134217728 bytes") {
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "big.jsonl:1: line too long: more than 134217728 bytes") {
 		t.Errorf("endless line: %v", err)
 	}
 	if r.read > MaxBatchLineBytes+2<<20 {
@@ -243,7 +243,7 @@ func TestPlanLineSize(t *testing.T) {
 	line := `{"ranks":1048576,"budget_tokens":1,"lengths":[1048576` + strings.Repeat(",1048576", 16) + `]}`
 	var out bytes.Buffer
 	err := PlanBatches(strings.NewReader(line), "b.jsonl", &out, p, -1)
-	if !errors.Is(err, ErrInput) || !strings.Contains(fmtErr(err), "b.jsonl:1: the plan's microbatches field would hold 17·1048576 = 17825792 per-rank lists and 17825792 sequence ids: more than 16777216") {
+	if !badinput.Is(err) || !strings.Contains(fmtErr(err), "b.jsonl:1: the plan's microbatches field would hold 17·1048576 = 17825792 per-rank lists and 17825792 sequence ids: more than 16777216") {
 		t.Errorf("17 MBs × 2^20 ranks: %v", err)
 	}
 	if out.Len() != 0 {

@@ -12,28 +12,17 @@
 // (sched) → cost model (costmodel) → engine (sim/step) → Outcome (report
 // types) → results folder (report writers). The CLI (cmd/dcpsim) only parses
 // flags, prints tables and maps errors to exit codes: errors that blame the
-// user's input wrap ErrInput, sched.ErrInvalidInput or are *scenarios.Error.
+// user's input match badinput.Err, whichever layer made them.
 //
 // Runs are deterministic: the same scenario, seed and build write the same
-// bytes, except the measured Go planner times (planner_go_seconds), which are
-// reported beside the modelled stall and never enter a simulated time.
+// bytes on every rerun and GOMAXPROCS, except timings.json (and its sweep
+// figure), which holds the measured Go planner times alone; they never
+// enter a simulated time or another file.
 package experiment
 
-import (
-	"errors"
-	"fmt"
-)
+import "github.com/dcpsim/dcpsim/badinput"
 
-// ErrInput is wrapped by errors that blame the caller's input (a batch line, a
-// shard folder, an option value) rather than the simulator.
-var ErrInput = errors.New("bad input")
-
-// inputError is an error that blames the input: errors.Is(err, ErrInput).
-type inputError struct{ error }
-
-func (e inputError) Is(target error) bool { return target == ErrInput }
-
-func (e inputError) Unwrap() error { return e.error }
-
-// badInput formats an error that wraps ErrInput without saying so in its text.
-func badInput(format string, args ...any) error { return inputError{fmt.Errorf(format, args...)} }
+// badInput formats an error that blames the caller's input (a batch line, a
+// shard folder, an option value) rather than the simulator: it matches
+// badinput.Err without saying so in its text.
+func badInput(format string, args ...any) error { return badinput.Errorf(format, args...) }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/dcpsim/dcpsim/badinput"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,7 +121,7 @@ func TestRunOnePolicyAndErrors(t *testing.T) {
 	if err != nil || len(out.Summary.Policies) != 1 || out.Summary.Policies[0].Policy != "static" {
 		t.Fatalf("%v %+v", err, out)
 	}
-	if _, err := Run(sc, Options{Policy: "wlb"}); !errors.Is(err, ErrInput) {
+	if _, err := Run(sc, Options{Policy: "wlb"}); !badinput.Is(err) {
 		t.Errorf("unknown policy: %v", err)
 	}
 	// A forced cap below C_mem (the 32K context at B = 8192 needs 4 ranks):
@@ -226,7 +227,7 @@ func TestBatchesErrors(t *testing.T) {
 		{"\n" + `{"ranks": 0, "budget_tokens": 4, "lengths": [1]}`, "b.jsonl:2: invalid scheduling input: sched: ranks = 0: must be in [1, 1048576]"},
 	} {
 		err := PlanBatches(strings.NewReader(c.in), "b.jsonl", &bytes.Buffer{}, p, -1)
-		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), c.want) {
+		if !badinput.Is(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.in, err, c.want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/dcpsim/dcpsim/badinput"
 	"os/exec"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func TestRunSkipsFlexSPWithoutCBC(t *testing.T) {
 		}
 	}
 	_, err = NewPolicy(flexsp.Name)
-	if !errors.Is(err, ErrMissingProgram) || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "apt-get install coinor-cbc") {
+	if !errors.Is(err, ErrMissingProgram) || !badinput.Is(err) || !strings.Contains(err.Error(), "apt-get install coinor-cbc") {
 		t.Errorf("NewPolicy(flexsp) without cbc: %v", err)
 	}
 	if _, err := NewPolicy("hydra"); err != nil {

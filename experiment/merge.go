@@ -33,7 +33,7 @@ type MergeResult struct {
 // lists and no others, bounded counts, file-safe names) before anything is
 // written, and each point is copied from the bytes it checked, built aside
 // and published whole, so nothing is ever written outside out. A bad shard
-// is an error wrapping ErrInput naming the file and the key. out must be
+// is an error matching badinput.Err naming the file and the key. out must be
 // absent, empty or a sweep folder (one of the shards may be out). Merge
 // checks ctx between points.
 func Merge(ctx context.Context, out string, srcs []string, figures bool) (*MergeResult, error) {

@@ -3,7 +3,7 @@ package experiment
 import (
 	"bytes"
 	"context"
-	"errors"
+	"github.com/dcpsim/dcpsim/badinput"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,7 +63,7 @@ func FuzzReadPoint(f *testing.F) {
 		}
 		out := filepath.Join(root, "a", "b", "out")
 		_, err := Merge(context.Background(), out, []string{shard}, false)
-		if err != nil && !errors.Is(err, ErrInput) {
+		if err != nil && !badinput.Is(err) {
 			t.Fatalf("not bad input: %v", err)
 		}
 		allowed := map[string]bool{"shard": true, "shard/points": true, "shard/points/" + name: true, "a": true, "a/b": true}

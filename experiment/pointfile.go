@@ -109,7 +109,7 @@ func checkPointRecord(path, base string, rec *PointRecord) error {
 // exactly the files the manifest lists (dot-names aside) plus manifest.json
 // and point.json, each a regular file; the counts and the point's name are
 // bounded (checkPointRecord); summary.json is the summary in point.json and
-// its hash the manifest's. Every error wraps ErrInput and names the file and
+// its hash the manifest's. Every error matches badinput.Err and names the file and
 // the key. With keep, the files' bytes (those checked) are kept for copying.
 func loadPoint(pdir string, keep bool) (*pointFolder, error) {
 	mpath := filepath.Join(pdir, "manifest.json")

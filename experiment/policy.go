@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/badinput"
 
 	"github.com/dcpsim/dcpsim/milp"
 	"github.com/dcpsim/dcpsim/milp/cbc"
@@ -18,7 +19,7 @@ import (
 var ErrMissingProgram = errors.New("a program the policy needs is not installed")
 
 // missingProgram is ErrMissingProgram with the policy and the package
-// named; it blames the caller's machine, as bad input does (ErrInput).
+// named; it blames the caller's machine, as bad input does (badinput.Err).
 type missingProgram struct {
 	policy string
 	req    policies.Requirement
@@ -31,7 +32,7 @@ func (e *missingProgram) Error() string {
 }
 
 func (e *missingProgram) Is(target error) bool {
-	return target == ErrMissingProgram || target == ErrInput
+	return target == ErrMissingProgram || target == badinput.Err
 }
 
 func (e *missingProgram) Unwrap() error { return e.err }
@@ -69,7 +70,7 @@ func BuildPolicy(d policies.Descriptor, options any, setup *Setup) (sched.Policy
 }
 
 // NewPolicy is BuildPolicy for the named policy with its defaults and no
-// job (the --batches contracts); an unknown name wraps ErrInput.
+// job (the --batches contracts); an unknown name matches badinput.Err.
 func NewPolicy(name string) (sched.Policy, error) {
 	d, err := policies.Lookup(name)
 	if err != nil {

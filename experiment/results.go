@@ -2,7 +2,7 @@ package experiment
 
 import (
 	"context"
-		"encoding/json"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -124,7 +124,7 @@ func encodeJSON(w io.Writer, v any) error {
 // either the earlier folder or the complete new one (no file of an earlier
 // run stays behind; of concurrent writers the last wins). dir must be absent,
 // empty or an earlier results folder (holding a dcpsim manifest.json): else
-// the error wraps ErrInput and nothing is written. WriteRun checks ctx between
+// the error matches badinput.Err and nothing is written. WriteRun checks ctx between
 // files; on any error, cancellation included, it leaves no temporary file or
 // folder. It returns the names of the files written, manifest.json last.
 func WriteRun(ctx context.Context, dir string, sc *scenarios.Scenario, out *Outcome, figures bool) ([]string, error) {

@@ -3,8 +3,8 @@ package experiment
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/badinput"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,7 +158,7 @@ func TestWriteRunRefusesForeignFolder(t *testing.T) {
 	os.Mkdir(filepath.Join(root, "empty"), 0o755)
 	for _, dir := range []string{home, file, link, "/"} {
 		_, err := WriteRun(context.Background(), dir, sc, out, false)
-		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), dir) {
+		if !badinput.Is(err) || !strings.Contains(err.Error(), dir) {
 			t.Errorf("%s: %v, want bad input naming it", dir, err)
 		}
 	}
@@ -175,7 +175,7 @@ func TestWriteRunRefusesForeignFolder(t *testing.T) {
 	noTemporaries(t, root)
 	// The working folder would vanish under the process.
 	t.Chdir(filepath.Join(root, "empty"))
-	if _, err := WriteRun(context.Background(), ".", sc, out, false); !errors.Is(err, ErrInput) {
+	if _, err := WriteRun(context.Background(), ".", sc, out, false); !badinput.Is(err) {
 		t.Errorf("--out .: %v, want bad input", err)
 	}
 	// An empty folder is replaced.

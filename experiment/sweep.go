@@ -84,7 +84,7 @@ func SweepHash(sc *scenarios.Scenario) string {
 // skipped, so an interrupted sweep continues where it stopped. An unsharded
 // sweep then writes sweep.json, sweep.csv and the sweep figures. Dir must be
 // absent, empty or a sweep folder (holding points/ or sweep.json): else the
-// error wraps ErrInput and nothing is written. Sweep checks ctx before every
+// error matches badinput.Err and nothing is written. Sweep checks ctx before every
 // point and between files; once it is done no further point starts, and the
 // points in flight leave no temporary file or folder.
 func Sweep(ctx context.Context, sc *scenarios.Scenario, opts SweepOptions) (*SweepResult, error) {

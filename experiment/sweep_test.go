@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"errors"
+	"github.com/dcpsim/dcpsim/badinput"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +38,7 @@ func TestSweepRefusesForeignFolder(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
 	_, err := Sweep(context.Background(), tinySweep(t), SweepOptions{Dir: dir, Jobs: 1})
-	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), dir) {
+	if !badinput.Is(err) || !strings.Contains(err.Error(), dir) {
 		t.Errorf("%v, want bad input naming %s", err, dir)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {

@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/badinput"
 	"io"
 	"math"
 	"regexp"
@@ -78,7 +79,7 @@ var validationNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // ReadValidationTable reads the validation table at path, at most
 // safeio.MaxValidationTableBytes long, and checks it (DecodeValidationTable).
-// Every error blames the input (errors.Is(err, ErrInput)).
+// Every error blames the input (badinput.Is(err)).
 func ReadValidationTable(path string) ([]ValidationRun, error) {
 	b, err := safeio.ReadFile(path, safeio.MaxValidationTableBytes)
 	if err != nil {
@@ -93,7 +94,7 @@ func ReadValidationTable(path string) ([]ValidationRun, error) {
 // and the GPUs of a node, pp the layers, vpp the layers of a stage, tp·pp
 // the GPUs, micro_batch·dp the global batch, ...). It returns every problem
 // at once, each naming name:line:column and the column, with an error that
-// wraps ErrInput.
+// matches badinput.Err.
 func DecodeValidationTable(r io.Reader, name string) ([]ValidationRun, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // counted below, with the line named
@@ -148,7 +149,7 @@ func DecodeValidationTable(r io.Reader, name string) ([]ValidationRun, error) {
 		runs = append(runs, run)
 	}
 	if len(problems) > 0 {
-		return nil, inputError{errors.Join(problems...)}
+		return nil, badinput.Mark(errors.Join(problems...))
 	}
 	if len(runs) == 0 {
 		return nil, badInput("%s: no run after the header", name)

@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/badinput"
 	"math"
 	"os"
 	"path/filepath"
@@ -91,7 +92,7 @@ func TestDecodeValidationTableRejects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s = %q: error %v, want %q", tc.field, tc.value, err, want)
 		}
-		if !errors.Is(err, ErrInput) {
+		if !badinput.Is(err) {
 			t.Errorf("%s = %q: error does not wrap ErrInput", tc.field, tc.value)
 		}
 	}
@@ -134,7 +135,7 @@ func TestDecodeValidationTableRejects(t *testing.T) {
 		{validationHeader + "\n\"k22,A100-80G\n", "t.csv:2:"},
 	} {
 		_, err := DecodeValidationTable(strings.NewReader(tc.text), "t.csv")
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrInput) {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !badinput.Is(err) {
 			t.Errorf("%q: error %v, want %q (an input error)", tc.text, err, tc.want)
 		}
 	}
@@ -175,10 +176,10 @@ func TestReadValidationTableBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := ReadValidationTable(big)
-	if !errors.Is(err, safeio.ErrTooLarge) || !errors.Is(err, ErrInput) {
+	if !errors.Is(err, safeio.ErrTooLarge) || !badinput.Is(err) {
 		t.Errorf("oversized table: %v", err)
 	}
-	if _, err := ReadValidationTable(filepath.Join(dir, "missing.csv")); !errors.Is(err, ErrInput) {
+	if _, err := ReadValidationTable(filepath.Join(dir, "missing.csv")); !badinput.Is(err) {
 		t.Errorf("missing table: %v", err)
 	}
 }

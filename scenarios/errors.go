@@ -10,6 +10,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/job"
 )
 
@@ -31,6 +32,9 @@ type Error struct {
 	// Problems are in file order where lines are known.
 	Problems []Problem
 }
+
+// Is makes every scenario error bad input (badinput.Err).
+func (e *Error) Is(target error) bool { return target == badinput.Err }
 
 // Error prints one "file:line: message" line per problem.
 func (e *Error) Error() string {

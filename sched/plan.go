@@ -52,6 +52,7 @@
 package sched
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 )
@@ -238,7 +239,7 @@ type ErrSequenceTooLong struct {
 }
 
 // Is makes errors.Is(err, ErrInvalidInput) true: a too-long sequence is bad input.
-func (e *ErrSequenceTooLong) Is(target error) bool { return target == ErrInvalidInput }
+func (e *ErrSequenceTooLong) Is(target error) bool { return errors.Is(ErrInvalidInput, target) }
 
 // Error names the sequence, its length and the limit.
 func (e *ErrSequenceTooLong) Error() string {

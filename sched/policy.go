@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/milp"
 )
 
@@ -114,8 +115,9 @@ type Env struct {
 var ErrEnvMissing = errors.New("the policy's environment lacks what it needs")
 
 // ErrInvalidInput is wrapped by every error that blames the batch or the Inputs
-// rather than the policy (errors.Is(err, ErrInvalidInput)).
-var ErrInvalidInput = errors.New("invalid scheduling input")
+// rather than the policy (errors.Is(err, ErrInvalidInput)); it is bad input
+// (badinput.Err) like every other error that blames the user.
+var ErrInvalidInput = badinput.Sentinel("invalid scheduling input")
 
 // ErrCannotPlan is the one error every policy wraps when a batch is valid input
 // but the policy's own rules cannot plan it (Megatron asserts, a count that
@@ -128,8 +130,9 @@ type cannotPlan struct{}
 
 func (cannotPlan) Error() string { return "the policy cannot plan this batch" }
 
-// Is makes errors.Is(ErrCannotPlan, ErrInvalidInput) true.
-func (cannotPlan) Is(target error) bool { return target == ErrInvalidInput }
+// Is makes errors.Is(ErrCannotPlan, ErrInvalidInput) true (and so
+// badinput.Err).
+func (cannotPlan) Is(target error) bool { return errors.Is(ErrInvalidInput, target) }
 
 // Check validates the inputs and the batch: G, B, PP, VPP and the context in
 // range (the limits above), every length in [1, MaxSequenceTokens], the batch

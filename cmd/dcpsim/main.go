@@ -25,14 +25,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dcpsim/dcpsim/badinput"
 	"io"
 	"os"
 	"sort"
 	"strings"
 
 	"github.com/dcpsim/dcpsim/experiment"
-	"github.com/dcpsim/dcpsim/scenarios"
-	"github.com/dcpsim/dcpsim/sched"
 )
 
 // Exit codes.
@@ -42,19 +41,8 @@ const (
 	exitInput   = 2
 )
 
-// badInputError marks an error caused by the user's input (exit status 2).
-type badInputError struct{ err error }
-
-// Error is the wrapped error's message.
-func (e badInputError) Error() string { return e.err.Error() }
-
-// Unwrap returns the wrapped error.
-func (e badInputError) Unwrap() error { return e.err }
-
-// badInput wraps err as bad input; a formatted message when err is nil.
-func badInput(format string, args ...any) error {
-	return badInputError{fmt.Errorf(format, args...)}
-}
+// badInput formats an error caused by the user's input (exit status 2).
+func badInput(format string, args ...any) error { return badinput.Errorf(format, args...) }
 
 // command is one subcommand.
 type command struct {
@@ -142,12 +130,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // isBadInput reports whether err blames the user's input (exit status 2): a
 // flag, a scenario file, a batch line, a shard folder, or a batch a policy
 // cannot plan.
-func isBadInput(err error) bool {
-	var bad badInputError
-	var scErr *scenarios.Error
-	return errors.As(err, &bad) || errors.As(err, &scErr) || errors.Is(err, experiment.ErrInput) ||
-		errors.Is(err, sched.ErrInvalidInput)
-}
+func isBadInput(err error) bool { return badinput.Is(err) }
 
 func names(cmds map[string]command) []string {
 	n := make([]string, 0, len(cmds))
@@ -186,7 +169,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return badInputError{err}
+		return badinput.Mark(err)
 	}
 	return nil
 }

@@ -31,6 +31,7 @@ var above = []string{module + "costmodel", module + "experiment", module + "cmd/
 
 var rules = []rule{
 	{dir: "job", stdOnly: true, why: "job is the leaf every package may import"},
+	{dir: "badinput", stdOnly: true, why: "the one mark of bad input is a leaf every package may import"},
 	{dir: "job", forbidden: coreForbidden, why: "deterministic core"},
 	{dir: "workload", forbidden: append(slices.Clone(above), coreForbidden...), why: "deterministic core"},
 	{dir: "sched", forbidden: append([]string{"math/rand/v2", module + "sim", module + "sim/", module + "calib", module + "milp/cbc"}, append(slices.Clone(above), coreForbidden...)...),

@@ -138,6 +138,7 @@ package mcore
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -223,7 +224,7 @@ func (e inputError) Error() string { return string(e) }
 
 // Is reports that an inputError is a batch the policy cannot plan.
 func (e inputError) Is(target error) bool {
-	return target == sched.ErrCannotPlan || target == sched.ErrInvalidInput
+	return target == sched.ErrCannotPlan || errors.Is(sched.ErrInvalidInput, target)
 }
 
 // Plan runs Megatron's scheduler on the batch.
