@@ -43,7 +43,10 @@ import (
 //     several): the pipeline of one iteration, one track per (stage,
 //     representative rank), stage 0 on top; forward ops light and backward
 //     ops dark in the policy's colour, planner stall, grad-sync and optimizer
-//     in three greys.
+//     in three greys. Every timeline of the run shares one time axis, to the
+//     end of the longest (a dashed line marks the end of a shorter
+//     iteration), and a track's label gives its rank's role when
+//     Timeline.RankRoles knows it ("rank 120 (busiest)").
 //
 // A figure with nothing to draw (no rows, no microbatch times, no degree shares,
 // a timeline without slices) is skipped. On an error it returns the files
