@@ -209,7 +209,44 @@ func traceDescribeFlow(f *Flow) string {
 		traceFlowName(f), f.Rank, f.FromStage, f.FromNanos, f.ToStage, f.ToNanos)
 }
 
+// buildTrace validates tl and turns it into encoded events, in the steps of
+// the layout described above; each step returns the first problem it finds,
+// so a Timeline with several problems is reported by the earliest step.
 func buildTrace(tl *Timeline) (*traceBuild, error) {
+	l, err := newTraceLayout(tl)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkSlices(); err != nil {
+		return nil, err
+	}
+	b := &traceBuild{}
+	if err := b.addMetadata(l); err != nil {
+		return nil, err
+	}
+	ops, err := b.addSlices(l)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.addFlows(l, ops); err != nil {
+		return nil, err
+	}
+	b.sortItems()
+	return b, nil
+}
+
+// traceLayout is where a Timeline's tracks go in the trace: its ranks in
+// ascending order and each one's position, from which the pids, tids and
+// track indices follow.
+type traceLayout struct {
+	tl      *Timeline
+	ranks   []int
+	rankPos map[int]int
+}
+
+// newTraceLayout checks that tl has stages and distinct ranks and lays out its
+// tracks.
+func newTraceLayout(tl *Timeline) (*traceLayout, error) {
 	if tl.Stages < 1 {
 		return nil, fmt.Errorf("timeline has %d stages, want at least 1", tl.Stages)
 	}
@@ -225,31 +262,49 @@ func buildTrace(tl *Timeline) (*traceBuild, error) {
 		}
 		rankPos[r] = i
 	}
-	nr := len(ranks)
-	pidOf := func(stage int) int { return stage + 1 }
-	tidOf := func(stage, rank int) int { return tl.Stages + 1 + stage*nr + rankPos[rank] }
-	track := func(stage, rank int) int { return stage*nr + rankPos[rank] }
+	return &traceLayout{tl: tl, ranks: ranks, rankPos: rankPos}, nil
+}
 
-	// Validate each slice and gather the spans of every track.
-	spans := make([][]traceSpan, tl.Stages*nr)
+// pid is the process of a stage.
+func (l *traceLayout) pid(stage int) int { return stage + 1 }
+
+// tid is the thread of (stage, rank), unique over the trace.
+func (l *traceLayout) tid(stage, rank int) int {
+	return l.tl.Stages + 1 + l.track(stage, rank)
+}
+
+// track is the index of (stage, rank) among all tracks.
+func (l *traceLayout) track(stage, rank int) int { return stage*len(l.ranks) + l.rankPos[rank] }
+
+// hasRank reports whether rank is one of the timeline's.
+func (l *traceLayout) hasRank(rank int) bool {
+	_, ok := l.rankPos[rank]
+	return ok
+}
+
+// checkSlices validates each slice on its own, then the nesting of the slices
+// (and their exposed-comm children) of every track.
+func (l *traceLayout) checkSlices() error {
+	tl := l.tl
+	spans := make([][]traceSpan, tl.Stages*len(l.ranks))
 	for i := range tl.Slices {
 		s := &tl.Slices[i]
 		switch {
 		case s.Kind < Forward || s.Kind > PlannerStall:
-			return nil, fmt.Errorf("%s: unknown kind %d", traceDescribeSlice(tl, i), int(s.Kind))
+			return fmt.Errorf("%s: unknown kind %d", traceDescribeSlice(tl, i), int(s.Kind))
 		case s.EndNanos < s.StartNanos:
-			return nil, fmt.Errorf("%s: ends before it starts", traceDescribeSlice(tl, i))
+			return fmt.Errorf("%s: ends before it starts", traceDescribeSlice(tl, i))
 		case s.StartNanos < 0:
-			return nil, fmt.Errorf("%s: starts before 0", traceDescribeSlice(tl, i))
+			return fmt.Errorf("%s: starts before 0", traceDescribeSlice(tl, i))
 		case s.Stage < 0 || s.Stage >= tl.Stages:
-			return nil, fmt.Errorf("%s: stage outside [0, %d)", traceDescribeSlice(tl, i), tl.Stages)
+			return fmt.Errorf("%s: stage outside [0, %d)", traceDescribeSlice(tl, i), tl.Stages)
 		case s.ExposedCommNanos < 0 || s.ExposedCommNanos > s.EndNanos-s.StartNanos:
-			return nil, fmt.Errorf("%s: exposed comm %d ns outside [0, duration]", traceDescribeSlice(tl, i), s.ExposedCommNanos)
+			return fmt.Errorf("%s: exposed comm %d ns outside [0, duration]", traceDescribeSlice(tl, i), s.ExposedCommNanos)
 		}
-		if _, ok := rankPos[s.Rank]; !ok {
-			return nil, fmt.Errorf("%s: rank not in Ranks %v", traceDescribeSlice(tl, i), ranks)
+		if !l.hasRank(s.Rank) {
+			return fmt.Errorf("%s: rank not in Ranks %v", traceDescribeSlice(tl, i), l.ranks)
 		}
-		t := track(s.Stage, s.Rank)
+		t := l.track(s.Stage, s.Rank)
 		spans[t] = append(spans[t], traceSpan{start: s.StartNanos, end: s.EndNanos, slice: i})
 		if s.ExposedCommNanos > 0 {
 			spans[t] = append(spans[t], traceSpan{start: s.EndNanos - s.ExposedCommNanos, end: s.EndNanos, slice: i, child: true})
@@ -257,60 +312,80 @@ func buildTrace(tl *Timeline) (*traceBuild, error) {
 	}
 	for _, ts := range spans {
 		if err := traceCheckNesting(tl, ts); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
 
-	b := &traceBuild{}
-	enc := func(ev traceEvent) ([]byte, error) {
-		line, err := json.Marshal(ev)
-		if err != nil {
-			return nil, fmt.Errorf("encoding %s: %w", ev.Name, err)
-		}
-		return line, nil
+// encode is ev as one line of JSON.
+func (b *traceBuild) encode(ev traceEvent) ([]byte, error) {
+	line, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", ev.Name, err)
 	}
-	add := func(ev traceEvent, ts, dur int64, phase int) error {
-		line, err := enc(ev)
+	return line, nil
+}
+
+// addMeta appends metadata events.
+func (b *traceBuild) addMeta(evs ...traceEvent) error {
+	for _, ev := range evs {
+		line, err := b.encode(ev)
 		if err != nil {
 			return err
 		}
-		b.items = append(b.items, traceItem{ts: ts, dur: dur, phase: phase, pid: ev.Pid, tid: ev.Tid, line: line})
-		return nil
+		b.meta = append(b.meta, line)
 	}
+	return nil
+}
 
-	// Metadata: processes (stages) and threads (ranks), in pid, tid order.
-	for st := range tl.Stages {
-		pid := pidOf(st)
-		for _, ev := range []traceEvent{
-			{Name: "process_name", Ph: "M", Pid: pid, Tid: pid, Args: map[string]any{"name": fmt.Sprintf("stage %d", st)}},
-			{Name: "process_sort_index", Ph: "M", Pid: pid, Tid: pid, Args: map[string]any{"sort_index": st}},
-		} {
-			line, err := enc(ev)
-			if err != nil {
-				return nil, err
-			}
-			b.meta = append(b.meta, line)
+// addTimed appends a timed event with its sort key (ts, dur, phase).
+func (b *traceBuild) addTimed(ev traceEvent, ts, dur int64, phase int) error {
+	line, err := b.encode(ev)
+	if err != nil {
+		return err
+	}
+	b.items = append(b.items, traceItem{ts: ts, dur: dur, phase: phase, pid: ev.Pid, tid: ev.Tid, line: line})
+	return nil
+}
+
+// addMetadata names and orders the processes (stages) and threads (ranks), in
+// pid, tid order.
+func (b *traceBuild) addMetadata(l *traceLayout) error {
+	for st := range l.tl.Stages {
+		pid := l.pid(st)
+		if err := b.addMeta(
+			traceEvent{Name: "process_name", Ph: "M", Pid: pid, Tid: pid, Args: map[string]any{"name": fmt.Sprintf("stage %d", st)}},
+			traceEvent{Name: "process_sort_index", Ph: "M", Pid: pid, Tid: pid, Args: map[string]any{"sort_index": st}},
+		); err != nil {
+			return err
 		}
-		for ri, r := range ranks {
-			tid := tidOf(st, r)
-			for _, ev := range []traceEvent{
-				{Name: "thread_name", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"name": fmt.Sprintf("rank %d", r)}},
-				{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"sort_index": ri}},
-			} {
-				line, err := enc(ev)
-				if err != nil {
-					return nil, err
-				}
-				b.meta = append(b.meta, line)
+		for ri, r := range l.ranks {
+			tid := l.tid(st, r)
+			if err := b.addMeta(
+				traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"name": fmt.Sprintf("rank %d", r)}},
+				traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: tid, Args: map[string]any{"sort_index": ri}},
+			); err != nil {
+				return err
 			}
 		}
 	}
+	return nil
+}
 
-	// Slices and their exposed-comm children; index the ops for the flows.
-	ops := make(map[traceOpKey][]int)
+// traceOps are the forward or backward ops of each (track, kind, microbatch),
+// as slice indices in start order.
+type traceOps map[traceOpKey][]int
+
+// addSlices adds each slice as a complete event, and its exposed-comm child
+// when it has one, and returns the forward and backward ops indexed for the
+// flows.
+func (b *traceBuild) addSlices(l *traceLayout) (traceOps, error) {
+	tl := l.tl
+	ops := make(traceOps)
 	for i := range tl.Slices {
 		s := &tl.Slices[i]
-		pid, tid := pidOf(s.Stage), tidOf(s.Stage, s.Rank)
+		pid, tid := l.pid(s.Stage), l.tid(s.Stage, s.Rank)
 		args := map[string]any{"stage": s.Stage, "rank": s.Rank, "policy": tl.Policy}
 		childArgs := map[string]any{"stage": s.Stage, "rank": s.Rank, "policy": tl.Policy}
 		if s.Kind == Forward || s.Kind == Backward {
@@ -325,14 +400,14 @@ func buildTrace(tl *Timeline) (*traceBuild, error) {
 		dur := s.EndNanos - s.StartNanos
 		ev := traceEvent{Name: traceSliceName(s), Cat: s.Kind.String(), Ph: "X",
 			Ts: traceMicros(s.StartNanos), Dur: traceMicros(dur), Pid: pid, Tid: tid, Args: args}
-		if err := add(ev, s.StartNanos, dur, tracePhaseSlice); err != nil {
+		if err := b.addTimed(ev, s.StartNanos, dur, tracePhaseSlice); err != nil {
 			return nil, err
 		}
 		if s.ExposedCommNanos > 0 {
 			start := s.EndNanos - s.ExposedCommNanos
 			ev := traceEvent{Name: "exposed comm", Cat: "exposed-comm", Ph: "X",
 				Ts: traceMicros(start), Dur: traceMicros(s.ExposedCommNanos), Pid: pid, Tid: tid, Args: childArgs}
-			if err := add(ev, start, s.ExposedCommNanos, tracePhaseSlice); err != nil {
+			if err := b.addTimed(ev, start, s.ExposedCommNanos, tracePhaseSlice); err != nil {
 				return nil, err
 			}
 		}
@@ -346,9 +421,14 @@ func buildTrace(tl *Timeline) (*traceBuild, error) {
 				cmp.Compare(sa.Chunk, sb.Chunk), cmp.Compare(sa.ExposedCommNanos, sb.ExposedCommNanos), cmp.Compare(a, b))
 		})
 	}
+	return ops, nil
+}
 
-	// Flows, sorted by their fields so the ids do not depend on input order.
-	flows := slices.Clone(tl.Flows)
+// addFlows adds each flow as a start and a finish event bound to its
+// producing and consuming ops, with ids in the order of the flows sorted by
+// their fields (so the ids do not depend on input order).
+func (b *traceBuild) addFlows(l *traceLayout, ops traceOps) error {
+	flows := slices.Clone(l.tl.Flows)
 	slices.SortFunc(flows, func(a, b Flow) int {
 		return cmp.Or(cmp.Compare(a.Rank, b.Rank), traceCompareBool(a.Backward, b.Backward),
 			cmp.Compare(a.MB, b.MB), cmp.Compare(a.Chunk, b.Chunk),
@@ -356,56 +436,65 @@ func buildTrace(tl *Timeline) (*traceBuild, error) {
 			cmp.Compare(a.FromNanos, b.FromNanos), cmp.Compare(a.ToNanos, b.ToNanos))
 	})
 	for fi := range flows {
-		f := &flows[fi]
-		id := uint64(fi + 1)
-		if _, ok := rankPos[f.Rank]; !ok {
-			return nil, fmt.Errorf("%s: rank not in Ranks %v", traceDescribeFlow(f), ranks)
-		}
-		if f.FromStage < 0 || f.FromStage >= tl.Stages || f.ToStage < 0 || f.ToStage >= tl.Stages {
-			return nil, fmt.Errorf("%s: stage outside [0, %d)", traceDescribeFlow(f), tl.Stages)
-		}
-		if f.FromNanos < 0 || f.ToNanos < f.FromNanos {
-			return nil, fmt.Errorf("%s: arrives before it is sent (or is sent before 0)", traceDescribeFlow(f))
-		}
-		kind := Forward
-		if f.Backward {
-			kind = Backward
-		}
-		prod := traceChooseOp(tl, ops[traceOpKey{f.FromStage, f.Rank, kind, f.MB}], f.Chunk,
-			func(s *Slice) bool { return s.EndNanos == f.FromNanos })
-		if prod < 0 {
-			return nil, fmt.Errorf("%s: no %s op of mb %d ends at %d ns on stage %d rank %d",
-				traceDescribeFlow(f), kind, f.MB, f.FromNanos, f.FromStage, f.Rank)
-		}
-		cons := traceChooseOp(tl, ops[traceOpKey{f.ToStage, f.Rank, kind, f.MB}], f.Chunk,
-			func(s *Slice) bool { return s.StartNanos >= f.ToNanos })
-		if cons < 0 {
-			return nil, fmt.Errorf("%s: no %s op of mb %d starts at or after %d ns on stage %d rank %d",
-				traceDescribeFlow(f), kind, f.MB, f.ToNanos, f.ToStage, f.Rank)
-		}
-		p, c := &tl.Slices[prod], &tl.Slices[cons]
-		sTs := max(p.StartNanos, f.FromNanos-1)
-		fTs := c.StartNanos
-		args := map[string]any{"mb": f.MB, "chunk": f.Chunk, "from_stage": f.FromStage, "to_stage": f.ToStage,
-			"sent_us": traceMicros(f.FromNanos), "arrive_us": traceMicros(f.ToNanos)}
-		name := traceFlowName(f)
-		start := traceEvent{Name: name, Cat: "p2p", Ph: "s", Ts: traceMicros(sTs),
-			Pid: pidOf(f.FromStage), Tid: tidOf(f.FromStage, f.Rank), ID: id, Args: args}
-		finish := traceEvent{Name: name, Cat: "p2p", Ph: "f", Ts: traceMicros(fTs),
-			Pid: pidOf(f.ToStage), Tid: tidOf(f.ToStage, f.Rank), ID: id, Bp: "e", Args: args}
-		if err := add(start, sTs, 0, tracePhaseFlowStart); err != nil {
-			return nil, err
-		}
-		if err := add(finish, fTs, 0, tracePhaseFlowEnd); err != nil {
-			return nil, err
+		if err := b.addFlow(l, ops, &flows[fi], uint64(fi+1)); err != nil {
+			return err
 		}
 	}
+	return nil
+}
 
+// addFlow validates flow f, finds its producing and consuming ops and adds
+// its two events with the given id.
+func (b *traceBuild) addFlow(l *traceLayout, ops traceOps, f *Flow, id uint64) error {
+	tl := l.tl
+	if !l.hasRank(f.Rank) {
+		return fmt.Errorf("%s: rank not in Ranks %v", traceDescribeFlow(f), l.ranks)
+	}
+	if f.FromStage < 0 || f.FromStage >= tl.Stages || f.ToStage < 0 || f.ToStage >= tl.Stages {
+		return fmt.Errorf("%s: stage outside [0, %d)", traceDescribeFlow(f), tl.Stages)
+	}
+	if f.FromNanos < 0 || f.ToNanos < f.FromNanos {
+		return fmt.Errorf("%s: arrives before it is sent (or is sent before 0)", traceDescribeFlow(f))
+	}
+	kind := Forward
+	if f.Backward {
+		kind = Backward
+	}
+	prod := traceChooseOp(tl, ops[traceOpKey{f.FromStage, f.Rank, kind, f.MB}], f.Chunk,
+		func(s *Slice) bool { return s.EndNanos == f.FromNanos })
+	if prod < 0 {
+		return fmt.Errorf("%s: no %s op of mb %d ends at %d ns on stage %d rank %d",
+			traceDescribeFlow(f), kind, f.MB, f.FromNanos, f.FromStage, f.Rank)
+	}
+	cons := traceChooseOp(tl, ops[traceOpKey{f.ToStage, f.Rank, kind, f.MB}], f.Chunk,
+		func(s *Slice) bool { return s.StartNanos >= f.ToNanos })
+	if cons < 0 {
+		return fmt.Errorf("%s: no %s op of mb %d starts at or after %d ns on stage %d rank %d",
+			traceDescribeFlow(f), kind, f.MB, f.ToNanos, f.ToStage, f.Rank)
+	}
+	p, c := &tl.Slices[prod], &tl.Slices[cons]
+	sTs := max(p.StartNanos, f.FromNanos-1)
+	fTs := c.StartNanos
+	args := map[string]any{"mb": f.MB, "chunk": f.Chunk, "from_stage": f.FromStage, "to_stage": f.ToStage,
+		"sent_us": traceMicros(f.FromNanos), "arrive_us": traceMicros(f.ToNanos)}
+	name := traceFlowName(f)
+	start := traceEvent{Name: name, Cat: "p2p", Ph: "s", Ts: traceMicros(sTs),
+		Pid: l.pid(f.FromStage), Tid: l.tid(f.FromStage, f.Rank), ID: id, Args: args}
+	finish := traceEvent{Name: name, Cat: "p2p", Ph: "f", Ts: traceMicros(fTs),
+		Pid: l.pid(f.ToStage), Tid: l.tid(f.ToStage, f.Rank), ID: id, Bp: "e", Args: args}
+	if err := b.addTimed(start, sTs, 0, tracePhaseFlowStart); err != nil {
+		return err
+	}
+	return b.addTimed(finish, fTs, 0, tracePhaseFlowEnd)
+}
+
+// sortItems puts the timed events in the order Perfetto's importer processes
+// them (see Order above).
+func (b *traceBuild) sortItems() {
 	slices.SortFunc(b.items, func(x, y traceItem) int {
 		return cmp.Or(cmp.Compare(x.ts, y.ts), cmp.Compare(x.phase, y.phase), cmp.Compare(y.dur, x.dur),
 			cmp.Compare(x.pid, y.pid), cmp.Compare(x.tid, y.tid), bytes.Compare(x.line, y.line))
 	})
-	return b, nil
 }
 
 // traceCompareBool orders false before true.

@@ -256,6 +256,11 @@ type Timeline struct {
 	// Stages is pp; Ranks the representative HDP ranks drawn, ascending.
 	Stages int
 	Ranks  []int
+	// RankRoles says why a rank of Ranks was drawn when it was picked by its
+	// load rather than requested: "busiest" or "idlest" (the rank of stage 0
+	// with the most or the least busy time); the timeline figure labels the
+	// rank's tracks with it. nil when unknown.
+	RankRoles map[int]string
 	// Slices are the ops of every (stage, rank in Ranks), any order.
 	Slices []Slice
 	// Flows are the cross-stage p2p transfers between drawn ops.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 
@@ -16,6 +17,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/dcpsim/dcpsim/sched"
 )
 
 // WriteRunFigures draws the figures of one scenario's run into dir (which must
@@ -32,12 +35,18 @@ import (
 //   - mb-time: empirical CDF of each policy's microbatch times
 //     (PolicySummary.MBSeconds), log-scale x when they span more than 20×.
 //   - cp-degrees: share of GPU-slots (%) at each CP degree, bars grouped by
-//     degree, one bar per policy.
+//     degree, one bar per policy. When the degrees are not all powers of two
+//     (ByteScale's) or more than 12 distinct, the groups are the ranges
+//     between powers of two, labelled "1", "2", "3-4", "5-8", ...; degree 0
+//     (idle slots) is a group of its own. The plot is at most 12 inches wide.
 //   - timeline-POLICY for each timeline (timeline-POLICY-itN when a policy has
 //     several): the pipeline of one iteration, one track per (stage,
 //     representative rank), stage 0 on top; forward ops light and backward
 //     ops dark in the policy's colour, planner stall, grad-sync and optimizer
-//     in three greys.
+//     in three greys. Every timeline of the run shares one time axis, to the
+//     end of the longest (a dashed line marks the end of a shorter
+//     iteration), and a track's label gives its rank's role when
+//     Timeline.RankRoles knows it ("rank 120 (busiest)").
 //
 // A figure with nothing to draw (no rows, no microbatch times, no degree shares,
 // a timeline without slices) is skipped. On an error it returns the files
@@ -354,7 +363,8 @@ func mbTimeFigure(s *Summary) (*figure, error) {
 }
 
 // cpDegreesFigure is the share of GPU-slots at each CP degree, bars grouped by
-// degree; nil when no policy has degree shares.
+// degree (or by range of degrees, cpDegreeBins); nil when no policy has degree
+// shares.
 func cpDegreesFigure(s *Summary) (*figure, error) {
 	var with []okPolicy
 	var degrees []int
@@ -370,29 +380,24 @@ func cpDegreesFigure(s *Summary) (*figure, error) {
 	if len(with) == 0 {
 		return nil, nil
 	}
-	slices.Sort(degrees)
-	degrees = slices.Compact(degrees)
-	pos := map[int]int{}
-	names := make([]string, len(degrees))
-	for i, d := range degrees {
-		pos[d] = i
-		names[i] = strconv.Itoa(d)
-	}
-	w := nominalWidth(len(degrees)*len(with), 0.3*vg.Inch)
-	group := barWidth(w, len(degrees), 0.8, vg.Length(len(with))*vg.Points(28))
+	bins := cpDegreeBins(degrees)
+	w := min(nominalWidth(len(bins.labels)*len(with), 0.3*vg.Inch), cpDegreesMaxW)
+	group := barWidth(w, len(bins.labels), 0.8, vg.Length(len(with))*vg.Points(28))
 	bw := group / vg.Length(len(with))
 	p := plot.New()
 	p.Title.Text = runTitle(s, "CP degrees")
 	p.X.Label.Text = "CP degree"
+	if bins.binned {
+		p.X.Label.Text = "CP degree (binned between powers of two)"
+	}
+	if bins.idle {
+		p.X.Label.Text += "; 0: idle slots"
+	}
 	p.Y.Label.Text = "share of GPU-slots (%)"
 	p.Add(hGrid())
 	leg := newLegend()
 	for j, op := range with {
-		vals := make(plotter.Values, len(degrees))
-		for _, d := range op.ps.DegreeShares {
-			vals[pos[d.Degree]] += finite(100 * d.Share)
-		}
-		b, err := plotter.NewBarChart(vals, bw)
+		b, err := plotter.NewBarChart(bins.values(op.ps.DegreeShares), bw)
 		if err != nil {
 			return nil, fmt.Errorf("report: cp-degrees figure: %w", err)
 		}
@@ -402,8 +407,91 @@ func cpDegreesFigure(s *Summary) (*figure, error) {
 		p.Add(b)
 		leg.Add(op.ps.Policy, b)
 	}
-	p.NominalX(names...)
-	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
+	p.NominalX(bins.labels...)
+	p.X.Min, p.X.Max = -0.5, float64(len(bins.labels))-0.5
 	p.Y.Min = 0
 	return &figure{name: "cp-degrees", p: p, legend: leg, w: w, h: figH}, nil
+}
+
+// cpDegreesMaxW bounds the width of the cp-degrees plot (without its legend):
+// its bars get narrower rather than the figure wider.
+const cpDegreesMaxW = 12 * vg.Inch
+
+// cpDegreesMaxDistinct is the most distinct degrees drawn one per group; more
+// are binned.
+const cpDegreesMaxDistinct = 12
+
+// degreeBins are the groups of the cp-degrees figure: one per degree, or,
+// when binned, one per range (2^(k-1), 2^k] of degrees: [1], [2], [3-4],
+// [5-8], ..., every range from the lowest to the highest present. Degree 0
+// (idle slots) is a group of its own, first.
+type degreeBins struct {
+	labels []string
+	binned bool
+	idle   bool
+	of     func(degree int) int // the group of a degree
+}
+
+// cpDegreeBins groups degrees: one group per distinct degree when they are
+// all powers of two (0, idle, aside) and at most cpDegreesMaxDistinct, else
+// power-of-two ranges (ByteScale's any-integer degrees would otherwise give
+// one group per integer).
+func cpDegreeBins(degrees []int) degreeBins {
+	ds := slices.Compact(slices.Sorted(slices.Values(degrees)))
+	var b degreeBins
+	b.idle = len(ds) > 0 && ds[0] <= 0
+	pow2 := true
+	for _, d := range ds {
+		pow2 = pow2 && (d <= 0 || d&(d-1) == 0)
+	}
+	if pow2 && len(ds) <= cpDegreesMaxDistinct {
+		pos := map[int]int{}
+		for i, d := range ds {
+			pos[d] = i
+			b.labels = append(b.labels, strconv.Itoa(d))
+		}
+		b.of = func(d int) int { return pos[d] }
+		return b
+	}
+	b.binned = true
+	// rangeOf is k for the range (2^(k-1), 2^k] holding d >= 1.
+	rangeOf := func(d int) int { return bits.Len(uint(d - 1)) }
+	lo, hi := math.MaxInt, -1
+	for _, d := range ds {
+		if d >= 1 {
+			lo, hi = min(lo, rangeOf(d)), max(hi, rangeOf(d))
+		}
+	}
+	first := 0
+	if b.idle {
+		b.labels = append(b.labels, "0")
+		first = 1
+	}
+	for k := lo; k <= hi; k++ {
+		top := 1 << k
+		switch bottom := top/2 + 1; {
+		case k == 0:
+			b.labels = append(b.labels, "1")
+		case bottom == top:
+			b.labels = append(b.labels, strconv.Itoa(top))
+		default:
+			b.labels = append(b.labels, strconv.Itoa(bottom)+"-"+strconv.Itoa(top))
+		}
+	}
+	b.of = func(d int) int {
+		if d <= 0 {
+			return 0
+		}
+		return first + rangeOf(d) - lo
+	}
+	return b
+}
+
+// values are a policy's shares (%) summed per group.
+func (b degreeBins) values(shares []sched.DegreeShare) plotter.Values {
+	vals := make(plotter.Values, len(b.labels))
+	for _, d := range shares {
+		vals[b.of(d.Degree)] += finite(100 * d.Share)
+	}
+	return vals
 }

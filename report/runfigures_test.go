@@ -3,10 +3,16 @@ package report
 import (
 	"bytes"
 	"flag"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 
 	"github.com/dcpsim/dcpsim/sched"
 )
@@ -144,5 +150,104 @@ func TestThroughputGolden(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("throughput SVG differs from %s (%d bytes, want %d); if the change is intended, regenerate with go test ./report/ -run Golden -update", golden, len(got), len(want))
+	}
+}
+
+func TestCPDegreeBins(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		degrees []int
+		labels  []string
+		binned  bool
+	}{
+		{"powers of two drawn one by one", []int{8, 1, 2, 8, 32}, []string{"1", "2", "8", "32"}, false},
+		{"idle slots stay unbinned", []int{0, 4, 16}, []string{"0", "4", "16"}, false},
+		{"any integer binned", []int{1, 2, 3, 5, 6, 32}, []string{"1", "2", "3-4", "5-8", "9-16", "17-32"}, true},
+		{"binned from the lowest range", []int{3, 12}, []string{"3-4", "5-8", "9-16"}, true},
+		{"idle first when binned", []int{7, 0, 1}, []string{"0", "1", "2", "3-4", "5-8"}, true},
+		{"more than 12 powers of two", []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096},
+			[]string{"1", "2", "3-4", "5-8", "9-16", "17-32", "33-64", "65-128", "129-256", "257-512", "513-1024", "1025-2048", "2049-4096"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := cpDegreeBins(tc.degrees)
+			if !slices.Equal(b.labels, tc.labels) || b.binned != tc.binned {
+				t.Errorf("labels %q binned %v, want %q binned %v", b.labels, b.binned, tc.labels, tc.binned)
+			}
+			// Each degree falls in the group whose label covers it.
+			for _, d := range tc.degrees {
+				lo, hi := d, d
+				l := b.labels[b.of(d)]
+				if a, z, ok := strings.Cut(l, "-"); ok {
+					lo, _ = strconv.Atoi(a)
+					hi, _ = strconv.Atoi(z)
+				} else {
+					lo, _ = strconv.Atoi(l)
+					hi = lo
+				}
+				if d < lo || d > hi {
+					t.Errorf("degree %d in group %q", d, l)
+				}
+			}
+		})
+	}
+}
+
+// TestCPDegreesManyDegrees: ByteScale-like degrees (every integer up to 700)
+// over six policies give a figure of bounded width whose binned shares sum to
+// each policy's total.
+func TestCPDegreesManyDegrees(t *testing.T) {
+	s := &Summary{Scenario: "many"}
+	for p := range 6 {
+		ps := PolicySummary{Policy: "p" + strconv.Itoa(p)}
+		n := 100 + 120*p
+		for d := range n {
+			ps.DegreeShares = append(ps.DegreeShares, sched.DegreeShare{Degree: d + 1, Share: float64(d%5+1) / float64(3*n)})
+		}
+		s.Policies = append(s.Policies, ps)
+	}
+	f, err := cpDegreesFigure(s)
+	if err != nil || f == nil {
+		t.Fatalf("cpDegreesFigure: %v, %v", f, err)
+	}
+	if f.w > cpDegreesMaxW {
+		t.Errorf("plot %.1f in wide, want at most %.1f", f.w/vg.Inch, cpDegreesMaxW/vg.Inch)
+	}
+	dir := t.TempDir()
+	if err := writeFigure(filepath.Join(dir, "cp-degrees.png"), *f, "png"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.Open(filepath.Join(dir, "cp-degrees.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cfg, err := png.DecodeConfig(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Width > 1600 {
+		t.Errorf("PNG %d px wide, want at most 1600 (12 in of plot and a legend at 96 dpi)", cfg.Width)
+	}
+	var degrees []int
+	for _, ps := range s.Policies {
+		for _, d := range ps.DegreeShares {
+			degrees = append(degrees, d.Degree)
+		}
+	}
+	bins := cpDegreeBins(degrees)
+	if !bins.binned || len(bins.labels) != 11 {
+		t.Errorf("groups %q, want the 11 power-of-two ranges up to 1024", bins.labels)
+	}
+	for _, ps := range s.Policies {
+		var total, binned float64
+		for _, d := range ps.DegreeShares {
+			total += 100 * d.Share
+		}
+		for _, v := range bins.values(ps.DegreeShares) {
+			binned += v
+		}
+		if math.Abs(binned-total) > 1e-9*total {
+			t.Errorf("%s: binned shares sum to %g%%, unbinned to %g%%", ps.Policy, binned, total)
+		}
 	}
 }

@@ -1,7 +1,8 @@
 package report
 
 // The figures of a sweep (WriteSweepFigures): series of points over GPUs or
-// HyDra's cap, split by the swept axes that are not on a figure's x axis.
+// HyDra's cap, split by the swept axes that are not on a figure's x axis. The
+// figures per variant and over the context length are in sweepaxes.go.
 
 import (
 	"cmp"
@@ -43,11 +44,18 @@ import (
 //     positive power of two, zeros then left out), with the value the policy chooses itself (the
 //     most common ChosenOptions[key] of those points, e.g. HyDra's closed-form
 //     C* for "cap") as a dashed vertical line.
+//   - sweep-variants: tokens/day (billions) per variant ([[sweep.variant]]),
+//     bars grouped by variant, one bar per policy; the groups also split by
+//     the other swept axes not tied to the variant (e.g. "hy3, 8192 GPUs"),
+//     at most 12 inches wide; only with at least two variants.
+//   - sweep-context: tokens/day (billions) vs the context length
+//     (log2 x when it spans 4× or more), one line per policy and model;
+//     only with at least two distinct context lengths.
 func WriteSweepFigures(dir string, pts []SweepPoint) ([]string, error) {
 	pts = slices.Clone(pts)
 	slices.SortStableFunc(pts, func(a, b SweepPoint) int { return cmp.Compare(a.Index, b.Index) })
 	colors := sweepPolicyColors(pts)
-	builds := []func([]SweepPoint, map[string]int) (*figure, error){sweepThroughputFigure, sweepPlannerFigure}
+	builds := []func([]SweepPoint, map[string]int) (*figure, error){sweepThroughputFigure, sweepPlannerFigure, sweepVariantsFigure, sweepContextFigure}
 	for _, key := range optionAxes(pts) {
 		builds = append(builds, func(pts []SweepPoint, colors map[string]int) (*figure, error) {
 			return sweepOptionFigure(pts, colors, key)
@@ -309,26 +317,9 @@ func distinctGPUs(pts []SweepPoint) []float64 {
 	return slices.Compact(xs)
 }
 
-// gpuSeries adds to ss, for each policy that did not fail, value(policy) > 0 (when
-// positive is set) against the point's GPUs into series by policy, model and
-// variant, with x = trX(GPUs), and returns ss. The variant leaves out the axes tied to GPUs or the model, and
-// the option axes of other policies (another policy's option does not change a
-// policy's run).
+// gpuSeries is pointSeries over the points' GPU counts, at x = trX(GPUs).
 func gpuSeries(ss *seriesSet, pts []SweepPoint, colors map[string]int, value func(*PolicySummary) float64, positive bool, trX func(float64) float64) *seriesSet {
-	keys := variantKeys(pts, gpusField, modelField)
-	for i := range pts {
-		pt := &pts[i]
-		for j := range pt.Summary.Policies {
-			ps := &pt.Summary.Policies[j]
-			y := value(ps)
-			if ps.Error != "" || math.IsNaN(y) || math.IsInf(y, 0) || (positive && y <= 0) {
-				continue
-			}
-			k := ownKeys(keys, ps.Policy)
-			ss.add(ps.Policy, colors[ps.Policy], pt.Model, variantOf(pt, k), trX(float64(pt.GPUs)), y)
-		}
-	}
-	return ss
+	return pointSeries(ss, pts, colors, value, positive, func(pt *SweepPoint) float64 { return trX(float64(pt.GPUs)) }, gpusField)
 }
 
 // sweepThroughputFigure is tokens/day vs GPUs; nil with fewer than two GPU

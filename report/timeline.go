@@ -182,16 +182,42 @@ func timelineGantt(tl Timeline, base color.Color) (g *gantt, tracks []timelineTr
 	return g, tracks, kinds
 }
 
+// timelineDrawn is a timeline the figures draw, laid out.
+type timelineDrawn struct {
+	tl     Timeline
+	g      *gantt
+	tracks []timelineTrack
+	kinds  []SliceKind
+}
+
 // timelineFigures are the pipeline timelines of the policies that did not
-// fail, one per timeline with slices.
+// fail, one per timeline with slices, all on one time axis: from 0 to the end
+// of the longest of them, so that the policies' iterations compare by eye.
 func timelineFigures(s *Summary, tls []Timeline) ([]figure, error) {
-	idx, failed := policyIndex(s)
-	count := map[string]int{}
-	for _, tl := range tls {
-		count[SafeName(tl.Policy)]++
+	drawn := layOutTimelines(s, tls)
+	var axis [2]float64 // seconds: 0 (or less, for slices before 0) to the longest end
+	for _, d := range drawn {
+		xmin, xmax, _, _ := d.g.DataRange()
+		axis = [2]float64{min(axis[0], xmin), max(axis[1], xmax)}
 	}
-	used := map[string]bool{}
-	var figs []figure
+	names := timelineNames(drawn)
+	figs := make([]figure, len(drawn))
+	for i, d := range drawn {
+		p, leg, err := timelinePlot(d, axis)
+		if err != nil {
+			return nil, err
+		}
+		h := min(max(figH-vg.Inch, 1.2*vg.Inch+vg.Length(len(d.tracks))*0.28*vg.Inch), 30*vg.Inch)
+		figs[i] = figure{name: names[i], p: p, legend: leg, w: 10 * vg.Inch, h: h}
+	}
+	return figs, nil
+}
+
+// layOutTimelines lays out the timelines to draw: those of policies that did
+// not fail with something to draw, each in its policy's colour.
+func layOutTimelines(s *Summary, tls []Timeline) []timelineDrawn {
+	idx, failed := policyIndex(s)
+	var drawn []timelineDrawn
 	for _, tl := range tls {
 		if failed[tl.Policy] || (len(tl.Slices) == 0 && tl.PlannerStallNanos <= 0) {
 			continue
@@ -205,35 +231,75 @@ func timelineFigures(s *Summary, tls []Timeline) ([]figure, error) {
 		if len(g.Bars) == 0 {
 			continue
 		}
-		p := plot.New()
-		p.Title.Text = fmt.Sprintf("pipeline timeline: %s, iteration %d", tl.Policy, tl.Iteration)
-		p.X.Label.Text = "time in iteration (s)"
-		p.Y.Label.Text = "pipeline stage, rank"
-		grid := plotter.NewGrid()
-		grid.Horizontal.Color = nil
-		p.Add(grid, g)
-		ticks := make([]plot.Tick, len(tracks))
-		for i, t := range tracks {
-			label := fmt.Sprintf("stage %d, rank %d", t.Stage, t.Rank)
-			ticks[i] = plot.Tick{Value: t.Y, Label: label}
-		}
-		p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-		p.Y.Tick.Length = 0
-		leg := newLegend()
-		kindName := map[SliceKind]string{Forward: "forward", Backward: "backward", GradSync: "grad sync", Optimizer: "optimizer", PlannerStall: "planner stall"}
-		for _, k := range kinds {
-			leg.Add(kindName[k], swatch{g.Colors[k]})
-		}
-		name := "timeline-" + SafeName(tl.Policy)
-		if count[SafeName(tl.Policy)] > 1 {
-			name += fmt.Sprintf("-it%d", tl.Iteration)
+		drawn = append(drawn, timelineDrawn{tl, g, tracks, kinds})
+	}
+	return drawn
+}
+
+// timelineNames are the figures' names: timeline-POLICY, with -itN when a
+// policy has several timelines, and -2, -3, ... for names still taken.
+func timelineNames(drawn []timelineDrawn) []string {
+	count := map[string]int{}
+	for _, d := range drawn {
+		count[SafeName(d.tl.Policy)]++
+	}
+	used := map[string]bool{}
+	names := make([]string, len(drawn))
+	for i, d := range drawn {
+		name := "timeline-" + SafeName(d.tl.Policy)
+		if count[SafeName(d.tl.Policy)] > 1 {
+			name += fmt.Sprintf("-it%d", d.tl.Iteration)
 		}
 		for base, k := name, 2; used[name]; k++ {
 			name = fmt.Sprintf("%s-%d", base, k)
 		}
 		used[name] = true
-		h := min(max(figH-vg.Inch, 1.2*vg.Inch+vg.Length(len(tracks))*0.28*vg.Inch), 30*vg.Inch)
-		figs = append(figs, figure{name: name, p: p, legend: leg, w: 10 * vg.Inch, h: h})
+		names[i] = name
 	}
-	return figs, nil
+	return names
+}
+
+// timelinePlot draws one timeline on the time axis [axis[0], axis[1]] s, its
+// tracks labelled by stage and rank (with the rank's role when known), and a
+// dashed line at the end of its iteration when that is visibly earlier than
+// the axis's end; the legend names the kinds of slices drawn (and the line).
+func timelinePlot(d timelineDrawn, axis [2]float64) (*plot.Plot, *plot.Legend, error) {
+	tl := d.tl
+	iterSeconds := float64(max(tl.IterationNanos, 0)) / 1e9
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("pipeline timeline: %s, iteration %d (%s s)", tl.Policy, tl.Iteration, formatValue(iterSeconds))
+	p.X.Label.Text = "time in iteration (s; one axis for every policy of the run)"
+	p.Y.Label.Text = "pipeline stage, rank"
+	grid := plotter.NewGrid()
+	grid.Horizontal.Color = nil
+	p.Add(grid, d.g)
+	leg := newLegend()
+	kindName := map[SliceKind]string{Forward: "forward", Backward: "backward", GradSync: "grad sync", Optimizer: "optimizer", PlannerStall: "planner stall"}
+	for _, k := range d.kinds {
+		leg.Add(kindName[k], swatch{d.g.Colors[k]})
+	}
+	// The line only where it can be told from the axis's end.
+	if iterSeconds > 0 && iterSeconds < axis[1]-0.005*(axis[1]-axis[0]) {
+		_, _, ymin, ymax := d.g.DataRange()
+		end, err := plotter.NewLine(plotter.XYs{{X: iterSeconds, Y: ymin}, {X: iterSeconds, Y: ymax}})
+		if err != nil {
+			return nil, nil, fmt.Errorf("report: timeline figure: %w", err)
+		}
+		end.Color, end.Width = color.Gray{60}, vg.Points(1)
+		end.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(end)
+		leg.Add("end of iteration", end)
+	}
+	ticks := make([]plot.Tick, len(d.tracks))
+	for i, t := range d.tracks {
+		label := fmt.Sprintf("stage %d, rank %d", t.Stage, t.Rank)
+		if role := tl.RankRoles[t.Rank]; role != "" {
+			label += " (" + role + ")"
+		}
+		ticks[i] = plot.Tick{Value: t.Y, Label: label}
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Tick.Length = 0
+	p.X.Min, p.X.Max = axis[0], axis[1]
+	return p, leg, nil
 }

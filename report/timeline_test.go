@@ -102,3 +102,61 @@ func BenchmarkTimelineFigure(b *testing.B) {
 		}
 	}
 }
+
+// TestTimelineFiguresShareAxis: the timelines of one run share one time axis,
+// to the end of the longest, and their rank labels give the ranks' roles.
+func TestTimelineFiguresShareAxis(t *testing.T) {
+	short, long, late := testTimeline("hydra"), testTimeline("mcore"), testTimeline("static")
+	short.IterationNanos = 4e9
+	long.IterationNanos = 25e9
+	late.Slices = append(late.Slices, Slice{Stage: 1, Rank: 3, Kind: Optimizer, StartNanos: 10e9, EndNanos: 30e9}) // past its iteration
+	short.RankRoles = map[int]string{3: "busiest"}
+	long.RankRoles = map[int]string{0: "idlest", 3: "busiest"}
+	s := &Summary{Policies: []PolicySummary{{Policy: "hydra"}, {Policy: "mcore"}, {Policy: "static"}}}
+	for _, tc := range []struct {
+		name     string
+		tls      []Timeline
+		axisMax  float64
+		wantRank map[int]string // the label of stage 0's track of each rank
+	}{
+		{"longest iteration", []Timeline{short, long}, 25, map[int]string{0: "stage 0, rank 0", 3: "stage 0, rank 3 (busiest)"}},
+		{"a slice past the iteration", []Timeline{short, late}, 30, nil},
+		{"one timeline", []Timeline{short}, 10, nil}, // its slices end at 10 s, after its 4 s
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			figs, err := timelineFigures(s, tc.tls)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(figs) != len(tc.tls) {
+				t.Fatalf("%d figures, want %d", len(figs), len(tc.tls))
+			}
+			for _, f := range figs {
+				if f.p.X.Min != 0 || f.p.X.Max != tc.axisMax {
+					t.Errorf("%s: time axis [%g, %g] s, want [0, %g]", f.name, f.p.X.Min, f.p.X.Max, tc.axisMax)
+				}
+			}
+			labels := map[string]bool{}
+			for _, tk := range figs[0].p.Y.Tick.Marker.Ticks(0, 0) {
+				labels[tk.Label] = true
+			}
+			for _, want := range tc.wantRank {
+				if !labels[want] {
+					t.Errorf("%s: no track labelled %q among %v", figs[0].name, want, labels)
+				}
+			}
+		})
+	}
+	figs, err := timelineFigures(s, []Timeline{short, long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range figs[1].p.Y.Tick.Marker.Ticks(0, 0) {
+		got = append(got, tk.Label)
+	}
+	want := []string{"stage 0, rank 0 (idlest)", "stage 0, rank 3 (busiest)", "stage 1, rank 0 (idlest)", "stage 1, rank 3 (busiest)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("mcore's track labels %q, want %q", got, want)
+	}
+}

@@ -103,18 +103,14 @@ var (
 // Parse decodes and validates one scenario. file names it in error messages and
 // resolves a relative workload.file. Every problem is reported at once in an
 // *Error; unknown keys are problems.
+//
+// The steps follow the file's tables; each records its problems and goes on,
+// so that one run reports everything wrong with the file. The checks of the
+// job as a whole, and the sweep's points, need the parts to be sound.
 func Parse(data []byte, file string) (*Scenario, error) {
-	src := string(data)
-	p := &parser{file: file, lines: keyLines(src)}
-	raw := rawFile{
-		Cluster:  job.Cluster{GPUsPerNode: DefaultGPUsPerNode},
-		Parallel: job.Parallel{TP: 1, VPP: 1, EP: 1, SequenceParallel: true},
-		Run:      rawRun{Iterations: DefaultIterations, Seed: DefaultSeed},
-		Workload: rawWorkload{Overlong: "split", Order: "resample"},
-	}
-	md, err := toml.Decode(src, &raw)
-	if err != nil {
-		p.problems = append(p.problems, tomlProblem(err, ""))
+	p := &parser{file: file, lines: keyLines(string(data))}
+	raw, md, ok := p.decode(data)
+	if !ok {
 		return nil, p.err()
 	}
 	sc := &Scenario{
@@ -124,22 +120,54 @@ func Parse(data []byte, file string) (*Scenario, error) {
 		File:        file,
 		lines:       p.lines,
 	}
+	p.name(md, raw.Name)
+	sc.Job.Model = p.model(md, raw.Model)
+	pools := p.layout(md, raw, sc)
+	sc.Workload = p.workload(md, raw.Workload, raw.Cluster.GPUs)
+	sc.Job.ContextTokens = sc.Workload.ContextTokens
+	names := p.runAndOptions(md, raw, sc)
+	p.costs(md, &raw.Costs, pools, names, sc)
+	p.unknownKeys(md)
+	p.wholeJob(sc)
+	p.sweepTable(md, raw, pools, names, sc)
+	return p.finish(sc)
+}
 
+// decode reads the TOML into the raw tables over their defaults; ok is false
+// (with the problem recorded) when the file is not TOML.
+func (p *parser) decode(data []byte) (raw *rawFile, md *toml.MetaData, ok bool) {
+	raw = &rawFile{
+		Cluster:  job.Cluster{GPUsPerNode: DefaultGPUsPerNode},
+		Parallel: job.Parallel{TP: 1, VPP: 1, EP: 1, SequenceParallel: true},
+		Run:      rawRun{Iterations: DefaultIterations, Seed: DefaultSeed},
+		Workload: rawWorkload{Overlong: "split", Order: "resample"},
+	}
+	meta, err := toml.Decode(string(data), raw)
+	if err != nil {
+		p.problems = append(p.problems, tomlProblem(err, ""))
+		return nil, nil, false
+	}
+	return raw, &meta, true
+}
+
+// name checks the required scenario name.
+func (p *parser) name(md *toml.MetaData, name string) {
 	if !md.IsDefined("name") {
 		p.addf("name", "name: required, a scenario name matching [a-z0-9._-]{1,64}")
-	} else if !nameRE.MatchString(raw.Name) || !nameAlnumRE.MatchString(raw.Name) {
-		p.addf("name", "name = %q: must match [a-z0-9._-]{1,64} with at least one letter or digit", raw.Name)
+	} else if !nameRE.MatchString(name) || !nameAlnumRE.MatchString(name) {
+		p.addf("name", "name = %q: must match [a-z0-9._-]{1,64} with at least one letter or digit", name)
 	}
+}
 
-	// [model]
-	sc.Job.Model = p.model(&md, raw.Model)
-
-	// [cluster], [parallel]
+// layout reads [cluster] and [parallel] into sc.Job: the required keys (fewer
+// with cluster.pools, a mixed cluster, which it reports), and a GPU kind with
+// a calibration profile.
+func (p *parser) layout(md *toml.MetaData, raw *rawFile, sc *Scenario) (pools bool) {
 	required := []string{"cluster.gpu", "cluster.gpus", "parallel.pp", "parallel.budget_tokens"}
-	pools := md.IsDefined("cluster", "pools")
+	pools = md.IsDefined("cluster", "pools")
 	if pools {
 		required = required[2:]
-		p.pools(&md, &raw.Cluster)
+		p.pools(md, &raw.Cluster)
 	}
 	for _, k := range required {
 		parts := strings.Split(k, ".")
@@ -152,52 +180,59 @@ func Parse(data []byte, file string) (*Scenario, error) {
 	}
 	sc.Job.Cluster = raw.Cluster
 	sc.Job.Parallel = raw.Parallel
+	return pools
+}
 
-	// [workload]
-	sc.Workload = p.workload(&md, raw.Workload, raw.Cluster.GPUs)
-	sc.Job.ContextTokens = sc.Workload.ContextTokens
-
-	// [run], and every policy's options
-	sc.Run = p.run(&md, raw.Run)
+// runAndOptions reads [run] into sc.Run, checks sweep.policies, and decodes
+// every policy's options; it returns the names of every policy the scenario
+// runs (scenarioPolicies).
+func (p *parser) runAndOptions(md *toml.MetaData, raw *rawFile, sc *Scenario) []string {
+	sc.Run = p.run(md, raw.Run)
 	var swept []string
 	if raw.Sweep != nil {
 		swept = raw.Sweep.Policies
 		p.policyList("sweep.policies", swept)
 	}
-	sc.Run.Options, sc.optionTables = p.policyOptions(&md, raw.Run.Options, scenarioPolicies(sc.Run.Policies, swept))
+	names := scenarioPolicies(sc.Run.Policies, swept)
+	sc.Run.Options, sc.optionTables = p.policyOptions(md, raw.Run.Options, names)
+	return names
+}
 
-	// [costs]
+// costs reads [costs]: a calibration profile file (not for a mixed cluster),
+// the Ulysses placement, the planner stall mode, and the per-policy CP
+// execution and overlap overrides (only for policies in names).
+func (p *parser) costs(md *toml.MetaData, c *rawCosts, pools bool, names []string, sc *Scenario) {
 	if md.IsDefined("costs", "profile") {
 		if pools {
 			p.addf("costs.profile", "costs.profile: replaces the profile of cluster.gpu, and a mixed cluster (cluster.pools) has none; name each pool's gpu instead")
 		}
-		if raw.Costs.Profile == "" {
+		if c.Profile == "" {
 			p.addf("costs.profile", "costs.profile: must name a calibration profile file (e.g. \"calibration/h200.toml\")")
 		}
-		sc.ProfileFile = raw.Costs.Profile
+		sc.ProfileFile = c.Profile
 	}
 	sc.UlyssesAcrossNodes = true // the paper's: inner Ulysses up to the heads, across nodes
-	if raw.Costs.UlyssesAcross != nil {
-		sc.UlyssesAcrossNodes = *raw.Costs.UlyssesAcross
+	if c.UlyssesAcross != nil {
+		sc.UlyssesAcrossNodes = *c.UlyssesAcross
 	}
 	sc.PlannerStall = PlannerStallModeled
 	if md.IsDefined("costs", "planner_stall") {
-		switch raw.Costs.PlannerStall {
+		switch c.PlannerStall {
 		case PlannerStallModeled, PlannerStallNone:
-			sc.PlannerStall = raw.Costs.PlannerStall
+			sc.PlannerStall = c.PlannerStall
 		default:
-			p.addf("costs.planner_stall", "costs.planner_stall = %q: must be %q or %q", raw.Costs.PlannerStall, PlannerStallModeled, PlannerStallNone)
+			p.addf("costs.planner_stall", "costs.planner_stall = %q: must be %q or %q", c.PlannerStall, PlannerStallModeled, PlannerStallNone)
 		}
 	}
-	for _, policy := range sortedKeys(raw.Costs.CPExec) {
+	for _, policy := range sortedKeys(c.CPExec) {
 		key := "costs.cp_exec." + policy
-		if !slices.Contains(scenarioPolicies(sc.Run.Policies, swept), policy) {
-			p.addf(key, "%s: %q is not in run.policies or sweep.policies %q", key, policy, scenarioPolicies(sc.Run.Policies, swept))
+		if !slices.Contains(names, policy) {
+			p.addf(key, "%s: %q is not in run.policies or sweep.policies %q", key, policy, names)
 			continue
 		}
-		e, err := sched.ParseCPExec(raw.Costs.CPExec[policy])
+		e, err := sched.ParseCPExec(c.CPExec[policy])
 		if err != nil {
-			p.addf(key, "%s = %q: must be one of %s", key, raw.Costs.CPExec[policy], strings.Join(sched.CPExecNames(), ", "))
+			p.addf(key, "%s = %q: must be one of %s", key, c.CPExec[policy], strings.Join(sched.CPExecNames(), ", "))
 			continue
 		}
 		if sc.CPExec == nil {
@@ -205,19 +240,23 @@ func Parse(data []byte, file string) (*Scenario, error) {
 		}
 		sc.CPExec[policy] = e
 	}
-	for _, policy := range sortedKeys(raw.Costs.CPOverlap) {
+	for _, policy := range sortedKeys(c.CPOverlap) {
 		key := "costs.cp_overlap." + policy
-		if !slices.Contains(scenarioPolicies(sc.Run.Policies, swept), policy) {
-			p.addf(key, "%s: %q is not in run.policies or sweep.policies %q", key, policy, scenarioPolicies(sc.Run.Policies, swept))
+		if !slices.Contains(names, policy) {
+			p.addf(key, "%s: %q is not in run.policies or sweep.policies %q", key, policy, names)
 			continue
 		}
 		if sc.CPOverlap == nil {
 			sc.CPOverlap = map[string]bool{}
 		}
-		sc.CPOverlap[policy] = raw.Costs.CPOverlap[policy]
+		sc.CPOverlap[policy] = c.CPOverlap[policy]
 	}
+}
 
-	// Unknown keys (one problem per unknown table, not one per key inside it).
+// unknownKeys reports the keys no table decoded: one problem per unknown
+// table, not one per key inside it. The policy options and the variants'
+// tables are decoded elsewhere (policyOptions, sweep).
+func (p *parser) unknownKeys(md *toml.MetaData) {
 	var reported []string
 	for _, k := range md.Undecoded() {
 		key := k.String()
@@ -226,7 +265,7 @@ func Parse(data []byte, file string) (*Scenario, error) {
 		}
 		switch {
 		case len(k) >= 4 && k[0] == "sweep" && k[1] == "variant" && (k[2] == "parallel" || k[2] == "options"):
-			continue // decoded below, per variant
+			continue // decoded per variant (sweep)
 		case len(k) >= 3 && k[0] == "run" && k[1] == "options",
 			len(k) >= 3 && k[0] == "sweep" && k[1] == "options":
 			continue // decoded per policy (policyOptions, sweep)
@@ -234,26 +273,39 @@ func Parse(data []byte, file string) (*Scenario, error) {
 		p.addf(key, "%s: unknown key%s", key, suggest(k))
 		reported = append(reported, key)
 	}
+}
 
-	// The job as a whole, only once its parts decoded cleanly (derived checks on
-	// garbage would only repeat the same problems).
-	if len(p.problems) == 0 {
-		p.addErr(sc.Job.Validate(), jobKey)
-		if len(p.problems) == 0 {
-			p.kindBudgets(sc, "")
-		}
-		if len(p.problems) == 0 {
-			p.batch(sc, "")
-		}
+// wholeJob checks the job as a whole (its validation, the budgets of each GPU
+// kind, the batch's size), only once its parts decoded cleanly: derived checks
+// on garbage would only repeat the same problems.
+func (p *parser) wholeJob(sc *Scenario) {
+	if len(p.problems) > 0 {
+		return
 	}
+	p.addErr(sc.Job.Validate(), jobKey)
+	if len(p.problems) == 0 {
+		p.kindBudgets(sc, "")
+	}
+	if len(p.problems) == 0 {
+		p.batch(sc, "")
+	}
+}
 
-	// [sweep]
-	if raw.Sweep != nil && pools && len(raw.Sweep.GPUs) > 0 {
+// sweepTable reads [sweep] into sc.Sweep, when there is one (a mixed cluster
+// cannot be swept by GPU count).
+func (p *parser) sweepTable(md *toml.MetaData, raw *rawFile, pools bool, names []string, sc *Scenario) {
+	if raw.Sweep == nil {
+		return
+	}
+	if pools && len(raw.Sweep.GPUs) > 0 {
 		p.addf("sweep.gpus", "sweep.gpus: a mixed cluster (cluster.pools) cannot be swept by GPU count; write one scenario per pool size")
 	}
-	if raw.Sweep != nil {
-		sc.Sweep = p.sweep(&md, raw.Sweep, raw.Parallel, scenarioPolicies(sc.Run.Policies, swept))
-	}
+	sc.Sweep = p.sweep(md, raw.Sweep, raw.Parallel, names)
+}
+
+// finish returns sc, or every problem found; a sweep's points must also be
+// valid scenarios (Points).
+func (p *parser) finish(sc *Scenario) (*Scenario, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
