@@ -13,10 +13,10 @@ import (
 
 // timelineRanks picks the ranks a timeline draws: the requested ones inside
 // the pool, or by default rank 0 plus the busiest and the idlest rank of stage
-// 0 (the slowest and fastest ranks show the bubbles best).
-func timelineRanks(res *step.Result, want []int) []int {
+// 0 (the slowest and fastest ranks show the bubbles best), with roles naming
+// those two ("busiest", "idlest"; nil for requested ranks).
+func timelineRanks(res *step.Result, want []int) (ranks []int, roles map[int]string) {
 	g := len(res.Stages[0].Ranks)
-	var ranks []int
 	if len(want) > 0 {
 		for _, r := range want {
 			if r >= 0 && r < g {
@@ -34,9 +34,12 @@ func timelineRanks(res *step.Result, want []int) []int {
 			}
 		}
 		ranks = []int{0, busiest, idlest}
+		if busiest != idlest {
+			roles = map[int]string{busiest: "busiest", idlest: "idlest"}
+		}
 	}
 	slices.Sort(ranks)
-	return slices.Compact(ranks)
+	return slices.Compact(ranks), roles
 }
 
 // buildTimeline draws one iteration of a plan for the chosen ranks: every op
@@ -44,13 +47,13 @@ func timelineRanks(res *step.Result, want []int) []int {
 // optimizer, and the p2p flows between stages (from the producing op's end to
 // the consuming op's start, following Megatron's dependencies).
 func buildTimeline(policy string, iteration int, plan *sched.Plan, res *step.Result, want []int) (*report.Timeline, error) {
-	ranks := timelineRanks(res, want)
+	ranks, roles := timelineRanks(res, want)
 	if len(ranks) == 0 {
 		return nil, fmt.Errorf("no trace rank inside the pool [0, %d)", plan.PoolRanks)
 	}
 	pp, v := res.PP, res.VPP
 	tl := &report.Timeline{Policy: policy, Iteration: iteration, IterationNanos: int64(res.Iteration),
-		PlannerStallNanos: int64(res.PlannerStall), Stages: pp, Ranks: ranks}
+		PlannerStallNanos: int64(res.PlannerStall), Stages: pp, Ranks: ranks, RankRoles: roles}
 	var sch *pipeline.Schedule
 	for _, r := range ranks {
 		// The rank's domains in MB order.

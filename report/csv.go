@@ -35,8 +35,8 @@ func csvColumns(t reflect.Type) ([]csvColumn, error) {
 	walk = func(t reflect.Type, prefix []int) error {
 		for i := range t.NumField() {
 			f := t.Field(i)
-			if !f.IsExported() {
-				continue
+			if !f.IsExported() && !(f.Anonymous && f.Type.Kind() == reflect.Struct) {
+				continue // as encoding/json: an unexported embedded struct's fields still count
 			}
 			index := append(append([]int(nil), prefix...), i)
 			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")

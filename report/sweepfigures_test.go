@@ -75,7 +75,7 @@ func axesPoint(i int, variant string, gpus, ctx int, keys ...string) SweepPoint 
 		return PolicySummary{Policy: name, StepSecondsMean: scale * float64(ctx) / 1e4, TokensPerDay: float64(gpus) * 1e9 / scale / float64(ctx>>17+1)}
 	}
 	pt := SweepPoint{Index: i, GPUs: gpus, Model: "m-" + variant, ContextTokens: ctx,
-		Summary: Summary{GPUs: gpus, Policies: []PolicySummary{pol("hydra", 1), pol("mcore", 1.3), {Policy: "x", Error: "failed"}}}}
+		Summary: Summary{Policies: []PolicySummary{pol("hydra", 1), pol("mcore", 1.3), {Policy: "x", Error: "failed"}}, Layout: Layout{GPUs: gpus}}}
 	for _, k := range keys {
 		v := map[string]string{"variant": variant, "gpus": strconv.Itoa(gpus), "context_tokens": strconv.Itoa(ctx)}[k]
 		pt.Axes = append(pt.Axes, Axis{k, v})
