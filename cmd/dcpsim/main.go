@@ -5,16 +5,21 @@
 //
 //	dcpsim <command> [flags]
 //
-// Commands:
+// Commands (dcpsim help <command> and dcpsim <command> --help print the same
+// help, flags included):
 //
-//	models           model presets and their derived quantities
-//	plan             plan one batch with a DCP policy
-//	run              simulate one iteration of a policy's plans (--batches, --costs load)
 //	calibrate        measure operator costs (cpu, cuda) or read a CSV, fit, write a profile
+//	merge            join the folders of a sharded sweep
+//	models           model presets and their derived quantities
+//	plan             plan one batch with a DCP policy (a summary, or JSON lines for --batches)
+//	report           write results/REPORT.md: our numbers beside the paper's
+//	run              simulate a scenario's policies, or --batches in load mode
 //	scenarios        list, show or check scenario files
+//	sweep            run a scenario's [sweep] points in parallel (resumable, shardable)
+//	validate         predicted step times beside published Megatron-LM runs
+//	version          print the version and VCS revision
 //	workload stats   length statistics of a scenario's batches or of a length file
 //	help [command]   help for a command
-//	version          print the version
 //
 // Exit status: 0 on success, 1 on a failure while running, 2 on bad input or
 // usage (a scenario, length file or flag that is wrong; the message names the
@@ -22,15 +27,16 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/dcpsim/dcpsim/badinput"
 	"io"
 	"os"
 	"sort"
 	"strings"
 
+	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/experiment"
 )
 
@@ -50,6 +56,9 @@ type command struct {
 	summary string
 	usage   string // flags and arguments, shown by help
 	run     func(args []string, stdout, stderr io.Writer) error
+	// helpArgs make run print its help with its flags (default "-h"; a
+	// command whose flags belong to a subcommand names it first).
+	helpArgs []string
 }
 
 func commands() map[string]command {
@@ -101,17 +110,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitOK
 		}
 		c, ok := cmds[args[1]]
-		if !ok {
-			fmt.Fprintf(stderr, "dcpsim help: unknown command %q; commands: %s\n", args[1], strings.Join(names(cmds), ", "))
+		if !ok || len(args) > 2 {
+			fmt.Fprintf(stderr, "dcpsim help: unknown command %q; commands: %s\n", strings.Join(args[1:], " "), strings.Join(names(cmds), ", "))
 			return exitInput
 		}
-		fmt.Fprintf(stdout, "%s: %s\n\nusage:\n%s\n", c.name, c.summary, c.usage)
+		printHelp(stdout, c)
 		return exitOK
 	}
 	c, ok := cmds[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "dcpsim: unknown command %q; commands: %s (see dcpsim help)\n", args[0], strings.Join(names(cmds), ", "))
 		return exitInput
+	}
+	if len(args) == 2 && isHelpFlag(args[1]) { // the same text as dcpsim help <command>
+		printHelp(stdout, c)
+		return exitOK
 	}
 	err := c.run(args[1:], stdout, stderr)
 	if err == nil {
@@ -132,6 +145,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 // cannot plan.
 func isBadInput(err error) bool { return badinput.Is(err) }
 
+// isHelpFlag reports whether arg asks for help.
+func isHelpFlag(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
+
+// printHelp writes c's help: its summary, usage and, for a command with
+// flags, every flag with its default, exactly as `dcpsim <command> --help`
+// and a flag error print it (the FlagSet's own usage, newFlagSet).
+func printHelp(w io.Writer, c command) {
+	args := c.helpArgs
+	if args == nil {
+		args = []string{"-h"}
+	}
+	var buf bytes.Buffer
+	if err := c.run(args, io.Discard, &buf); errors.Is(err, flag.ErrHelp) {
+		w.Write(buf.Bytes())
+		return
+	}
+	writeHelpHeader(w, c.name, c.usage)
+}
+
+// writeHelpHeader writes a command's summary and usage.
+func writeHelpHeader(w io.Writer, name, usage string) {
+	top, _, _ := strings.Cut(name, " ")
+	fmt.Fprintf(w, "dcpsim %s: %s\n\nusage:\n%s\n", name, commands()[top].summary, usage)
+}
 func names(cmds map[string]command) []string {
 	n := make([]string, 0, len(cmds))
 	for k := range cmds {
@@ -157,7 +194,8 @@ func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage:\n%s\n\nflags:\n", usage)
+		writeHelpHeader(stderr, name, usage)
+		fmt.Fprintln(stderr, "\nflags:")
 		fs.PrintDefaults()
 	}
 	return fs

@@ -34,17 +34,27 @@ const planUsage = `  dcpsim plan --policy P [--scenario S] [--iteration K] [--ov
   budget_tokens <= 2^24, pp <= 1024, vpp <= 128, lengths in [1, 2^25], at most 10^7
   of them, a line at most 128 MiB. Deterministic; used by external conformance checks.`
 
+// policyList is the policies with their summaries, for help.
+func policyList() string {
+	var b strings.Builder
+	b.WriteString("  policies:")
+	for _, d := range policies.All() {
+		fmt.Fprintf(&b, "\n    %-13s %s", d.Name, d.Summary)
+	}
+	return b.String()
+}
+
 func planCommand() command {
 	return command{
 		name:    "plan",
 		summary: "plan one batch with a DCP policy (summary, or JSON lines for --batches)",
-		usage:   planUsage,
+		usage:   planUsage + "\n\n" + policyList(),
 		run:     runPlan,
 	}
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("plan", planUsage, stderr)
+	fs := newFlagSet("plan", planUsage+"\n\n"+policyList(), stderr)
 	policy := fs.String("policy", "", "policy name (required): "+strings.Join(policies.Names(), ", "))
 	scenario := fs.String("scenario", "", "embedded scenario name or .toml file (default "+scenarios.DefaultPreset+")")
 	iteration := fs.Int("iteration", 0, "which batch of the scenario to plan (>= 0)")

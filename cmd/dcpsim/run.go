@@ -50,13 +50,13 @@ func runCommand() command {
 	return command{
 		name:    "run",
 		summary: "simulate a scenario's policies with the cost model, or --batches in load mode",
-		usage:   runUsage,
+		usage:   runUsage + "\n\n" + policyList(),
 		run:     runRun,
 	}
 }
 
 func runRun(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run", runUsage, stderr)
+	fs := newFlagSet("run", runUsage+"\n\n"+policyList(), stderr)
 	policy := fs.String("policy", "", "policy name: "+strings.Join(policies.Names(), ", ")+" (required with --batches)")
 	batches := fs.String("batches", "", "JSONL file of batches (as for plan --batches); '-' for stdin")
 	costs := fs.String("costs", "load", "--batches cost mode: load (the only one for --batches)")

@@ -15,10 +15,11 @@ const scenariosUsage = `  dcpsim scenarios [list]             list the embedded 
 
 func scenariosCommand() command {
 	return command{
-		name:    "scenarios",
-		summary: "list, show or check scenario files",
-		usage:   scenariosUsage,
-		run:     runScenarios,
+		name:     "scenarios",
+		summary:  "list, show or check scenario files",
+		usage:    scenariosUsage,
+		run:      runScenarios,
+		helpArgs: []string{"show", "-h"},
 	}
 }
 

@@ -26,10 +26,11 @@ const workloadUsage = `  dcpsim workload stats [--scenario S] [--iterations N] [
 
 func workloadCommand() command {
 	return command{
-		name:    "workload",
-		summary: "sequence-length statistics of a scenario's batches or a length file",
-		usage:   workloadUsage,
-		run:     runWorkload,
+		name:     "workload",
+		summary:  "sequence-length statistics of a scenario's batches or a length file",
+		usage:    workloadUsage,
+		run:      runWorkload,
+		helpArgs: []string{"stats", "-h"},
 	}
 }
 
