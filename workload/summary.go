@@ -11,28 +11,28 @@ import (
 
 // Summary describes a set of sequence lengths, as `dcpsim workload stats` prints it.
 type Summary struct {
-	Sequences   int          // number of sequences
-	Tokens      int64        // Σ s
-	MinTokens   int          // shortest sequence (0 when empty)
-	MaxTokens   int          // longest sequence (0 when empty)
-	MeanTokens  float64      // Tokens / Sequences (0 when empty)
-	SumSquares  float64      // Σ s², proportional to causal attention work; summed exactly, then rounded
-	Percentiles []Percentile // at P = 0.5, 0.9, 0.95, 0.99, 0.999 (nil when empty)
-	Above       []Threshold  // one per threshold, in the order given
+	Sequences   int          `json:"sequences"`   // number of sequences
+	Tokens      int64        `json:"tokens"`      // Σ s
+	MinTokens   int          `json:"min_tokens"`  // shortest sequence (0 when empty)
+	MaxTokens   int          `json:"max_tokens"`  // longest sequence (0 when empty)
+	MeanTokens  float64      `json:"mean_tokens"` // Tokens / Sequences (0 when empty)
+	SumSquares  float64      `json:"sum_squares"` // Σ s², proportional to causal attention work; summed exactly, then rounded
+	Percentiles []Percentile `json:"percentiles"` // at P = 0.5, 0.9, 0.95, 0.99, 0.999 (nil when empty)
+	Above       []Threshold  `json:"above"`       // one per threshold, in the order given
 }
 
 // Percentile is one quantile of the lengths.
 type Percentile struct {
-	P      float64 // probability in [0, 1], e.g. 0.5 for the median
-	Tokens float64 // the smallest length s with at least a fraction P of lengths <= s
+	P      float64 `json:"p"`      // probability in [0, 1], e.g. 0.5 for the median
+	Tokens float64 `json:"tokens"` // the smallest length s with at least a fraction P of lengths <= s
 }
 
 // Threshold describes the sequences longer than Tokens.
 type Threshold struct {
-	Tokens           int     // the threshold, in tokens
-	SequenceFraction float64 // fraction of sequences with s > Tokens
-	TokenShare       float64 // their share of Σ s
-	SquareShare      float64 // their share of Σ s² (attention work)
+	Tokens           int     `json:"tokens"`            // the threshold, in tokens
+	SequenceFraction float64 `json:"sequence_fraction"` // fraction of sequences with s > Tokens
+	TokenShare       float64 `json:"token_share"`       // their share of Σ s
+	SquareShare      float64 `json:"square_share"`      // their share of Σ s² (attention work)
 }
 
 // summaryPercentiles are the probabilities Summarize reports percentiles at.

@@ -92,7 +92,7 @@ func TestWorkloadStatsPaperShape(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"wants >85%: ok", "wants <0.6%: ok", "four orders of magnitude: ok", "4,194,304"} {
+	for _, want := range []string{"paper >85%: alike", "paper <0.6%: alike", "four orders of magnitude: alike", "4,194,304"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

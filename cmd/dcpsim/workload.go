@@ -85,16 +85,13 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	rep := report.WorkloadStats{}
-	var sampler *workload.Sampler
-	nBatches := *iterations
-	var pooled []int
+	req := experiment.WorkloadRequest{Iterations: *iterations}
 	if *file != "" {
 		lengths, err := readLengthFile(*file, *format, *field)
 		if err != nil {
 			return err
 		}
-		rep.Source = *file
+		req.File, req.Lengths = *file, lengths
 		if *batchTokens > 0 {
 			if *context <= 0 {
 				return badInput("--context: required with --batch-tokens, in [1, %d]", workload.MaxContextTokens)
@@ -103,18 +100,7 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return badInput("--order = %q: must be resample or sequential", *order)
 			}
-			rep.Seed = uint64(max(*seed, 0))
-			spec := workload.BatchSpec{TargetTokens: *batchTokens, ContextTokens: *context, Overlong: workload.Split, Seed: rep.Seed}
-			sampler, err = workload.NewListSampler(lengths, ord, spec)
-			if err != nil {
-				return badInput("%v", err)
-			}
-			rep.ContextTokens, rep.BatchTokens = *context, *batchTokens
-			if nBatches == 0 {
-				nBatches = scenarios.DefaultIterations
-			}
-		} else {
-			pooled = lengths
+			req.BatchTokens, req.ContextTokens, req.Order, req.Seed = *batchTokens, *context, ord, uint64(max(*seed, 0))
 		}
 	} else {
 		sc, err := resolveScenario(*scenario)
@@ -124,30 +110,12 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 		if *seed >= 0 {
 			sc.Run.Seed = uint64(*seed)
 		}
-		sampler, err = sc.NewSampler()
-		if err != nil {
-			return err
-		}
-		rep.Source = "scenario " + sc.Name
-		if sc.Workload.Distribution != nil {
-			rep.Distribution = sc.Workload.Distribution.String()
-		} else {
-			rep.Distribution = "file " + sc.LengthFilePath()
-		}
-		rep.ContextTokens, rep.BatchTokens, rep.Seed = sc.Workload.ContextTokens, sc.Workload.BatchTokens, sc.Run.Seed
-		if nBatches == 0 {
-			nBatches = sc.Run.Iterations
-		}
+		req.Scenario = sc
 	}
-
-	if sampler != nil {
-		for _, b := range experiment.SampleBatches(sampler, nBatches) {
-			rep.Batches = append(rep.Batches, b.Stats())
-			pooled = append(pooled, b.Lengths...)
-		}
+	rep, pooled, err := experiment.WorkloadStats(req)
+	if err != nil {
+		return err
 	}
-	rep.Summary = workload.Summarize(pooled, workload.DefaultThresholds())
-
 	if *plotPath != "" {
 		p, err := report.LengthCDF(pooled, "sequence lengths: "+rep.Source)
 		if err != nil {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 )
 
@@ -48,4 +51,35 @@ func TestWorkloadStatsGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJSONKeysSnakeCase: every key of workload stats --json is snake_case,
+// as in every other output of dcpsim.
+func TestJSONKeysSnakeCase(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"workload", "stats", "--file", "testdata/workload/lengths.txt", "--batch-tokens", "500000", "--context", "131072", "--iterations", "2", "--json"}, &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var v any
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	snake := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if !snake.MatchString(k) {
+					t.Errorf("key %q is not snake_case", k)
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
 }

@@ -1,0 +1,80 @@
+package experiment
+
+import (
+	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/scenarios"
+	"github.com/dcpsim/dcpsim/workload"
+)
+
+// WorkloadRequest says whose sequence lengths `dcpsim workload stats`
+// describes: a scenario's batches, or a length file's lengths, whole or
+// sampled into batches.
+type WorkloadRequest struct {
+	// Scenario, when set, is sampled for Iterations batches (0: its
+	// run.iterations).
+	Scenario *scenarios.Scenario
+	// File names the length file whose Lengths are described (when Scenario
+	// is nil): whole, or with BatchTokens > 0 sampled into Iterations
+	// batches (0: scenarios.DefaultIterations) of BatchTokens tokens,
+	// longer sequences split at ContextTokens, in Order, from Seed.
+	File          string
+	Lengths       []int
+	BatchTokens   int64
+	ContextTokens int
+	Order         workload.ListOrder
+	Seed          uint64
+	// Iterations is how many batches to sample (see above).
+	Iterations int
+}
+
+// WorkloadStats samples what req names and summarises it: the report's
+// statistics (per batch and pooled over the default thresholds) and the
+// pooled lengths, for the length figure. An error that blames the request
+// matches badinput.Err.
+func WorkloadStats(req WorkloadRequest) (report.WorkloadStats, []int, error) {
+	var rep report.WorkloadStats
+	var sampler *workload.Sampler
+	n := req.Iterations
+	var pooled []int
+	if sc := req.Scenario; sc != nil {
+		s, err := sc.NewSampler()
+		if err != nil {
+			return rep, nil, err
+		}
+		sampler = s
+		rep.Source = "scenario " + sc.Name
+		if sc.Workload.Distribution != nil {
+			rep.Distribution = sc.Workload.Distribution.String()
+		} else {
+			rep.Distribution = "file " + sc.LengthFilePath()
+		}
+		rep.ContextTokens, rep.BatchTokens, rep.Seed = sc.Workload.ContextTokens, sc.Workload.BatchTokens, sc.Run.Seed
+		if n == 0 {
+			n = sc.Run.Iterations
+		}
+	} else {
+		rep.Source = req.File
+		if req.BatchTokens > 0 {
+			spec := workload.BatchSpec{TargetTokens: req.BatchTokens, ContextTokens: req.ContextTokens, Overlong: workload.Split, Seed: req.Seed}
+			s, err := workload.NewListSampler(req.Lengths, req.Order, spec)
+			if err != nil {
+				return rep, nil, badInput("%v", err)
+			}
+			sampler = s
+			rep.ContextTokens, rep.BatchTokens, rep.Seed = req.ContextTokens, req.BatchTokens, req.Seed
+			if n == 0 {
+				n = scenarios.DefaultIterations
+			}
+		} else {
+			pooled = req.Lengths
+		}
+	}
+	if sampler != nil {
+		for _, b := range SampleBatches(sampler, n) {
+			rep.Batches = append(rep.Batches, b.Stats())
+			pooled = append(pooled, b.Lengths...)
+		}
+	}
+	rep.Summary = workload.Summarize(pooled, workload.DefaultThresholds())
+	return rep, pooled, nil
+}
