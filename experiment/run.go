@@ -45,6 +45,9 @@ type Options struct {
 	// Timelines builds one Timeline per policy, of the first measured
 	// iteration.
 	Timelines bool
+	// Progress, when set, is called before the first iteration (done 0) and
+	// after every iteration, with the iterations done and the total.
+	Progress func(done, total int)
 }
 
 // Outcome is everything a run of one scenario produced.
@@ -114,6 +117,9 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 		runs[i] = newPolicyRun(sc, d, setup, opts)
 	}
 	for k := range sc.Run.Iterations {
+		if opts.Progress != nil {
+			opts.Progress(k, sc.Run.Iterations)
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -129,6 +135,9 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 			g.Go(func() error { r.iteration(k, b); return nil })
 		}
 		_ = g.Wait() // each run keeps its own error
+	}
+	if opts.Progress != nil {
+		opts.Progress(sc.Run.Iterations, sc.Run.Iterations)
 	}
 	out := &Outcome{Summary: summaryHead(sc, setup.Inputs, opts), Timings: report.Timings{Scenario: sc.Name}}
 	for _, r := range runs {

@@ -54,10 +54,11 @@ type SweepOptions struct {
 	Jobs int
 	// Figures draws the sweep figures (unsharded sweeps only).
 	Figures bool
-	// Progress, when set, is called after every point of the shard (from the
-	// goroutine that ran it, one call at a time) with the points done and how
-	// many of them were already there.
-	Progress func(done, skipped int)
+	// Progress, when set, is called once before the first point (done 0)
+	// and after every point of the shard (from the goroutine that ran it,
+	// one call at a time) with the points done, how many of them were
+	// already there, and the shard's points.
+	Progress func(done, skipped, total int)
 }
 
 // SweepResult says what a Sweep did.
@@ -110,6 +111,9 @@ func Sweep(ctx context.Context, sc *scenarios.Scenario, opts SweepOptions) (*Swe
 		}
 	}
 	res := &SweepResult{Points: len(points), Mine: len(mine)}
+	if opts.Progress != nil {
+		opts.Progress(0, 0, len(mine))
+	}
 	recs := make([]*PointRecord, len(points))
 	var mu sync.Mutex
 	done := 0
@@ -132,7 +136,7 @@ func Sweep(ctx context.Context, sc *scenarios.Scenario, opts SweepOptions) (*Swe
 				res.Skipped++
 			}
 			if opts.Progress != nil {
-				opts.Progress(done, res.Skipped)
+				opts.Progress(done, res.Skipped, len(mine))
 			}
 			return nil
 		})

@@ -78,8 +78,10 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := interruptContext()
 	defer stop()
+	prog := newProgress(stderr, sc.Name+": iterations")
 	out, err := experiment.RunContext(ctx, sc, experiment.Options{Policy: f.policy, TraceRanks: f.traceRanks,
-		DollarsPerGPUHour: f.dollars, Timelines: !f.noFiles})
+		DollarsPerGPUHour: f.dollars, Timelines: !f.noFiles, Progress: func(done, total int) { prog.update(done, total, "") }})
+	prog.finish()
 	if err != nil {
 		return interrupted(ctx, err)
 	}

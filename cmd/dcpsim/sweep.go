@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -103,9 +102,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := interruptContext()
 	defer stop()
-	prog := newProgress(stderr)
+	prog := newProgress(stderr, sc.Name+": points")
 	res, err := experiment.Sweep(ctx, sc, experiment.SweepOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures,
-		Progress: prog.done})
+		Progress: func(done, skipped, total int) { prog.update(done, total, fmt.Sprintf("%d already there", skipped)) }})
 	prog.finish()
 	if err != nil {
 		return interrupted(ctx, err)
@@ -140,35 +139,4 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%s: merged %d points from %d folders\n", res.Sweep, res.Points, len(srcs))
 	fmt.Fprintf(stdout, "wrote %s/: %s\n", *out, strings.Join(res.Files, ", "))
 	return nil
-}
-
-// progress prints "points done" on a terminal (nothing on a pipe or file).
-type progress struct {
-	w   io.Writer
-	tty bool
-	n   int
-}
-
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
-	return p
-}
-
-// done is experiment.SweepOptions.Progress (called one at a time).
-func (p *progress) done(n, skipped int) {
-	p.n = n
-	if p.tty {
-		fmt.Fprintf(p.w, "\r%d points done (%d already there)", n, skipped)
-	}
-}
-
-func (p *progress) finish() {
-	if p.tty && p.n > 0 {
-		fmt.Fprintln(p.w)
-	}
 }
