@@ -12,7 +12,8 @@ import (
 
 // WriteRunTable prints a run summary as a comparison table (one row per
 // policy), the CP-degree shares and how to read the columns; with timings
-// (nil: none), the measured Go planner times in a column of their own.
+// (nil: none), the measured Go planner times on a line of their own, after
+// the table, so the table itself is the same on every run.
 func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 	measured := s.Iterations - s.WarmupIterations
 	gpus := fmt.Sprintf("%d×%s", s.GPUs, s.GPU)
@@ -48,7 +49,7 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\tstep mean (s)\tstep p95 (s)\ttokens/day (B)\tstep / "+ref+" (×)\tMFU (%)\tPP bubble (%)\tDP bubble (%)\t"+
 		"PP rank 0 (%)\tDP rank 0 (%)\tcompute-busy (%)\texposed comm (%)\tplanner stall (%)\tMB-time CV (%)\tMB max/min (×)\tMBs per rank\t"+
-		"planner modelled (ms)\tplanner Go (ms)\t$ per 1T tokens (k$)\t")
+		"planner modelled (ms)\t$ per 1T tokens (k$)\t")
 	var failed []PolicySummary
 	for _, p := range s.Policies {
 		if p.Error != "" {
@@ -56,7 +57,7 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 			if p.Skipped {
 				what = "skipped (below)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Policy, what, strings.Repeat("-\t", 18))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Policy, what, strings.Repeat("-\t", 17))
 			failed = append(failed, p)
 			continue
 		}
@@ -64,14 +65,28 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 		if p.SpeedupOfFirst > 0 {
 			speed = fmt.Sprintf("%.2f", p.SpeedupOfFirst)
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.2f\t%.1f\t\n",
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.1f\t\n",
 			p.Policy, p.StepSecondsMean, p.StepSecondsP95, p.TokensPerDay/1e9, speed, 100*p.MFU,
 			100*p.PPBubbleShare, 100*p.DPBubbleShare, 100*p.PPBubbleRank0Share, 100*p.DPBubbleRank0Share, 100*p.ComputeShare, 100*p.ExposedCommShare, 100*p.PlannerStallShare,
-			100*p.MBTimeCV, p.MBTimeMaxOverMin, p.Microbatches, 1e3*p.PlannerModeledSeconds, 1e3*timings.GoSecondsOf(p.Policy),
+			100*p.MBTimeCV, p.MBTimeMaxOverMin, p.Microbatches, 1e3*p.PlannerModeledSeconds,
 			p.DollarsPer1TTokens/1e3)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if timings != nil && len(timings.Policies) > 0 {
+		fmt.Fprint(w, "\nplanner wall time of our Go implementation on this machine (timings.json; never simulated):")
+		for i, t := range timings.Policies {
+			if t.PlannerGoSeconds == nil {
+				continue
+			}
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(w, "%s %s %.2f ms", sep, t.Policy, 1e3*t.PlannerGoSecondsMean)
+		}
+		fmt.Fprintln(w)
 	}
 	for _, p := range failed {
 		what := "error"
@@ -99,7 +114,7 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 		"are means over (stage, rank) and sum to 100; PP and DP rank 0 are the bubbles of rank 0 alone (stage 0, HDP rank 0), as the HyDra paper measures them; "+
 		"MFU = model FLOPs (6 per active weight per token, attention at 3× its forward) over the GPUs' BF16 peak; compute-busy includes time a light rank is held by a slower one of its CP/EP domain. "+
 		"MB-time = a microbatch's forward+backward time through one stage. planner modelled = the policy's planning work priced at the "+
-		"measured CPython per-operation costs (calib.CPython), on the critical path (FlexSP: its MILPs' CBC work at calib.CBC, solved a batch ahead, so only the part beyond the previous step); planner Go = this machine's wall time of our Go planner, reported only. "+
+		"measured CPython per-operation costs (calib.CPython), on the critical path (FlexSP: its MILPs' CBC work at calib.CBC, solved a batch ahead, so only the part beyond the previous step); "+
 		"$ per 1T tokens at $%g per GPU-hour.\n", measured, ref, ref, ref, s.DollarsPerGPUHour)
 	return nil
 }
