@@ -87,20 +87,7 @@ func sweepContextFigure(pts []SweepPoint, colors map[string]int) (*figure, error
 	}
 	ss := pointSeries(newSeriesSet(), pts, colors, func(ps *PolicySummary) float64 { return ps.TokensPerDay / 1e9 }, false,
 		func(pt *SweepPoint) float64 { return tr(float64(pt.ContextTokens)) }, contextField)
-	if len(ss.order) == 0 {
-		return nil, nil
-	}
-	p.Add(plotter.NewGrid())
-	leg := newLegend()
-	for _, s := range ss.order {
-		th, err := addSeriesLine(p, s.points(), s, nil)
-		if err != nil {
-			return nil, fmt.Errorf("report: sweep-context figure: %w", err)
-		}
-		leg.Add(ss.label(s), th...)
-	}
-	p.Y.Min = 0
-	return &figure{name: "sweep-context", p: p, legend: leg, w: figW, h: figH}, nil
+	return seriesLinesFigure(p, ss, "sweep-context")
 }
 
 // sweepVariantsMaxW bounds the width of the sweep-variants plot (without its

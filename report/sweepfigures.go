@@ -334,6 +334,12 @@ func sweepThroughputFigure(pts []SweepPoint, colors map[string]int) (*figure, er
 	p.Y.Label.Text = "tokens/day (billions)"
 	trX := gpuAxis(&p.X, xs)
 	ss := gpuSeries(newSeriesSet(), pts, colors, func(ps *PolicySummary) float64 { return ps.TokensPerDay / 1e9 }, false, trX)
+	return seriesLinesFigure(p, ss, "sweep-throughput")
+}
+
+// seriesLinesFigure draws every series of ss as a line on p (a grid, y from
+// 0, a legend entry per series) as the figure name; nil when ss is empty.
+func seriesLinesFigure(p *plot.Plot, ss *seriesSet, name string) (*figure, error) {
 	if len(ss.order) == 0 {
 		return nil, nil
 	}
@@ -342,12 +348,12 @@ func sweepThroughputFigure(pts []SweepPoint, colors map[string]int) (*figure, er
 	for _, s := range ss.order {
 		th, err := addSeriesLine(p, s.points(), s, nil)
 		if err != nil {
-			return nil, fmt.Errorf("report: sweep-throughput figure: %w", err)
+			return nil, fmt.Errorf("report: %s figure: %w", name, err)
 		}
 		leg.Add(ss.label(s), th...)
 	}
 	p.Y.Min = 0
-	return &figure{name: "sweep-throughput", p: p, legend: leg, w: figW, h: figH}, nil
+	return &figure{name: name, p: p, legend: leg, w: figW, h: figH}, nil
 }
 
 // sweepPlannerFigure is the planner's modelled time (on the critical path)

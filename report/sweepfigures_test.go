@@ -182,3 +182,31 @@ func TestFormatTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteSweepTimingFigures: the measured planner times get their own
+// figure, drawn from timings.json's values, not from the summaries' modelled
+// times; none with one GPU count.
+func TestWriteSweepTimingFigures(t *testing.T) {
+	pts := []SweepPoint{sweepPoint(0, 8, 0), sweepPoint(1, 64, 0)}
+	timings := &SweepTimings{}
+	for _, p := range pts {
+		var pt []PolicyTimings
+		for _, ps := range p.Summary.Policies {
+			pt = append(pt, PolicyTimings{Policy: ps.Policy, PlannerGoSecondsMean: 1e-3 * float64(p.GPUs)})
+		}
+		timings.Points = append(timings.Points, PointTiming{Index: p.Index, Timings: Timings{Policies: pt}})
+	}
+	dir := t.TempDir()
+	got, err := WriteSweepTimingFigures(dir, pts, timings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigureFiles(t, dir, got, figureFiles("sweep-planner-go"))
+	if pts[0].Summary.Policies[0].PlannerModeledSeconds == 1e-3*8 {
+		t.Error("the figure's values leaked into the caller's summaries")
+	}
+	got, err = WriteSweepTimingFigures(t.TempDir(), pts[:1], timings)
+	if err != nil || len(got) != 0 {
+		t.Errorf("one GPU count: %v, %v; want no figure", got, err)
+	}
+}
