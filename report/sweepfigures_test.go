@@ -192,7 +192,7 @@ func TestWriteSweepTimingFigures(t *testing.T) {
 	for _, p := range pts {
 		var pt []PolicyTimings
 		for _, ps := range p.Summary.Policies {
-			pt = append(pt, PolicyTimings{Policy: ps.Policy, PlannerGoSecondsMean: 1e-3 * float64(p.GPUs)})
+			pt = append(pt, PolicyTimings{Policy: ps.Policy, PlannerGoSecondsMean: 7e-3 * float64(p.GPUs)})
 		}
 		timings.Points = append(timings.Points, PointTiming{Index: p.Index, Timings: Timings{Policies: pt}})
 	}
@@ -202,7 +202,7 @@ func TestWriteSweepTimingFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFigureFiles(t, dir, got, figureFiles("sweep-planner-go"))
-	if pts[0].Summary.Policies[0].PlannerModeledSeconds == 1e-3*8 {
+	if pts[0].Summary.Policies[0].PlannerModeledSeconds == 7e-3*8 {
 		t.Error("the figure's values leaked into the caller's summaries")
 	}
 	got, err = WriteSweepTimingFigures(t.TempDir(), pts[:1], timings)
