@@ -61,6 +61,7 @@ package costmodel
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
@@ -116,6 +117,9 @@ type Model struct {
 	denseLayer, moeLayer int
 	layerKind            [][]chunkLayers // [stage][chunk]
 	gradSync, optimizer  []float64       // per stage, seconds
+	// scratches pools the working storage of Price and Simulate (*scratch):
+	// one per concurrent call, reused by later ones.
+	scratches sync.Pool
 }
 
 // chunkLayers counts a chunk's dense and MoE layers.

@@ -25,9 +25,10 @@ type Exec struct {
 type Iteration struct {
 	m      *Model
 	layout *step.Layout
-	// cost[class][domain]: class is the stage when stages differ in their
-	// node layout (G·tp not node-aligned), else 0.
-	cost         [][]domainCost
+	// cost[class·domains + domain]: class is the stage when stages differ in
+	// their node layout (G·tp not node-aligned), else 0; classes of them.
+	cost         []domainCost
+	classes      int
 	stallSeconds float64
 	// fallbackSlots counts the rank-slots of groups whose policy runs Ulysses
 	// but whose degree exceeds the query heads per TP rank, priced as Ulysses ×
@@ -54,10 +55,75 @@ type domainCost struct {
 	denseComm, moeCPComm [2]float64
 	moeComm              [2]float64 // EP dispatch + combine, max over blocks
 	maxTokens            int        // the fullest rank's tokens
-	// headTokens[dev] is the most tokens a rank of device dev holds (the
-	// last stage's head runs on each rank's own device); nil when every rank
-	// is on device 0 (maxTokens is its entry).
-	headTokens []int
+	// head is the last stage's head (final norm, LM head, loss), forward and
+	// backward: the slowest device's for the most tokens a rank of it holds
+	// (every rank on device 0: for maxTokens).
+	head [2]float64
+}
+
+// Outcome is one iteration of a plan as Simulate priced and ran it.
+type Outcome struct {
+	// Result is the engine's timeline of the iteration; it is the caller's
+	// (it shares no storage with the Model).
+	Result *step.Result
+	// FallbackSlots is the pricing's Iteration.FallbackSlots.
+	FallbackSlots int64
+}
+
+// Simulate lays plan out in sync domains for the job's EP (step.Layout),
+// prices every domain for the batch lengths under exec with stallSeconds of
+// planning at the head of the iteration (Price), and runs the iteration on the
+// job's pipeline (step.Runner.Run, pp and vpp of the job): the result of
+// step.NewLayout, Price and step.Run in one call, the same to the bit. It
+// works in storage the Model keeps for its callers (the layout, the domains'
+// costs, the engine's state, memoised layer ops), so an iteration costs a
+// fixed number of allocations, most of them the Result's. It fails as
+// step.NewLayout, Price and step.Run do.
+func (m *Model) Simulate(plan *sched.Plan, lengths []int, exec Exec, stallSeconds float64) (Outcome, error) {
+	s := m.getScratch()
+	defer m.putScratch(s)
+	if err := s.layout.Reset(plan, m.ep); err != nil {
+		return Outcome{}, err
+	}
+	it := &s.it
+	var err error
+	if s.costs, err = s.price(it, &s.layout, lengths, exec, stallSeconds, s.costs); err != nil {
+		return Outcome{}, err
+	}
+	res, err := s.run.Run(&s.layout, m.topo.PP, m.vpp, it)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Result: res, FallbackSlots: it.fallbackSlots}, nil
+}
+
+// scratch is the working storage of one Price or Simulate call. The Model
+// pools them (sync.Pool): concurrent calls each take their own, a later call
+// reuses one, and what a scratch holds never changes a result (its memo
+// holds pure functions of the Model).
+type scratch struct {
+	pricer
+	layout step.Layout
+	it     Iteration
+	costs  []domainCost
+	run    step.Runner
+}
+
+func (m *Model) getScratch() *scratch {
+	if s, ok := m.scratches.Get().(*scratch); ok {
+		return s
+	}
+	return &scratch{pricer: pricer{m: m}}
+}
+
+// putScratch returns s to the pool, keeping nothing of the caller's (the
+// plan's groups, the lengths).
+func (m *Model) putScratch(s *scratch) {
+	clear(s.layout.Domains[:cap(s.layout.Domains)])
+	s.layout = step.Layout{Domains: s.layout.Domains[:0]}
+	s.it = Iteration{}
+	s.lengths = nil
+	m.scratches.Put(s)
 }
 
 // Price prices every domain of the layout for the batch lengths under exec,
@@ -65,24 +131,42 @@ type domainCost struct {
 // group names a sequence outside the batch, the layout's EP differs from the
 // job's, or the network cannot run a group.
 func (m *Model) Price(l *step.Layout, lengths []int, exec Exec, stallSeconds float64) (*Iteration, error) {
+	s := m.getScratch()
+	defer m.putScratch(s)
+	it := new(Iteration)
+	if _, err := s.price(it, l, lengths, exec, stallSeconds, nil); err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
+// price prices layout l into it, the domains' costs in costs' storage
+// (returned, grown as needed).
+func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, stallSeconds float64, costs []domainCost) ([]domainCost, error) {
+	m := p.m
 	switch {
 	case l == nil || l.Plan == nil:
-		return nil, fmt.Errorf("costmodel: nil layout")
+		return costs, fmt.Errorf("costmodel: nil layout")
 	case !exec.CP.Valid():
-		return nil, fmt.Errorf("costmodel: invalid CP exec %d", int(exec.CP))
+		return costs, fmt.Errorf("costmodel: invalid CP exec %d", int(exec.CP))
 	case l.EP != m.ep:
-		return nil, fmt.Errorf("costmodel: layout for ep = %d, job ep = %d", l.EP, m.ep)
+		return costs, fmt.Errorf("costmodel: layout for ep = %d, job ep = %d", l.EP, m.ep)
 	case l.Plan.PoolRanks != m.topo.PoolRanks:
-		return nil, fmt.Errorf("costmodel: plan spans %d ranks, the job's pool %d", l.Plan.PoolRanks, m.topo.PoolRanks)
+		return costs, fmt.Errorf("costmodel: plan spans %d ranks, the job's pool %d", l.Plan.PoolRanks, m.topo.PoolRanks)
 	case !(stallSeconds >= 0) || math.IsInf(stallSeconds, 0):
-		return nil, fmt.Errorf("costmodel: planner stall %v s: need a finite value >= 0", stallSeconds)
+		return costs, fmt.Errorf("costmodel: planner stall %v s: need a finite value >= 0", stallSeconds)
 	}
-	it := &Iteration{m: m, layout: l, stallSeconds: stallSeconds}
 	classes := 1
 	if m.topo.PoolRanks%m.topo.RanksPerNode != 0 {
 		classes = m.topo.PP // stages start part way through a node
 	}
-	p := pricer{m: m, lengths: lengths, exec: exec}
+	nd := len(l.Domains)
+	if cap(costs) < classes*nd {
+		costs = make([]domainCost, classes*nd)
+	}
+	costs = costs[:classes*nd]
+	*it = Iteration{m: m, layout: l, stallSeconds: stallSeconds, classes: classes, cost: costs}
+	p.lengths, p.exec = lengths, exec
 	if exec.CP == sched.Ulysses {
 		heads := network.MaxCPDegree(sched.Ulysses, m.topo, m.job.Model)
 		for _, mb := range l.Plan.Microbatches {
@@ -94,33 +178,65 @@ func (m *Model) Price(l *step.Layout, lengths []int, exec Exec, stallSeconds flo
 		}
 	}
 	for c := range classes {
-		costs := make([]domainCost, len(l.Domains))
 		t := m.topo.ForStage(c)
 		for i := range l.Domains {
 			dc, err := p.domain(t, &l.Domains[i])
 			if err != nil {
-				return nil, err
+				return costs, err
 			}
-			costs[i] = dc
+			costs[c*nd+i] = dc
 		}
-		it.cost = append(it.cost, costs)
 	}
-	return it, nil
+	return costs, nil
 }
 
-// pricer prices the domains of one plan.
+// pricer prices the domains of one plan, in storage reused from one plan to
+// the next.
 type pricer struct {
 	m       *Model
 	lengths []int
 	exec    Exec
-	blocks  []int // scratch: per EP block of a domain, the fullest rank's tokens
-	// layerOps memoises layerOpsSeconds: many groups of a plan hold the same
-	// per-rank tokens.
-	layerOps map[layerOpsKey]layerOpsCost
+	blocks  []int // per EP block of a domain, the fullest rank's tokens
+	// heads[dev] is the most tokens a rank of device dev holds in the domain
+	// (mixed clusters).
+	heads []int
+	ops   []calib.Op // a layer's or the head's ops
+	// memo[dev][tokens] memoises a rank's layer ops and head on device dev
+	// for tokens below memoTokens: many groups of a plan, and of the next,
+	// hold the same per-rank tokens.
+	memo [][]tokenCost
 }
 
-// layerOpsKey is a device and a rank's tokens.
-type layerOpsKey struct{ dev, tokens int }
+// memoTokens bounds the per-rank tokens memo holds (a dense table per device
+// up to the most tokens met, 88 bytes an entry: 11 MiB at most); a rank
+// holding more is priced each time.
+const memoTokens = 1 << 17
+
+// tokenCost is what a rank's tokens cost on one device: its layer ops (when
+// hasOps) and the head (when hasHead).
+type tokenCost struct {
+	layer           layerOpsCost
+	head            [2]float64
+	hasOps, hasHead bool
+}
+
+// memoOf returns the memo entry of tokens on dev, nil when tokens is past
+// memoTokens.
+func (p *pricer) memoOf(dev, tokens int) *tokenCost {
+	if tokens >= memoTokens {
+		return nil
+	}
+	if p.memo == nil {
+		p.memo = make([][]tokenCost, len(p.m.devices))
+	}
+	tab := p.memo[dev]
+	if tokens >= len(tab) {
+		grown := make([]tokenCost, min(max(tokens+1, 2*len(tab), 1024), memoTokens))
+		copy(grown, tab)
+		p.memo[dev], tab = grown, grown
+	}
+	return &tab[tokens]
+}
 
 // layerOpsCost is a rank's layer ops per layer kind: every op, and the ops
 // of the all-to-all overlap window (calib.AllToAllWindowOps),
@@ -130,17 +246,17 @@ type layerOpsCost struct{ ops, window [2][2]float64 }
 // layerOpsSeconds prices the dense and MoE layer's ops for tokens tokens on
 // device dev (memoised).
 func (p *pricer) layerOpsSeconds(dev, tokens int) layerOpsCost {
-	k := layerOpsKey{dev, tokens}
-	if c, ok := p.layerOps[k]; ok {
-		return c
+	e := p.memoOf(dev, tokens)
+	if e != nil && e.hasOps {
+		return e.layer
 	}
 	m := p.m
 	var c layerOpsCost
 	for kind, l := range [2]int{m.denseLayer, m.moeLayer} {
 		if l >= 0 {
-			ops := m.devices[dev].Compute.LayerOps(l, tokens)
-			c.ops[kind][0], c.ops[kind][1] = calib.OpsSeconds(ops)
-			for _, o := range ops {
+			p.ops = m.devices[dev].Compute.AppendLayerOps(p.ops[:0], l, tokens)
+			c.ops[kind][0], c.ops[kind][1] = calib.OpsSeconds(p.ops)
+			for _, o := range p.ops {
 				if slices.Contains(calib.AllToAllWindowOps, o.Name) {
 					c.window[kind][0] += o.FwdSeconds
 					c.window[kind][1] += o.BwdSeconds
@@ -148,11 +264,25 @@ func (p *pricer) layerOpsSeconds(dev, tokens int) layerOpsCost {
 			}
 		}
 	}
-	if p.layerOps == nil {
-		p.layerOps = map[layerOpsKey]layerOpsCost{}
+	if e != nil {
+		e.layer, e.hasOps = c, true
 	}
-	p.layerOps[k] = c
 	return c
+}
+
+// headSeconds prices the head for tokens tokens on device dev (memoised):
+// calib.Compute.HeadSeconds.
+func (p *pricer) headSeconds(dev, tokens int) (fwd, bwd float64) {
+	e := p.memoOf(dev, tokens)
+	if e != nil && e.hasHead {
+		return e.head[0], e.head[1]
+	}
+	p.ops = p.m.devices[dev].Compute.AppendHeadOps(p.ops[:0], tokens)
+	fwd, bwd = calib.OpsSeconds(p.ops)
+	if e != nil {
+		e.head, e.hasHead = [2]float64{fwd, bwd}, true
+	}
+	return fwd, bwd
 }
 
 // groupTokens is a group's per-rank tokens ⌈Σ s / k⌉ and its total Σ s.
@@ -230,6 +360,9 @@ func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
 		if c.attn[0]+c.ops[1][0]+c.ops[0][0] > out.attn[0]+out.ops[1][0]+out.ops[0][0] {
 			out = c
 		}
+		if m.rankDevice == nil {
+			break // every other rank is on device 0 too
+		}
 	}
 	return out
 }
@@ -245,9 +378,7 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 	}
 	nb := d.Size / m.ep
 	p.blocks = append(p.blocks[:0], make([]int, nb)...)
-	if m.rankDevice != nil {
-		dc.headTokens = make([]int, len(m.devices))
-	}
+	p.heads = append(p.heads[:0], make([]int, len(m.devices))...)
 	for _, g := range d.Groups {
 		per, total, err := p.groupTokens(g)
 		if err != nil {
@@ -260,9 +391,9 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 			continue
 		}
 		dc.maxTokens = max(dc.maxTokens, per)
-		if dc.headTokens != nil {
+		if m.rankDevice != nil {
 			for r := g.FirstRank; r <= g.LastRank(); r++ {
-				dc.headTokens[m.rankDevice[r]] = max(dc.headTokens[m.rankDevice[r]], per)
+				p.heads[m.rankDevice[r]] = max(p.heads[m.rankDevice[r]], per)
 			}
 		}
 		for b := (g.FirstRank - d.FirstRank) / m.ep; b <= (g.LastRank()-d.FirstRank)/m.ep; b++ {
@@ -308,6 +439,18 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 			dc.moeComm[0], dc.moeComm[1] = max(dc.moeComm[0], c.FwdSeconds), max(dc.moeComm[1], c.BwdSeconds)
 		}
 	}
+	if dc.maxTokens > 0 {
+		if m.rankDevice == nil {
+			dc.head[0], dc.head[1] = p.headSeconds(0, dc.maxTokens)
+		} else {
+			for dev, tok := range p.heads {
+				if tok > 0 {
+					df, db := p.headSeconds(dev, tok)
+					dc.head[0], dc.head[1] = max(dc.head[0], df), max(dc.head[1], db)
+				}
+			}
+		}
+	}
 	return dc, nil
 }
 
@@ -321,10 +464,10 @@ func (it *Iteration) lookup(stage, chunk int, d *step.Domain) (domainCost, chunk
 		return domainCost{}, chunkLayers{}, false
 	}
 	class := 0
-	if len(it.cost) > 1 {
+	if it.classes > 1 {
 		class = stage
 	}
-	return it.cost[class][d.Index], m.layerKind[stage][chunk], true
+	return it.cost[class*len(it.layout.Domains)+d.Index], m.layerKind[stage][chunk], true
 }
 
 // times is a chunk's forward and backward seconds from per-layer ones: dense
@@ -348,19 +491,8 @@ func (it *Iteration) ChunkSeconds(stage, chunk int, d *step.Domain) (forward, ba
 	}
 	out := ck.times(dc.dense, dc.moe, dc.moeComm)
 	if stage == len(it.m.layerKind)-1 && chunk == it.m.vpp-1 && dc.maxTokens > 0 {
-		var f, b float64
-		if dc.headTokens == nil {
-			f, b = it.m.devices[0].Compute.HeadSeconds(dc.maxTokens)
-		} else {
-			for dev, tok := range dc.headTokens {
-				if tok > 0 {
-					df, db := it.m.devices[dev].Compute.HeadSeconds(tok)
-					f, b = max(f, df), max(b, db)
-				}
-			}
-		}
-		out[0] += f
-		out[1] += b
+		out[0] += dc.head[0]
+		out[1] += dc.head[1]
 	}
 	return out[0], out[1]
 }
@@ -437,7 +569,7 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 		dev := 0
 		if m.rankDevice != nil {
 			dev = m.rankDevice[r]
-			dc.headTokens[dev] = max(dc.headTokens[dev], tok)
+			p.heads[dev] = max(p.heads[dev], tok)
 		}
 		dc.maxTokens = max(dc.maxTokens, tok)
 		if b := (r - d.FirstRank) / m.ep; b >= 0 && b < len(p.blocks) {
