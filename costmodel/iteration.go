@@ -27,8 +27,11 @@ type Iteration struct {
 	layout *step.Layout
 	// cost[class·domains + domain]: class is the stage when stages differ in
 	// their node layout (G·tp not node-aligned), else 0; classes of them.
-	cost         []domainCost
-	classes      int
+	cost    []domainCost
+	classes int
+	// p2p[boundary·domains + domain] is P2PSeconds across the boundary
+	// between stages boundary and boundary+1 (nil without P2P).
+	p2p          []float64
 	stallSeconds float64
 	// fallbackSlots counts the rank-slots of groups whose policy runs Ulysses
 	// but whose degree exceeds the query heads per TP rank, priced as Ulysses ×
@@ -86,8 +89,7 @@ func (m *Model) Simulate(plan *sched.Plan, lengths []int, exec Exec, stallSecond
 		return Outcome{}, err
 	}
 	it := &s.it
-	var err error
-	if s.costs, err = s.price(it, &s.layout, lengths, exec, stallSeconds, s.costs); err != nil {
+	if err := s.price(it, &s.layout, lengths, exec, stallSeconds); err != nil {
 		return Outcome{}, err
 	}
 	res, err := s.run.Run(&s.layout, m.topo.PP, m.vpp, it)
@@ -104,8 +106,7 @@ func (m *Model) Simulate(plan *sched.Plan, lengths []int, exec Exec, stallSecond
 type scratch struct {
 	pricer
 	layout step.Layout
-	it     Iteration
-	costs  []domainCost
+	it     Iteration // its cost and p2p storage reused
 	run    step.Runner
 }
 
@@ -121,7 +122,7 @@ func (m *Model) getScratch() *scratch {
 func (m *Model) putScratch(s *scratch) {
 	clear(s.layout.Domains[:cap(s.layout.Domains)])
 	s.layout = step.Layout{Domains: s.layout.Domains[:0]}
-	s.it = Iteration{}
+	s.it = Iteration{cost: s.it.cost[:0], p2p: s.it.p2p[:0]}
 	s.lengths = nil
 	m.scratches.Put(s)
 }
@@ -134,38 +135,36 @@ func (m *Model) Price(l *step.Layout, lengths []int, exec Exec, stallSeconds flo
 	s := m.getScratch()
 	defer m.putScratch(s)
 	it := new(Iteration)
-	if _, err := s.price(it, l, lengths, exec, stallSeconds, nil); err != nil {
+	if err := s.price(it, l, lengths, exec, stallSeconds); err != nil {
 		return nil, err
 	}
 	return it, nil
 }
 
-// price prices layout l into it, the domains' costs in costs' storage
-// (returned, grown as needed).
-func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, stallSeconds float64, costs []domainCost) ([]domainCost, error) {
+// price prices layout l into it, reusing the storage of its cost and p2p.
+func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, stallSeconds float64) error {
 	m := p.m
+	costs, p2p := it.cost[:0], it.p2p[:0]
+	*it = Iteration{cost: costs, p2p: p2p}
 	switch {
 	case l == nil || l.Plan == nil:
-		return costs, fmt.Errorf("costmodel: nil layout")
+		return fmt.Errorf("costmodel: nil layout")
 	case !exec.CP.Valid():
-		return costs, fmt.Errorf("costmodel: invalid CP exec %d", int(exec.CP))
+		return fmt.Errorf("costmodel: invalid CP exec %d", int(exec.CP))
 	case l.EP != m.ep:
-		return costs, fmt.Errorf("costmodel: layout for ep = %d, job ep = %d", l.EP, m.ep)
+		return fmt.Errorf("costmodel: layout for ep = %d, job ep = %d", l.EP, m.ep)
 	case l.Plan.PoolRanks != m.topo.PoolRanks:
-		return costs, fmt.Errorf("costmodel: plan spans %d ranks, the job's pool %d", l.Plan.PoolRanks, m.topo.PoolRanks)
+		return fmt.Errorf("costmodel: plan spans %d ranks, the job's pool %d", l.Plan.PoolRanks, m.topo.PoolRanks)
 	case !(stallSeconds >= 0) || math.IsInf(stallSeconds, 0):
-		return costs, fmt.Errorf("costmodel: planner stall %v s: need a finite value >= 0", stallSeconds)
+		return fmt.Errorf("costmodel: planner stall %v s: need a finite value >= 0", stallSeconds)
 	}
 	classes := 1
 	if m.topo.PoolRanks%m.topo.RanksPerNode != 0 {
 		classes = m.topo.PP // stages start part way through a node
 	}
 	nd := len(l.Domains)
-	if cap(costs) < classes*nd {
-		costs = make([]domainCost, classes*nd)
-	}
-	costs = costs[:classes*nd]
-	*it = Iteration{m: m, layout: l, stallSeconds: stallSeconds, classes: classes, cost: costs}
+	costs = slices.Grow(costs, classes*nd)[:classes*nd]
+	*it = Iteration{m: m, layout: l, stallSeconds: stallSeconds, classes: classes, cost: costs, p2p: p2p}
 	p.lengths, p.exec = lengths, exec
 	if exec.CP == sched.Ulysses {
 		heads := network.MaxCPDegree(sched.Ulysses, m.topo, m.job.Model)
@@ -182,12 +181,26 @@ func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, 
 		for i := range l.Domains {
 			dc, err := p.domain(t, &l.Domains[i])
 			if err != nil {
-				return costs, err
+				return err
 			}
 			costs[c*nd+i] = dc
 		}
 	}
-	return costs, nil
+	if !m.opts.NoComm && m.topo.PP >= 2 {
+		// Every boundary is crossed by every domain (forward and backward):
+		// priced once here instead of at each crossing. A domain's fullest
+		// rank is the same in every class.
+		nb := m.topo.PP - 1
+		p2p = slices.Grow(p2p, nb*nd)[:nb*nd]
+		for b := range nb {
+			for i := range l.Domains {
+				bytes := network.P2PActivationBytes(m.topo, m.job.Model.Hidden, costs[i].maxTokens)
+				p2p[b*nd+i] = network.P2PSeconds(m.topo, b, l.Domains[i].FirstRank, bytes)
+			}
+		}
+		it.p2p = p2p
+	}
+	return nil
 }
 
 // pricer prices the domains of one plan, in storage reused from one plan to
@@ -207,17 +220,18 @@ type pricer struct {
 	memo [][]tokenCost
 }
 
-// memoTokens bounds the per-rank tokens memo holds (a dense table per device
-// up to the most tokens met, 88 bytes an entry: 11 MiB at most); a rank
-// holding more is priced each time.
+// memoTokens bounds the token counts memo holds (a dense table per device up
+// to the most tokens met, 104 bytes an entry: 13 MiB at most); more tokens
+// are priced each time.
 const memoTokens = 1 << 17
 
-// tokenCost is what a rank's tokens cost on one device: its layer ops (when
-// hasOps) and the head (when hasHead).
+// tokenCost is what tokens tokens cost on one device: a rank's layer ops
+// (when hasOps) and head (when hasHead) for them, and the core attention of
+// a sequence of that length on one rank (when hasAttn).
 type tokenCost struct {
-	layer           layerOpsCost
-	head            [2]float64
-	hasOps, hasHead bool
+	layer                    layerOpsCost
+	head, attn               [2]float64
+	hasOps, hasHead, hasAttn bool
 }
 
 // memoOf returns the memo entry of tokens on dev, nil when tokens is past
@@ -351,9 +365,9 @@ func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
 			if s == 0 {
 				continue
 			}
-			blk := calib.KernelBlockTokens(s, ring)
-			c.attn[0] += comp.AttentionFwdSeconds(s, g.Size, blk)
-			c.attn[1] += comp.AttentionBwdSeconds(s, g.Size, blk)
+			f, b := p.attention(comp, dev, s, g.Size, ring)
+			c.attn[0] += f
+			c.attn[1] += b
 		}
 		lc := p.layerOpsSeconds(dev, per)
 		c.ops, c.window = lc.ops, lc.window
@@ -365,6 +379,25 @@ func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
 		}
 	}
 	return out
+}
+
+// attention is the core attention of one sequence of s tokens on device dev
+// (comp) in a group of k ranks with a ring of ring, at the kernel block the
+// ring implies, forward and backward: memoised by s for k = ring = 1, the
+// one-rank groups that hold most of a batch's sequences.
+func (p *pricer) attention(comp *calib.Compute, dev, s, k, ring int) (fwd, bwd float64) {
+	var e *tokenCost
+	if k == 1 && ring == 1 {
+		if e = p.memoOf(dev, s); e != nil && e.hasAttn {
+			return e.attn[0], e.attn[1]
+		}
+	}
+	blk := calib.KernelBlockTokens(s, ring)
+	fwd, bwd = comp.AttentionFwdSeconds(s, k, blk), comp.AttentionBwdSeconds(s, k, blk)
+	if e != nil {
+		e.attn, e.hasAttn = [2]float64{fwd, bwd}, true
+	}
+	return fwd, bwd
 }
 
 // domain prices one domain on the stages of topology t.
@@ -521,12 +554,11 @@ func (it *Iteration) P2PSeconds(fromStage, toStage, _ int, d *step.Domain, _ boo
 	if m.opts.NoComm || m.topo.PP < 2 {
 		return 0
 	}
-	dc, _, ok := it.lookup(fromStage, 0, d)
-	if !ok {
+	if _, _, ok := it.lookup(fromStage, 0, d); !ok || toStage < 0 || toStage >= m.topo.PP {
 		return math.NaN()
 	}
 	lo := min(min(fromStage, toStage), m.topo.PP-2)
-	return network.P2PSeconds(m.topo, lo, d.FirstRank, network.P2PActivationBytes(m.topo, m.job.Model.Hidden, dc.maxTokens))
+	return it.p2p[lo*len(it.layout.Domains)+d.Index]
 }
 
 // GradSyncSeconds is network.GradSync of the stage's parameters per GPU.
