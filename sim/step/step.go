@@ -18,11 +18,12 @@ const (
 // Limits on one iteration, checked by Run before it allocates, so a hostile
 // plan or pipeline shape (a --batches line with vpp 10^9) is refused with the
 // numbers named instead of exhausting memory. Run needs ~36 bytes per domain
-// op (duration, arrival count, OpTime), 12 per scheduled op, 4 per
-// rank-microbatch membership and ~52 per (stage, rank): about 1.3 GiB with
-// every limit reached at once (2^24 ops alone, pp 4, vpp 2, 1,024 ranks: 0.74
-// GB peak RSS, 4.8 s). The largest iteration benchmarked (131,072 GPUs, README
-// "Engine performance") uses under a twentieth of each.
+// op (duration, arrival count, OpTime), 12 per scheduled op, at most 4 per
+// rank-microbatch membership (one per class's, see Runner) and ~52 per
+// (stage, rank): about 1.3 GiB with every limit reached at once (2^24 ops
+// alone, pp 4, vpp 2, 1,024 ranks: 0.74 GB peak RSS, 4.8 s). The largest
+// iteration benchmarked (1,048,576 GPUs, README "Engine performance") uses a
+// quarter of MaxRankStages and under a sixth of the others.
 const (
 	// MaxOps bounds the domain ops of an iteration, pp·domains·vpp·2, and
 	// separately the ops of its pipeline schedules, Σ over the distinct
