@@ -19,7 +19,10 @@ import (
 // next generation of clusters) and 1,048,576 (65,536 ranks per stage) at 8,192
 // tokens per GPU: 16,384 would make a batch of 1.7·10^10 tokens and ~11.7M
 // sequences, past workload.MaxTargetTokens and sched's MaxBatchTokens (10^10)
-// and MaxBatchSequences (10^7).
+// and MaxBatchSequences (10^7). Beside the wall time per iteration it reports
+// the process's CPU time per iteration (cpu-ms/iteration, the garbage
+// collector's included), which other processes on a shared machine do not
+// inflate.
 func BenchmarkIteration(b *testing.B) {
 	prof, err := calib.LookupProfile("H800")
 	if err != nil {
@@ -66,6 +69,7 @@ func BenchmarkIteration(b *testing.B) {
 			var events uint64
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0, cpuOK := processCPUSeconds()
 			for b.Loop() {
 				out, err := mod.Simulate(plan, lengths, exec, 0)
 				if err != nil {
@@ -74,6 +78,9 @@ func BenchmarkIteration(b *testing.B) {
 				events += out.Result.Events
 			}
 			sec := b.Elapsed().Seconds()
+			if cpu1, ok := processCPUSeconds(); ok && cpuOK {
+				b.ReportMetric((cpu1-cpu0)*1e3/float64(b.N), "cpu-ms/iteration")
+			}
 			b.ReportMetric(sec*1e3/float64(b.N), "ms/iteration")
 			b.ReportMetric(float64(events)/sec, "events/s")
 			b.ReportMetric(float64(len(plan.Microbatches)), "MBs")
