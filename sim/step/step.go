@@ -131,7 +131,7 @@ type Runner struct {
 	classSched []*pipeline.Schedule // per class; nil for a class in no microbatch
 	ref        *pipeline.Schedule   // any class's schedule (Dep does not depend on the count)
 	// scheds caches the schedules built for (schedPP, schedV) by microbatch
-	// count, schedOps their ops (dropped past MaxOps).
+	// count, schedOps their ops (dropped past schedCacheOps).
 	scheds          map[int]*pipeline.Schedule
 	schedPP, schedV int
 	schedOps        int64
@@ -144,6 +144,10 @@ type Runner struct {
 	acc             []classAcc   // [stage·nc+class]
 	eng             sim.Engine
 }
+
+// schedCacheOps bounds the ops of the schedules a Runner keeps for its next
+// Runs (12 bytes each: 12 MiB): past it the cache starts again.
+const schedCacheOps = 1 << 20
 
 // classAcc is what each rank of a class did on one stage.
 type classAcc struct {
@@ -262,7 +266,7 @@ func (r *Runner) classRanks(c int) int32 { return r.classFirst[c+1] - r.classFir
 // per distinct microbatch count, after checking that together they hold at
 // most MaxOps ops.
 func (r *Runner) schedules() error {
-	if r.scheds == nil || r.schedPP != r.pp || r.schedV != r.v || r.schedOps > MaxOps {
+	if r.scheds == nil || r.schedPP != r.pp || r.schedV != r.v || r.schedOps > schedCacheOps {
 		if r.scheds == nil {
 			r.scheds = map[int]*pipeline.Schedule{}
 		}
