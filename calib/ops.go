@@ -200,10 +200,11 @@ func (c *Compute) memoryBytesPerSecond() float64 {
 	return c.Profile.HBMBytesPerSecond.Value * c.Profile.MemoryBoundEfficiency.Value
 }
 
-// opBuilder collects a layer's ops.
+// opBuilder collects a layer's ops, appended to ops from index first on.
 type opBuilder struct {
-	c   *Compute
-	ops []Op
+	c     *Compute
+	ops   []Op
+	first int
 }
 
 // gemm adds a GEMM op of shape (m, n, k) × count: one kernel forward, two
@@ -243,7 +244,7 @@ func (b *opBuilder) launch(attention bool) {
 	if attention {
 		fk, bk = b.c.Attention.Kernels()
 	}
-	for _, o := range b.ops {
+	for _, o := range b.ops[b.first:] {
 		fk += o.FwdKernels
 		bk += o.BwdKernels
 	}
@@ -312,7 +313,12 @@ func (b *opBuilder) launch(attention bool) {
 // KernelLaunchSeconds for each, e.g. DeepSeek-V2-Lite's MoE layer: 23 forward
 // and 34 backward kernels, its dense layer 16 and 24 (TestLayerKernels pins
 // every preset). It panics if layer is out of range or tokens < 0.
-func (c *Compute) LayerOps(layer, tokens int) []Op {
+func (c *Compute) LayerOps(layer, tokens int) []Op { return c.AppendLayerOps(nil, layer, tokens) }
+
+// AppendLayerOps appends LayerOps(layer, tokens) to dst and returns the
+// extended slice: a caller pricing many layers reuses one buffer
+// (AppendLayerOps(buf[:0], ...)) instead of allocating the ops each time.
+func (c *Compute) AppendLayerOps(dst []Op, layer, tokens int) []Op {
 	if tokens < 0 {
 		panic(fmt.Sprintf("calib: LayerOps: tokens = %d < 0", tokens))
 	}
@@ -322,7 +328,7 @@ func (c *Compute) LayerOps(layer, tokens int) []Op {
 	ts := c.seqShare(t) // the GPU's sequence-parallel share (all T without SP)
 	h, nh, nkv := float64(m.Hidden), float64(m.QueryHeads), float64(m.KVHeads)
 	dqk, dv := float64(m.HeadDimQK), float64(m.HeadDimV)
-	b := &opBuilder{c: c}
+	b := &opBuilder{c: c, ops: dst, first: len(dst)}
 
 	b.rmsNorm(OpInputNorm, h, ts)
 	if m.Attention == job.MLA {
@@ -404,14 +410,18 @@ func (c *Compute) LayerOps(layer, tokens int) []Op {
 // token forward; the backward reads it and writes the logits' gradient, 4V +
 // 2V; both on the GPU's V/tp share of the vocabulary for all T tokens. The head
 // costs the same tied or not. It panics if tokens < 0.
-func (c *Compute) HeadOps(tokens int) []Op {
+func (c *Compute) HeadOps(tokens int) []Op { return c.AppendHeadOps(nil, tokens) }
+
+// AppendHeadOps appends HeadOps(tokens) to dst and returns the extended slice
+// (see AppendLayerOps).
+func (c *Compute) AppendHeadOps(dst []Op, tokens int) []Op {
 	if tokens < 0 {
 		panic(fmt.Sprintf("calib: HeadOps: tokens = %d < 0", tokens))
 	}
 	m := c.Job.Model
 	t, tp := float64(tokens), float64(c.Job.Parallel.TP)
 	h, v := float64(m.Hidden), float64(m.Vocab)
-	b := &opBuilder{c: c}
+	b := &opBuilder{c: c, ops: dst, first: len(dst)}
 	b.rmsNorm(OpFinalNorm, h, c.seqShare(t))
 	b.gemm(OpLMHead, t, v/tp, h, 1)
 	b.memory(OpCrossEntropy, 6*v/tp*t, 6*v/tp*t, 1)

@@ -287,3 +287,31 @@ func TestAllToAllWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendOps: AppendLayerOps and AppendHeadOps after other ops give the
+// same ops as LayerOps and HeadOps (OpLaunch counting only the kernels
+// appended), leave dst's ops alone, and reuse dst's storage when it has room.
+func TestAppendOps(t *testing.T) {
+	h20, _ := LookupProfile("H20")
+	for _, tc := range []struct {
+		model  string
+		layer  int
+		tokens int
+	}{
+		{job.ModelDeepSeekV2Lite, 0, 100},
+		{job.ModelDeepSeekV3, 3, 8192},
+		{job.ModelLlama3With70B, 0, 4096},
+	} {
+		c := newCompute(t, h20, presetJob(t, tc.model, 1))
+		head := c.HeadOps(tc.tokens)
+		buf := make([]Op, 0, 64)
+		buf = c.AppendHeadOps(buf, tc.tokens)
+		buf = c.AppendLayerOps(buf, tc.layer, tc.tokens)
+		if want := c.LayerOps(tc.layer, tc.tokens); !slices.Equal(buf[:len(head)], head) || !slices.Equal(buf[len(head):], want) {
+			t.Errorf("%s layer %d: appended ops differ from LayerOps and HeadOps", tc.model, tc.layer)
+		}
+		if again := c.AppendLayerOps(buf[:0], tc.layer, tc.tokens); &again[0] != &buf[0] {
+			t.Errorf("%s: AppendLayerOps did not reuse dst's storage", tc.model)
+		}
+	}
+}

@@ -9,15 +9,20 @@ import (
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/hydra"
 	"github.com/dcpsim/dcpsim/sched/policies"
-	"github.com/dcpsim/dcpsim/sim/step"
 	"github.com/dcpsim/dcpsim/workload"
 )
 
 // BenchmarkIteration times one iteration of DeepSeek-V3 on H800 (tp1 pp16 ep64,
 // 3 + 4·14 + 2 layers, B = 8192, 256K context, 16,384 tokens per GPU of
-// long-256k) planned by HyDra outside the timed loop: the layout, Price (every
-// domain priced anew) and the engine's Run, from 8K GPUs to 131,072 (the next
-// generation of clusters).
+// long-256k) planned by HyDra outside the timed loop: Simulate (the layout,
+// every domain priced anew and the engine's run), from 8K GPUs to 131,072 (the
+// next generation of clusters) and 1,048,576 (65,536 ranks per stage) at 8,192
+// tokens per GPU: 16,384 would make a batch of 1.7·10^10 tokens and ~11.7M
+// sequences, past workload.MaxTargetTokens and sched's MaxBatchTokens (10^10)
+// and MaxBatchSequences (10^7). Beside the wall time per iteration it reports
+// the process's CPU time per iteration (cpu-ms/iteration, the garbage
+// collector's included), which other processes on a shared machine do not
+// inflate.
 func BenchmarkIteration(b *testing.B) {
 	prof, err := calib.LookupProfile("H800")
 	if err != nil {
@@ -31,7 +36,11 @@ func BenchmarkIteration(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, gpus := range []int{8192, 16384, 40960, 131072} {
+	for _, gpus := range []int{8192, 16384, 40960, 131072, 1048576} {
+		perGPU := int64(16384)
+		if gpus > 131072 {
+			perGPU = 8192
+		}
 		b.Run(fmt.Sprintf("gpus=%d", gpus), func(b *testing.B) {
 			j := job.Job{Model: m, Cluster: job.Cluster{GPU: "H800", GPUs: gpus, GPUsPerNode: 8},
 				Parallel: job.Parallel{TP: 1, PP: 16, VPP: 1, EP: 64, BudgetTokens: 8192,
@@ -40,7 +49,7 @@ func BenchmarkIteration(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, err := workload.NewSampler(workload.Long256K(), workload.BatchSpec{TargetTokens: 16384 * int64(gpus),
+			s, err := workload.NewSampler(workload.Long256K(), workload.BatchSpec{TargetTokens: perGPU * int64(gpus),
 				ContextTokens: 262144, Overlong: workload.Split, Seed: 1})
 			if err != nil {
 				b.Fatal(err)
@@ -60,22 +69,18 @@ func BenchmarkIteration(b *testing.B) {
 			var events uint64
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0, cpuOK := processCPUSeconds()
 			for b.Loop() {
-				l, err := step.NewLayout(plan, 64)
+				out, err := mod.Simulate(plan, lengths, exec, 0)
 				if err != nil {
 					b.Fatal(err)
 				}
-				it, err := mod.Price(l, lengths, exec, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				res, err := step.Run(l, 16, 1, it)
-				if err != nil {
-					b.Fatal(err)
-				}
-				events += res.Events
+				events += out.Result.Events
 			}
 			sec := b.Elapsed().Seconds()
+			if cpu1, ok := processCPUSeconds(); ok && cpuOK {
+				b.ReportMetric((cpu1-cpu0)*1e3/float64(b.N), "cpu-ms/iteration")
+			}
 			b.ReportMetric(sec*1e3/float64(b.N), "ms/iteration")
 			b.ReportMetric(float64(events)/sec, "events/s")
 			b.ReportMetric(float64(len(plan.Microbatches)), "MBs")

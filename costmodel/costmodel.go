@@ -2,7 +2,8 @@
 // the computation and sim/network the communication of one job, each HDP rank
 // on its own device, under the CP execution the policy assumes. The engine
 // imports neither calib nor sim/network; it asks a step.Costs, which
-// Model.Price builds.
+// Model.Price builds. Model.Simulate lays a plan out, prices it and runs it in
+// one call, in storage the Model reuses from call to call.
 //
 // # Devices
 //
@@ -61,6 +62,7 @@ package costmodel
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
@@ -101,7 +103,10 @@ type Options struct {
 }
 
 // Model is the cost model of one job on one cluster. It is immutable after New
-// and safe for concurrent use; Price builds a per-plan step.Costs.
+// and safe for concurrent use: Price builds a per-plan step.Costs, and
+// Simulate and Price work in scratch storage pooled per Model (sync.Pool:
+// concurrent calls take different scratches; what a scratch holds never
+// changes a result), so goroutines may share one Model.
 type Model struct {
 	job     job.Job
 	opts    Options
@@ -116,6 +121,9 @@ type Model struct {
 	denseLayer, moeLayer int
 	layerKind            [][]chunkLayers // [stage][chunk]
 	gradSync, optimizer  []float64       // per stage, seconds
+	// scratches pools the working storage of Price and Simulate (*scratch):
+	// one per concurrent call, reused by later ones.
+	scratches sync.Pool
 }
 
 // chunkLayers counts a chunk's dense and MoE layers.

@@ -25,9 +25,13 @@ type Exec struct {
 type Iteration struct {
 	m      *Model
 	layout *step.Layout
-	// cost[class][domain]: class is the stage when stages differ in their
-	// node layout (G·tp not node-aligned), else 0.
-	cost         [][]domainCost
+	// cost[class·domains + domain]: class is the stage when stages differ in
+	// their node layout (G·tp not node-aligned), else 0; classes of them.
+	cost    []domainCost
+	classes int
+	// p2p[boundary·domains + domain] is P2PSeconds across the boundary
+	// between stages boundary and boundary+1 (nil without P2P).
+	p2p          []float64
 	stallSeconds float64
 	// fallbackSlots counts the rank-slots of groups whose policy runs Ulysses
 	// but whose degree exceeds the query heads per TP rank, priced as Ulysses ×
@@ -54,10 +58,73 @@ type domainCost struct {
 	denseComm, moeCPComm [2]float64
 	moeComm              [2]float64 // EP dispatch + combine, max over blocks
 	maxTokens            int        // the fullest rank's tokens
-	// headTokens[dev] is the most tokens a rank of device dev holds (the
-	// last stage's head runs on each rank's own device); nil when every rank
-	// is on device 0 (maxTokens is its entry).
-	headTokens []int
+	// head is the last stage's head (final norm, LM head, loss), forward and
+	// backward: the slowest device's for the most tokens a rank of it holds
+	// (every rank on device 0: for maxTokens).
+	head [2]float64
+}
+
+// Outcome is one iteration of a plan as Simulate priced and ran it.
+type Outcome struct {
+	// Result is the engine's timeline of the iteration; it is the caller's
+	// (it shares no storage with the Model).
+	Result *step.Result
+	// FallbackSlots is the pricing's Iteration.FallbackSlots.
+	FallbackSlots int64
+}
+
+// Simulate lays plan out in sync domains for the job's EP (step.Layout),
+// prices every domain for the batch lengths under exec with stallSeconds of
+// planning at the head of the iteration (Price), and runs the iteration on the
+// job's pipeline (step.Runner.Run, pp and vpp of the job): the result of
+// step.NewLayout, Price and step.Run in one call, the same to the bit. It
+// works in storage the Model keeps for its callers (the layout, the domains'
+// costs, the engine's state, memoised layer ops), so an iteration costs a
+// fixed number of allocations, most of them the Result's. It fails as
+// step.NewLayout, Price and step.Run do.
+func (m *Model) Simulate(plan *sched.Plan, lengths []int, exec Exec, stallSeconds float64) (Outcome, error) {
+	s := m.getScratch()
+	defer m.putScratch(s)
+	if err := s.layout.Reset(plan, m.ep); err != nil {
+		return Outcome{}, err
+	}
+	it := &s.it
+	if err := s.price(it, &s.layout, lengths, exec, stallSeconds); err != nil {
+		return Outcome{}, err
+	}
+	res, err := s.run.Run(&s.layout, m.topo.PP, m.vpp, it)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Result: res, FallbackSlots: it.fallbackSlots}, nil
+}
+
+// scratch is the working storage of one Price or Simulate call. The Model
+// pools them (sync.Pool): concurrent calls each take their own, a later call
+// reuses one, and what a scratch holds never changes a result (its memo
+// holds pure functions of the Model).
+type scratch struct {
+	pricer
+	layout step.Layout
+	it     Iteration // its cost and p2p storage reused
+	run    step.Runner
+}
+
+func (m *Model) getScratch() *scratch {
+	if s, ok := m.scratches.Get().(*scratch); ok {
+		return s
+	}
+	return &scratch{pricer: pricer{m: m}}
+}
+
+// putScratch returns s to the pool, keeping nothing of the caller's (the
+// plan's groups, the lengths).
+func (m *Model) putScratch(s *scratch) {
+	clear(s.layout.Domains[:cap(s.layout.Domains)])
+	s.layout = step.Layout{Domains: s.layout.Domains[:0]}
+	s.it = Iteration{cost: s.it.cost[:0], p2p: s.it.p2p[:0]}
+	s.lengths = nil
+	m.scratches.Put(s)
 }
 
 // Price prices every domain of the layout for the batch lengths under exec,
@@ -65,24 +132,40 @@ type domainCost struct {
 // group names a sequence outside the batch, the layout's EP differs from the
 // job's, or the network cannot run a group.
 func (m *Model) Price(l *step.Layout, lengths []int, exec Exec, stallSeconds float64) (*Iteration, error) {
+	s := m.getScratch()
+	defer m.putScratch(s)
+	it := new(Iteration)
+	if err := s.price(it, l, lengths, exec, stallSeconds); err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
+// price prices layout l into it, reusing the storage of its cost and p2p.
+func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, stallSeconds float64) error {
+	m := p.m
+	costs, p2p := it.cost[:0], it.p2p[:0]
+	*it = Iteration{cost: costs, p2p: p2p}
 	switch {
 	case l == nil || l.Plan == nil:
-		return nil, fmt.Errorf("costmodel: nil layout")
+		return fmt.Errorf("costmodel: nil layout")
 	case !exec.CP.Valid():
-		return nil, fmt.Errorf("costmodel: invalid CP exec %d", int(exec.CP))
+		return fmt.Errorf("costmodel: invalid CP exec %d", int(exec.CP))
 	case l.EP != m.ep:
-		return nil, fmt.Errorf("costmodel: layout for ep = %d, job ep = %d", l.EP, m.ep)
+		return fmt.Errorf("costmodel: layout for ep = %d, job ep = %d", l.EP, m.ep)
 	case l.Plan.PoolRanks != m.topo.PoolRanks:
-		return nil, fmt.Errorf("costmodel: plan spans %d ranks, the job's pool %d", l.Plan.PoolRanks, m.topo.PoolRanks)
+		return fmt.Errorf("costmodel: plan spans %d ranks, the job's pool %d", l.Plan.PoolRanks, m.topo.PoolRanks)
 	case !(stallSeconds >= 0) || math.IsInf(stallSeconds, 0):
-		return nil, fmt.Errorf("costmodel: planner stall %v s: need a finite value >= 0", stallSeconds)
+		return fmt.Errorf("costmodel: planner stall %v s: need a finite value >= 0", stallSeconds)
 	}
-	it := &Iteration{m: m, layout: l, stallSeconds: stallSeconds}
 	classes := 1
 	if m.topo.PoolRanks%m.topo.RanksPerNode != 0 {
 		classes = m.topo.PP // stages start part way through a node
 	}
-	p := pricer{m: m, lengths: lengths, exec: exec}
+	nd := len(l.Domains)
+	costs = slices.Grow(costs, classes*nd)[:classes*nd]
+	*it = Iteration{m: m, layout: l, stallSeconds: stallSeconds, classes: classes, cost: costs, p2p: p2p}
+	p.lengths, p.exec = lengths, exec
 	if exec.CP == sched.Ulysses {
 		heads := network.MaxCPDegree(sched.Ulysses, m.topo, m.job.Model)
 		for _, mb := range l.Plan.Microbatches {
@@ -94,33 +177,80 @@ func (m *Model) Price(l *step.Layout, lengths []int, exec Exec, stallSeconds flo
 		}
 	}
 	for c := range classes {
-		costs := make([]domainCost, len(l.Domains))
 		t := m.topo.ForStage(c)
 		for i := range l.Domains {
 			dc, err := p.domain(t, &l.Domains[i])
 			if err != nil {
-				return nil, err
+				return err
 			}
-			costs[i] = dc
+			costs[c*nd+i] = dc
 		}
-		it.cost = append(it.cost, costs)
 	}
-	return it, nil
+	if !m.opts.NoComm && m.topo.PP >= 2 {
+		// Every boundary is crossed by every domain (forward and backward):
+		// priced once here instead of at each crossing. A domain's fullest
+		// rank is the same in every class.
+		nb := m.topo.PP - 1
+		p2p = slices.Grow(p2p, nb*nd)[:nb*nd]
+		for b := range nb {
+			for i := range l.Domains {
+				bytes := network.P2PActivationBytes(m.topo, m.job.Model.Hidden, costs[i].maxTokens)
+				p2p[b*nd+i] = network.P2PSeconds(m.topo, b, l.Domains[i].FirstRank, bytes)
+			}
+		}
+		it.p2p = p2p
+	}
+	return nil
 }
 
-// pricer prices the domains of one plan.
+// pricer prices the domains of one plan, in storage reused from one plan to
+// the next.
 type pricer struct {
 	m       *Model
 	lengths []int
 	exec    Exec
-	blocks  []int // scratch: per EP block of a domain, the fullest rank's tokens
-	// layerOps memoises layerOpsSeconds: many groups of a plan hold the same
-	// per-rank tokens.
-	layerOps map[layerOpsKey]layerOpsCost
+	blocks  []int // per EP block of a domain, the fullest rank's tokens
+	// heads[dev] is the most tokens a rank of device dev holds in the domain
+	// (mixed clusters).
+	heads []int
+	ops   []calib.Op // a layer's or the head's ops
+	// memo[dev][tokens] memoises a rank's layer ops and head on device dev
+	// for tokens below memoTokens: many groups of a plan, and of the next,
+	// hold the same per-rank tokens.
+	memo [][]tokenCost
 }
 
-// layerOpsKey is a device and a rank's tokens.
-type layerOpsKey struct{ dev, tokens int }
+// memoTokens bounds the token counts memo holds (a dense table per device up
+// to the most tokens met, 104 bytes an entry: 13 MiB at most); more tokens
+// are priced each time.
+const memoTokens = 1 << 17
+
+// tokenCost is what tokens tokens cost on one device: a rank's layer ops
+// (when hasOps) and head (when hasHead) for them, and the core attention of
+// a sequence of that length on one rank (when hasAttn).
+type tokenCost struct {
+	layer                    layerOpsCost
+	head, attn               [2]float64
+	hasOps, hasHead, hasAttn bool
+}
+
+// memoOf returns the memo entry of tokens on dev, nil when tokens is past
+// memoTokens.
+func (p *pricer) memoOf(dev, tokens int) *tokenCost {
+	if tokens >= memoTokens {
+		return nil
+	}
+	if p.memo == nil {
+		p.memo = make([][]tokenCost, len(p.m.devices))
+	}
+	tab := p.memo[dev]
+	if tokens >= len(tab) {
+		grown := make([]tokenCost, min(max(tokens+1, 2*len(tab), 1024), memoTokens))
+		copy(grown, tab)
+		p.memo[dev], tab = grown, grown
+	}
+	return &tab[tokens]
+}
 
 // layerOpsCost is a rank's layer ops per layer kind: every op, and the ops
 // of the all-to-all overlap window (calib.AllToAllWindowOps),
@@ -130,17 +260,17 @@ type layerOpsCost struct{ ops, window [2][2]float64 }
 // layerOpsSeconds prices the dense and MoE layer's ops for tokens tokens on
 // device dev (memoised).
 func (p *pricer) layerOpsSeconds(dev, tokens int) layerOpsCost {
-	k := layerOpsKey{dev, tokens}
-	if c, ok := p.layerOps[k]; ok {
-		return c
+	e := p.memoOf(dev, tokens)
+	if e != nil && e.hasOps {
+		return e.layer
 	}
 	m := p.m
 	var c layerOpsCost
 	for kind, l := range [2]int{m.denseLayer, m.moeLayer} {
 		if l >= 0 {
-			ops := m.devices[dev].Compute.LayerOps(l, tokens)
-			c.ops[kind][0], c.ops[kind][1] = calib.OpsSeconds(ops)
-			for _, o := range ops {
+			p.ops = m.devices[dev].Compute.AppendLayerOps(p.ops[:0], l, tokens)
+			c.ops[kind][0], c.ops[kind][1] = calib.OpsSeconds(p.ops)
+			for _, o := range p.ops {
 				if slices.Contains(calib.AllToAllWindowOps, o.Name) {
 					c.window[kind][0] += o.FwdSeconds
 					c.window[kind][1] += o.BwdSeconds
@@ -148,11 +278,25 @@ func (p *pricer) layerOpsSeconds(dev, tokens int) layerOpsCost {
 			}
 		}
 	}
-	if p.layerOps == nil {
-		p.layerOps = map[layerOpsKey]layerOpsCost{}
+	if e != nil {
+		e.layer, e.hasOps = c, true
 	}
-	p.layerOps[k] = c
 	return c
+}
+
+// headSeconds prices the head for tokens tokens on device dev (memoised):
+// calib.Compute.HeadSeconds.
+func (p *pricer) headSeconds(dev, tokens int) (fwd, bwd float64) {
+	e := p.memoOf(dev, tokens)
+	if e != nil && e.hasHead {
+		return e.head[0], e.head[1]
+	}
+	p.ops = p.m.devices[dev].Compute.AppendHeadOps(p.ops[:0], tokens)
+	fwd, bwd = calib.OpsSeconds(p.ops)
+	if e != nil {
+		e.head, e.hasHead = [2]float64{fwd, bwd}, true
+	}
+	return fwd, bwd
 }
 
 // groupTokens is a group's per-rank tokens ⌈Σ s / k⌉ and its total Σ s.
@@ -221,17 +365,39 @@ func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
 			if s == 0 {
 				continue
 			}
-			blk := calib.KernelBlockTokens(s, ring)
-			c.attn[0] += comp.AttentionFwdSeconds(s, g.Size, blk)
-			c.attn[1] += comp.AttentionBwdSeconds(s, g.Size, blk)
+			f, b := p.attention(comp, dev, s, g.Size, ring)
+			c.attn[0] += f
+			c.attn[1] += b
 		}
 		lc := p.layerOpsSeconds(dev, per)
 		c.ops, c.window = lc.ops, lc.window
 		if c.attn[0]+c.ops[1][0]+c.ops[0][0] > out.attn[0]+out.ops[1][0]+out.ops[0][0] {
 			out = c
 		}
+		if m.rankDevice == nil {
+			break // every other rank is on device 0 too
+		}
 	}
 	return out
+}
+
+// attention is the core attention of one sequence of s tokens on device dev
+// (comp) in a group of k ranks with a ring of ring, at the kernel block the
+// ring implies, forward and backward: memoised by s for k = ring = 1, the
+// one-rank groups that hold most of a batch's sequences.
+func (p *pricer) attention(comp *calib.Compute, dev, s, k, ring int) (fwd, bwd float64) {
+	var e *tokenCost
+	if k == 1 && ring == 1 {
+		if e = p.memoOf(dev, s); e != nil && e.hasAttn {
+			return e.attn[0], e.attn[1]
+		}
+	}
+	blk := calib.KernelBlockTokens(s, ring)
+	fwd, bwd = comp.AttentionFwdSeconds(s, k, blk), comp.AttentionBwdSeconds(s, k, blk)
+	if e != nil {
+		e.attn, e.hasAttn = [2]float64{fwd, bwd}, true
+	}
+	return fwd, bwd
 }
 
 // domain prices one domain on the stages of topology t.
@@ -245,9 +411,7 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 	}
 	nb := d.Size / m.ep
 	p.blocks = append(p.blocks[:0], make([]int, nb)...)
-	if m.rankDevice != nil {
-		dc.headTokens = make([]int, len(m.devices))
-	}
+	p.heads = append(p.heads[:0], make([]int, len(m.devices))...)
 	for _, g := range d.Groups {
 		per, total, err := p.groupTokens(g)
 		if err != nil {
@@ -260,9 +424,9 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 			continue
 		}
 		dc.maxTokens = max(dc.maxTokens, per)
-		if dc.headTokens != nil {
+		if m.rankDevice != nil {
 			for r := g.FirstRank; r <= g.LastRank(); r++ {
-				dc.headTokens[m.rankDevice[r]] = max(dc.headTokens[m.rankDevice[r]], per)
+				p.heads[m.rankDevice[r]] = max(p.heads[m.rankDevice[r]], per)
 			}
 		}
 		for b := (g.FirstRank - d.FirstRank) / m.ep; b <= (g.LastRank()-d.FirstRank)/m.ep; b++ {
@@ -308,6 +472,18 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 			dc.moeComm[0], dc.moeComm[1] = max(dc.moeComm[0], c.FwdSeconds), max(dc.moeComm[1], c.BwdSeconds)
 		}
 	}
+	if dc.maxTokens > 0 {
+		if m.rankDevice == nil {
+			dc.head[0], dc.head[1] = p.headSeconds(0, dc.maxTokens)
+		} else {
+			for dev, tok := range p.heads {
+				if tok > 0 {
+					df, db := p.headSeconds(dev, tok)
+					dc.head[0], dc.head[1] = max(dc.head[0], df), max(dc.head[1], db)
+				}
+			}
+		}
+	}
 	return dc, nil
 }
 
@@ -321,10 +497,10 @@ func (it *Iteration) lookup(stage, chunk int, d *step.Domain) (domainCost, chunk
 		return domainCost{}, chunkLayers{}, false
 	}
 	class := 0
-	if len(it.cost) > 1 {
+	if it.classes > 1 {
 		class = stage
 	}
-	return it.cost[class][d.Index], m.layerKind[stage][chunk], true
+	return it.cost[class*len(it.layout.Domains)+d.Index], m.layerKind[stage][chunk], true
 }
 
 // times is a chunk's forward and backward seconds from per-layer ones: dense
@@ -348,19 +524,8 @@ func (it *Iteration) ChunkSeconds(stage, chunk int, d *step.Domain) (forward, ba
 	}
 	out := ck.times(dc.dense, dc.moe, dc.moeComm)
 	if stage == len(it.m.layerKind)-1 && chunk == it.m.vpp-1 && dc.maxTokens > 0 {
-		var f, b float64
-		if dc.headTokens == nil {
-			f, b = it.m.devices[0].Compute.HeadSeconds(dc.maxTokens)
-		} else {
-			for dev, tok := range dc.headTokens {
-				if tok > 0 {
-					df, db := it.m.devices[dev].Compute.HeadSeconds(tok)
-					f, b = max(f, df), max(b, db)
-				}
-			}
-		}
-		out[0] += f
-		out[1] += b
+		out[0] += dc.head[0]
+		out[1] += dc.head[1]
 	}
 	return out[0], out[1]
 }
@@ -389,12 +554,11 @@ func (it *Iteration) P2PSeconds(fromStage, toStage, _ int, d *step.Domain, _ boo
 	if m.opts.NoComm || m.topo.PP < 2 {
 		return 0
 	}
-	dc, _, ok := it.lookup(fromStage, 0, d)
-	if !ok {
+	if _, _, ok := it.lookup(fromStage, 0, d); !ok || toStage < 0 || toStage >= m.topo.PP {
 		return math.NaN()
 	}
 	lo := min(min(fromStage, toStage), m.topo.PP-2)
-	return network.P2PSeconds(m.topo, lo, d.FirstRank, network.P2PActivationBytes(m.topo, m.job.Model.Hidden, dc.maxTokens))
+	return it.p2p[lo*len(it.layout.Domains)+d.Index]
 }
 
 // GradSyncSeconds is network.GradSync of the stage's parameters per GPU.
@@ -437,7 +601,7 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 		dev := 0
 		if m.rankDevice != nil {
 			dev = m.rankDevice[r]
-			dc.headTokens[dev] = max(dc.headTokens[dev], tok)
+			p.heads[dev] = max(p.heads[dev], tok)
 		}
 		dc.maxTokens = max(dc.maxTokens, tok)
 		if b := (r - d.FirstRank) / m.ep; b >= 0 && b < len(p.blocks) {

@@ -20,7 +20,6 @@ import (
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"
-	"github.com/dcpsim/dcpsim/sim/step"
 	"github.com/dcpsim/dcpsim/workload"
 )
 
@@ -242,19 +241,11 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 			onPath = max(0, stall-r.lastStep)
 		}
 	}
-	l, err := step.NewLayout(plan, in.EPSize())
+	out, err := r.setup.Model.Simulate(plan, lengths, r.exec, onPath)
 	if err != nil {
 		return err
 	}
-	costs, err := r.setup.Model.Price(l, lengths, r.exec, onPath)
-	if err != nil {
-		return err
-	}
-	fallback := costs.FallbackSlots()
-	res, err := step.Run(l, in.PP, in.VPP, costs)
-	if err != nil {
-		return err
-	}
+	res, fallback := out.Result, out.FallbackSlots
 	st := sched.ComputeStats(plan, lengths, in.EPSize())
 	warm := k < r.sc.Run.WarmupIterations
 	t := res.IterationSeconds()

@@ -341,19 +341,12 @@ func validateRunOn(r ValidationRun, prof *calib.Profile) (report.ValidationResul
 	if got := len(plan.Microbatches); got != r.Microbatches() {
 		return report.ValidationResult{}, fmt.Errorf("%s: the plan has %d microbatches, want %d", r.Name, got, r.Microbatches())
 	}
-	l, err := step.NewLayout(plan, 1)
-	if err != nil {
-		return report.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
-	}
 	exec, overlap := policy.CPExec()
-	costs, err := mod.Price(l, lengths, costmodel.Exec{CP: exec, OverlapAllToAll: overlap}, 0)
+	out, err := mod.Simulate(plan, lengths, costmodel.Exec{CP: exec, OverlapAllToAll: overlap}, 0)
 	if err != nil {
 		return report.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
 	}
-	res, err := step.Run(l, r.PP, r.VPP, costs)
-	if err != nil {
-		return report.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
-	}
+	res := out.Result
 	t := res.IterationSeconds()
 	sp := "SP"
 	if !r.SequenceParallel {

@@ -34,9 +34,12 @@
 // upstream stage or chunk, the loss between forward and backward) has
 // arrived, Costs.P2PSeconds after that op ended if it ran on another stage.
 // It lasts Costs.ChunkSeconds for the whole domain and ends on all its ranks
-// together; domains on disjoint ranks run concurrently. The work per event
-// is proportional to the domain's size, so an iteration costs O(pp · Σ_r
-// 2·vpp·m_r) plus a heap operation per domain op and transfer.
+// together; domains on disjoint ranks run concurrently. Ranks whose streams
+// of domains are the same (no domain starts or ends between them) form a
+// class that moves as one (Runner), so the work per event is proportional to
+// the classes of the domain, and an iteration costs O(pp · Σ_c 2·vpp·m_c)
+// over the classes c plus a heap operation per domain op and transfer
+// (HyDra's plans: a class per EP block; at worst a class per rank).
 //
 // End of iteration: a stage's gradient reduce-scatter starts when every rank
 // of the stage has finished its last backward (GradSyncStart), lasts

@@ -1,8 +1,9 @@
 package step
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/dcpsim/dcpsim/sched"
 )
@@ -41,11 +42,24 @@ type Layout struct {
 
 // NewLayout cuts plan into its sync domains for ep (Domains).
 func NewLayout(plan *sched.Plan, ep int) (*Layout, error) {
-	doms, err := Domains(plan, ep)
-	if err != nil {
+	l := new(Layout)
+	if err := l.Reset(plan, ep); err != nil {
 		return nil, err
 	}
-	return &Layout{Plan: plan, EP: ep, Domains: doms}, nil
+	return l, nil
+}
+
+// Reset lays plan out for ep into l, reusing the storage of l's Domains (so
+// a Result or anything else still holding them must not be used after); on
+// an error l is left empty.
+func (l *Layout) Reset(plan *sched.Plan, ep int) error {
+	doms, err := appendDomains(l.Domains[:0], plan, ep)
+	if err != nil {
+		*l = Layout{Domains: l.Domains[:0]}
+		return err
+	}
+	*l = Layout{Plan: plan, EP: ep, Domains: doms}
+	return nil
 }
 
 // Domains returns the sync domains of every microbatch of plan, by MB then
@@ -59,6 +73,11 @@ func NewLayout(plan *sched.Plan, ep int) (*Layout, error) {
 // both — which, groups and blocks being intervals, are the merged overlapping
 // intervals.
 func Domains(plan *sched.Plan, ep int) ([]Domain, error) {
+	return appendDomains(nil, plan, ep)
+}
+
+// appendDomains is Domains into out's storage (out empty).
+func appendDomains(out []Domain, plan *sched.Plan, ep int) ([]Domain, error) {
 	if plan == nil {
 		return nil, fmt.Errorf("step: nil plan")
 	}
@@ -72,7 +91,6 @@ func Domains(plan *sched.Plan, ep int) ([]Domain, error) {
 		return nil, fmt.Errorf("step: ep = %d does not divide the pool's %d ranks "+
 			"(EP groups are aligned blocks of ep consecutive HDP ranks)", ep, g)
 	}
-	var out []Domain
 	for k := range plan.Microbatches {
 		groups := plan.Microbatches[k].Groups
 		// next is the first rank of the MB not yet in a domain. Unless the plan's
@@ -89,7 +107,7 @@ func Domains(plan *sched.Plan, ep int) ([]Domain, error) {
 			}
 			next = d.FirstRank + d.Size
 		}
-		if !sort.SliceIsSorted(groups, func(i, j int) bool { return groups[i].FirstRank < groups[j].FirstRank }) {
+		if !slices.IsSortedFunc(groups, func(a, b sched.Group) int { return cmp.Compare(a.FirstRank, b.FirstRank) }) {
 			return nil, fmt.Errorf("step: microbatch %d: groups not ordered by first_rank", k)
 		}
 		lo, hi := -1, -1 // the domain being built: ranks [lo, hi)

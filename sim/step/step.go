@@ -3,6 +3,7 @@ package step
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim"
@@ -17,11 +18,12 @@ const (
 // Limits on one iteration, checked by Run before it allocates, so a hostile
 // plan or pipeline shape (a --batches line with vpp 10^9) is refused with the
 // numbers named instead of exhausting memory. Run needs ~36 bytes per domain
-// op (duration, arrival count, OpTime), 12 per scheduled op, 4 per
-// rank-microbatch membership and ~52 per (stage, rank): about 1.3 GiB with
-// every limit reached at once (2^24 ops alone, pp 4, vpp 2, 1,024 ranks: 0.74
-// GB peak RSS, 4.8 s). The largest iteration benchmarked (131,072 GPUs, README
-// "Engine performance") uses under a twentieth of each.
+// op (duration, arrival count, OpTime), 12 per scheduled op, at most 4 per
+// rank-microbatch membership (one per class's, see Runner) and ~52 per
+// (stage, rank): about 1.3 GiB with every limit reached at once (2^24 ops
+// alone, pp 4, vpp 2, 1,024 ranks: 0.74 GB peak RSS, 4.8 s). The largest
+// iteration benchmarked (1,048,576 GPUs, README "Engine performance") uses a
+// quarter of MaxRankStages and under a sixth of the others.
 const (
 	// MaxOps bounds the domain ops of an iteration, pp·domains·vpp·2, and
 	// separately the ops of its pipeline schedules, Σ over the distinct
@@ -90,14 +92,78 @@ func Simulate(plan *sched.Plan, pp, vpp, ep int, costs Costs) (*Result, error) {
 	return Run(l, pp, vpp, costs)
 }
 
+// Run times one training iteration of a laid-out plan with a fresh Runner
+// (Runner.Run).
+func Run(l *Layout, pp, vpp int, costs Costs) (*Result, error) {
+	var r Runner
+	return r.Run(l, pp, vpp, costs)
+}
+
+// Runner runs iterations and keeps its working storage from one Run to the
+// next (per-op durations and arrival counts, the rank classes and their
+// streams, the pipeline schedules, the event queue), so a caller that times
+// many iterations with one Runner allocates little more than each Result. The
+// zero Runner is ready to use. A Runner is not safe for concurrent use: give
+// each goroutine its own.
+//
+// Ranks whose domain streams are identical (no domain of any microbatch
+// starts or ends between them) move in lock-step on every stage; the Runner
+// advances such a run of ranks, a class, as one, weighted by its ranks, so an
+// op's end costs O(classes of its domain) rather than O(ranks). Hydra's plans
+// at 131,072 GPUs have 128 classes of 64 ranks (one per EP block) instead of
+// 8,192 ranks; a plan whose domains start on every rank has one class per
+// rank, the per-rank work.
+type Runner struct {
+	// The current Run's arguments and its Result; cleared when Run returns,
+	// so the Runner keeps no caller's data alive.
+	l        *Layout
+	pp, v, g int
+	nd       int // domains
+	costs    Costs
+	res      *Result
+
+	nc         int     // classes
+	classFirst []int32 // class c is ranks [classFirst[c], classFirst[c+1])
+	rankClass  []int32 // [rank]: its class
+	domClass   []int32 // [2·domain, 2·domain+1]: its classes [lo, hi)
+	off        []int32 // class c's domains are classDom[off[c]:off[c+1]], in MB order
+	classDom   []int32
+	classSched []*pipeline.Schedule // per class; nil for a class in no microbatch
+	ref        *pipeline.Schedule   // any class's schedule (Dep does not depend on the count)
+	// scheds caches the schedules built for (schedPP, schedV) by microbatch
+	// count, schedOps their ops (dropped past schedCacheOps).
+	scheds          map[int]*pipeline.Schedule
+	schedPP, schedV int
+	schedOps        int64
+	seen            map[int]bool // scratch: the microbatch counts met
+	succ            []place      // [(stage·v+chunk)·2+b]: the op that waits for this one
+	hasDep          []bool       // [(stage·v+chunk)·2+b]: the op waits for a dependency
+	dur             []sim.Nanos  // by op index
+	left            []int32      // rank arrivals (and the dependency) each op still awaits
+	next            []int32      // [stage·nc+class]: index of the class's next op in its schedule
+	acc             []classAcc   // [stage·nc+class]
+	eng             sim.Engine
+}
+
+// schedCacheOps bounds the ops of the schedules a Runner keeps for its next
+// Runs (12 bytes each: 12 MiB): past it the cache starts again.
+const schedCacheOps = 1 << 20
+
+// classAcc is what each rank of a class did on one stage.
+type classAcc struct {
+	busy, comm, lastBackwardEnd sim.Nanos
+}
+
 // Run times one training iteration of a laid-out plan: every one of the pp
 // stages runs the same plan on the same pool, with Megatron's schedule for vpp
 // chunks per stage (sim/pipeline, micro-batch group size N = pp). See the
-// package doc for the model. It runs in named phases: each rank's stream of
-// domains (streams), one schedule per microbatch count (schedules), the
-// dependency edges (edges), the op durations (price), the event loop (events),
-// the end of each stage (finish), the planner's stall (shift) and the shares
-// of the iteration (shares).
+// package doc for the model. It runs in named phases: the rank classes and
+// each class's stream of domains (streams), one schedule per microbatch count
+// (schedules), the dependency edges (edges), the op durations (price), the
+// event loop (events), the end of each stage (finish), each rank's record
+// (ranks), the planner's stall (shift) and the shares of the iteration
+// (shares). The Result is the caller's: it shares no storage with the Runner
+// (Result.Domains is a copy of l.Domains, whose Groups are the plan's).
 //
 // It returns an error if the iteration is larger than MaxOps, MaxRankStages
 // or MaxMemberships (before allocating it), a rank's microbatch count is
@@ -105,99 +171,139 @@ func Simulate(plan *sched.Plan, pp, vpp, ep int, costs Costs) (*Result, error) {
 // or the ranks' schedules order the ops of shared microbatches inconsistently
 // (a deadlock; only possible when ranks run different numbers of
 // microbatches).
-func Run(l *Layout, pp, vpp int, costs Costs) (*Result, error) {
+func (r *Runner) Run(l *Layout, pp, vpp int, costs Costs) (*Result, error) {
 	if pp < 1 || vpp < 1 {
 		return nil, fmt.Errorf("step: pp = %d, vpp = %d: need both >= 1", pp, vpp)
 	}
 	if err := checkSize(l, pp, vpp); err != nil {
 		return nil, err
 	}
-	r := &runner{l: l, pp: pp, v: vpp, g: l.Plan.PoolRanks, nd: len(l.Domains), costs: costs,
-		res: &Result{PP: pp, VPP: vpp, EP: l.EP, Domains: l.Domains}}
+	r.l, r.pp, r.v, r.g, r.nd, r.costs = l, pp, vpp, l.Plan.PoolRanks, len(l.Domains), costs
+	r.res = &Result{PP: pp, VPP: vpp, EP: l.EP, Domains: slices.Clone(l.Domains)}
+	defer func() { r.l, r.costs, r.res, r.ref = nil, nil, nil, nil; clear(r.classSched) }()
 	r.streams()
-	for _, phase := range []func() error{r.schedules, r.edges, r.price, r.events, r.finish, r.shift} {
+	for _, phase := range []func() error{r.schedules, r.edges, r.price, r.events, r.finish} {
 		if err := phase(); err != nil {
 			return nil, err
 		}
+	}
+	r.ranks()
+	if err := r.shift(); err != nil {
+		return nil, err
 	}
 	r.shares()
 	return r.res, nil
 }
 
-// runner is the state of one Run.
-type runner struct {
-	l         *Layout
-	pp, v, g  int
-	nd        int // domains
-	costs     Costs
-	res       *Result
-	off       []int32 // rank r's domains are rankDom[off[r]:off[r+1]], in MB order
-	rankDom   []int32
-	rankSched []*pipeline.Schedule // per rank; nil for a rank in no microbatch
-	ref       *pipeline.Schedule   // any rank's schedule (Dep does not depend on the count)
-	succ      []place              // [(stage·v+chunk)·2+b]: the op that waits for this one
-	hasDep    []bool               // [(stage·v+chunk)·2+b]: the op waits for a dependency
-	dur       []sim.Nanos          // by op index
-	left      []int32              // arrivals each op still awaits
-	next      []int32              // [stage·g+rank]: index of the rank's next op in its schedule
-}
-
 // place is one (stage, chunk, backward) op position of a microbatch.
 type place struct{ stage, chunk, b int }
 
-// streams lists each rank's domains in MB order, flattened (CSR).
-func (r *runner) streams() {
-	g := r.g
-	r.off = make([]int32, g+1)
-	for _, d := range r.l.Domains {
-		for k := d.FirstRank; k <= d.LastRank(); k++ {
-			r.off[k+1]++
-		}
+// resize returns s with length n and every element zero, reusing its storage
+// when it is large enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
 	}
-	for k := range g {
-		r.off[k+1] += r.off[k]
-	}
-	r.rankDom = make([]int32, r.off[g])
-	fill := append([]int32(nil), r.off[:g]...)
-	for i, d := range r.l.Domains {
-		for k := d.FirstRank; k <= d.LastRank(); k++ {
-			r.rankDom[fill[k]] = int32(i)
-			fill[k]++
-		}
-	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
-// schedules builds one pipeline schedule per distinct microbatch count, after
-// checking that together they hold at most MaxOps ops.
-func (r *runner) schedules() error {
+// streams splits the pool into classes (a class starts at rank 0 and at
+// every domain's first rank and the rank after its last) and lists each
+// class's domains in MB order, flattened (CSR).
+func (r *Runner) streams() {
+	g := r.g
+	mark := resize(r.rankClass, g+1) // 1 where a class starts; then each rank's class
+	mark[0] = 1
+	for i := range r.l.Domains {
+		d := &r.l.Domains[i]
+		mark[d.FirstRank] = 1
+		mark[d.FirstRank+d.Size] = 1
+	}
+	r.classFirst = resize(r.classFirst, g+1)[:0]
+	c := int32(-1)
+	for k := range g {
+		if mark[k] != 0 {
+			r.classFirst = append(r.classFirst, int32(k))
+			c++
+		}
+		mark[k] = c
+	}
+	r.rankClass = mark[:g]
+	r.nc = len(r.classFirst)
+	r.classFirst = append(r.classFirst, int32(g))
+	nc := r.nc
+	r.domClass = resize(r.domClass, 2*r.nd)
+	r.off = resize(r.off, nc+1)
+	for i := range r.l.Domains {
+		d := &r.l.Domains[i]
+		lo, hi := r.rankClass[d.FirstRank], r.rankClass[d.LastRank()]+1
+		r.domClass[2*i], r.domClass[2*i+1] = lo, hi
+		for c := lo; c < hi; c++ {
+			r.off[c+1]++
+		}
+	}
+	for c := range nc {
+		r.off[c+1] += r.off[c]
+	}
+	r.classDom = resize(r.classDom, int(r.off[nc]))
+	fill := resize(r.next, nc) // r.next is rebuilt by events
+	copy(fill, r.off[:nc])
+	for i := range r.l.Domains {
+		for c := r.domClass[2*i]; c < r.domClass[2*i+1]; c++ {
+			r.classDom[fill[c]] = int32(i)
+			fill[c]++
+		}
+	}
+	r.next = fill
+}
+
+// classRanks is the number of ranks of class c.
+func (r *Runner) classRanks(c int) int32 { return r.classFirst[c+1] - r.classFirst[c] }
+
+// schedules builds (or finds in the Runner's cache) one pipeline schedule
+// per distinct microbatch count, after checking that together they hold at
+// most MaxOps ops.
+func (r *Runner) schedules() error {
+	if r.scheds == nil || r.schedPP != r.pp || r.schedV != r.v || r.schedOps > schedCacheOps {
+		if r.scheds == nil {
+			r.scheds = map[int]*pipeline.Schedule{}
+		}
+		clear(r.scheds)
+		r.schedPP, r.schedV, r.schedOps = r.pp, r.v, 0
+	}
+	r.classSched = resize(r.classSched, r.nc)
+	if r.seen == nil {
+		r.seen = map[int]bool{}
+	}
+	clear(r.seen)
 	var total int64
-	seen := map[int]bool{}
-	for k := range r.g {
-		if m := int(r.off[k+1] - r.off[k]); m > 0 && !seen[m] {
-			seen[m] = true
+	for c := range r.nc {
+		if m := int(r.off[c+1] - r.off[c]); m > 0 && !r.seen[m] {
+			r.seen[m] = true
 			total += mulSat(r.pp, r.v, m, 2) // m <= domains, so each term <= MaxOps (checkSize): no overflow
 			if total > MaxOps {
 				return fmt.Errorf("step: the pipeline schedules of the ranks' %d distinct microbatch counts (pp %d, vpp %d) hold more than %d ops (step.MaxOps)",
-					len(seen), r.pp, r.v, MaxOps)
+					len(r.seen), r.pp, r.v, MaxOps)
 			}
 		}
 	}
-	scheds := map[int]*pipeline.Schedule{}
-	r.rankSched = make([]*pipeline.Schedule, r.g)
-	for k := range r.g {
-		m := int(r.off[k+1] - r.off[k])
+	for c := range r.nc {
+		m := int(r.off[c+1] - r.off[c])
 		if m == 0 {
 			continue
 		}
-		s, ok := scheds[m]
+		s, ok := r.scheds[m]
 		if !ok {
 			var err error
 			if s, err = pipeline.New(r.pp, r.v, m, 0); err != nil {
-				return fmt.Errorf("step: rank %d runs %d microbatches: %w", k, m, err)
+				return fmt.Errorf("step: rank %d runs %d microbatches: %w", r.classFirst[c], m, err)
 			}
-			scheds[m] = s
+			r.scheds[m] = s
+			r.schedOps += mulSat(r.pp, r.v, m, 2)
 		}
-		r.rankSched[k] = s
+		r.classSched[c] = s
 		r.ref = s
 	}
 	if r.ref == nil {
@@ -208,10 +314,10 @@ func (r *runner) schedules() error {
 
 // edges inverts pipeline's Dep: for each op position, the one that waits for
 // it (Dep does not depend on the microbatch).
-func (r *runner) edges() error {
+func (r *Runner) edges() error {
 	pp, v := r.pp, r.v
-	r.succ = make([]place, pp*v*2)
-	r.hasDep = make([]bool, pp*v*2)
+	r.succ = resize(r.succ, pp*v*2)
+	r.hasDep = resize(r.hasDep, pp*v*2)
 	for i := range r.succ {
 		r.succ[i] = place{-1, 0, 0}
 	}
@@ -237,11 +343,11 @@ func (r *runner) edges() error {
 // price asks the costs for every op's duration (and exposed communication)
 // and counts the arrivals each op awaits: its ranks' streams reaching it and,
 // unless it is a first forward, its dependency.
-func (r *runner) price() error {
+func (r *Runner) price() error {
 	pp, v, nd := r.pp, r.v, r.nd
 	nops := pp * nd * v * 2
-	r.dur = make([]sim.Nanos, nops)
-	r.left = make([]int32, nops)
+	r.dur = resize(r.dur, nops)
+	r.left = resize(r.left, nops)
 	res := r.res
 	res.Ops = make([]OpTime, nops)
 	res.Stages = make([]StageResult, pp)
@@ -253,6 +359,10 @@ func (r *runner) price() error {
 			var mb sim.Nanos
 			for c := range v {
 				f, b := r.costs.ChunkSeconds(s, c, d)
+				var comm [2]float64
+				if split != nil {
+					comm[0], comm[1] = split.ChunkExposedCommSeconds(s, c, d)
+				}
 				for k, sec := range [2]float64{f, b} {
 					if !finite(sec) {
 						return fmt.Errorf("step: stage %d chunk %d microbatch %d ranks [%d, %d]: cost %v s: need a finite value >= 0",
@@ -261,13 +371,11 @@ func (r *runner) price() error {
 					i := opIndex(s, di, c, k == 1, nd, v)
 					r.dur[i] = sim.FromSeconds(sec)
 					if split != nil {
-						cf, cb := split.ChunkExposedCommSeconds(s, c, d)
-						cs := [2]float64{cf, cb}[k]
-						if !(cs >= 0) || cs > sec*(1+1e-9) {
+						if cs := comm[k]; !(cs >= 0) || cs > sec*(1+1e-9) {
 							return fmt.Errorf("step: stage %d chunk %d microbatch %d ranks [%d, %d]: exposed communication %v s: need a value in [0, %v]",
 								s, c, d.MB, d.FirstRank, d.LastRank(), cs, sec)
 						}
-						res.Ops[i].ExposedComm = min(sim.FromSeconds(cs), r.dur[i])
+						res.Ops[i].ExposedComm = min(sim.FromSeconds(comm[k]), r.dur[i])
 					}
 					mb += r.dur[i]
 					r.left[i] = int32(d.Size)
@@ -285,39 +393,39 @@ func (r *runner) price() error {
 // finite reports whether sec is a usable duration: finite and >= 0.
 func finite(sec float64) bool { return sec >= 0 && !math.IsInf(sec, 0) }
 
-// headOp returns the op index of rank k's i-th op on stage s.
-func (r *runner) headOp(s, k, i int) int {
-	op := r.rankSched[k].Ops(s)[i]
-	d := int(r.rankDom[int(r.off[k])+int(op.MB)])
+// opOf returns the op index of class c's schedule op on stage s.
+func (r *Runner) opOf(s, c int, op pipeline.Op) int {
+	d := int(r.classDom[int(r.off[c])+int(op.MB)])
 	return opIndex(s, d, int(op.Chunk), op.Backward, r.nd, r.v)
 }
 
 // events runs the event loop: a domain op starts once every rank of its
 // domain reached it and its dependency arrived; when it ends, each of its
-// ranks moves to its next op and its output travels to the op waiting for it.
-func (r *runner) events() error {
-	pp, g, v, nd := r.pp, r.g, r.v, r.nd
+// classes (so each of its ranks) moves to its next op and its output travels
+// to the op waiting for it.
+func (r *Runner) events() error {
+	pp, v, nd, nc := r.pp, r.v, r.nd, r.nc
 	res := r.res
-	r.next = make([]int32, pp*g)
-	for s := range pp {
-		res.Stages[s].Ranks = make([]RankResult, g)
-		for k := range g {
-			res.Stages[s].Ranks[k].Microbatches = int(r.off[k+1] - r.off[k])
-		}
-	}
-	var eng sim.Engine
-	eng.Grow(2 * pp * max(1, min(nd, g)))
-	arrive := func(i int) {
-		r.left[i]--
+	r.next = resize(r.next, pp*nc)
+	r.acc = resize(r.acc, pp*nc)
+	eng := &r.eng
+	eng.Reset()
+	eng.Grow(2 * pp * max(1, min(nd, r.g)))
+	// arrive counts w rank arrivals (a class's ranks, or 1 for the
+	// dependency) at op i and starts it at the last: one class's ranks reach
+	// the same op together, so ops start in the order the per-rank count
+	// would start them.
+	arrive := func(i int, w int32) {
+		r.left[i] -= w
 		if r.left[i] == 0 {
 			res.Ops[i].Start = eng.Now()
 			eng.After(r.dur[i], evDone, 0, int64(i))
 		}
 	}
 	for s := range pp {
-		for k := range g {
-			if r.rankSched[k] != nil {
-				arrive(r.headOp(s, k, 0))
+		for c := range nc {
+			if sc := r.classSched[c]; sc != nil {
+				arrive(r.opOf(s, c, sc.Ops(s)[0]), r.classRanks(c))
 			}
 		}
 	}
@@ -328,7 +436,7 @@ func (r *runner) events() error {
 		}
 		i := int(ev.Arg)
 		if ev.Kind == evArrive {
-			arrive(i)
+			arrive(i, 1)
 			continue
 		}
 		now := eng.Now()
@@ -337,27 +445,27 @@ func (r *runner) events() error {
 		c := (i >> 1) % v
 		di := (i >> 1) / v % nd
 		s := (i >> 1) / v / nd
-		d := &r.l.Domains[di]
-		// Advance every rank of the domain on this stage.
-		ranks := res.Stages[s].Ranks
-		for k := d.FirstRank; k <= d.LastRank(); k++ {
-			rr := &ranks[k]
-			rr.Busy += r.dur[i]
-			rr.ExposedComm += res.Ops[i].ExposedComm
+		// Advance every class of the domain on this stage.
+		dur, comm := r.dur[i], res.Ops[i].ExposedComm
+		for k := int(r.domClass[2*di]); k < int(r.domClass[2*di+1]); k++ {
+			a := &r.acc[s*nc+k]
+			a.busy += dur
+			a.comm += comm
 			if b == 1 {
-				rr.LastBackwardEnd = now
+				a.lastBackwardEnd = now
 			}
-			r.next[s*g+k]++
-			if n := int(r.next[s*g+k]); n < len(r.rankSched[k].Ops(s)) {
-				arrive(r.headOp(s, k, n))
+			r.next[s*nc+k]++
+			if ops, n := r.classSched[k].Ops(s), int(r.next[s*nc+k]); n < len(ops) {
+				arrive(r.opOf(s, k, ops[n]), r.classRanks(k))
 			}
 		}
 		// Hand the output to the dependent op.
 		if to := r.succ[(s*v+c)*2+b]; to.stage >= 0 {
 			j := opIndex(to.stage, di, to.chunk, to.b == 1, nd, v)
 			if to.stage == s {
-				arrive(j)
+				arrive(j, 1)
 			} else {
+				d := &r.l.Domains[di]
 				sec := r.costs.P2PSeconds(s, to.stage, c, d, b == 1)
 				if !finite(sec) {
 					return fmt.Errorf("step: p2p %d→%d chunk %d microbatch %d ranks [%d, %d]: %v s: need a finite value >= 0",
@@ -374,21 +482,22 @@ func (r *runner) events() error {
 // finish checks that every rank ran its whole schedule and ends each stage:
 // the gradient sync starts when its last rank finished its last backward,
 // then the optimizer step; the iteration ends with the last stage's.
-func (r *runner) finish() error {
-	res := r.res
+func (r *Runner) finish() error {
+	res, nc := r.res, r.nc
 	for s := range r.pp {
 		st := &res.Stages[s]
-		for k := range r.g {
-			if r.rankSched[k] == nil {
+		for c := range nc {
+			sc := r.classSched[c]
+			if sc == nil {
 				continue
 			}
-			if n := int(r.next[s*r.g+k]); n < len(r.rankSched[k].Ops(s)) {
-				op := r.rankSched[k].Ops(s)[n]
+			if n := int(r.next[s*nc+c]); n < len(sc.Ops(s)) {
+				op := sc.Ops(s)[n]
 				return fmt.Errorf("step: deadlock: stage %d rank %d stuck before op %d (%v of microbatch %d) of %d; "+
 					"ranks sharing microbatches order them differently (different microbatch counts)",
-					s, k, n, op, r.l.Domains[r.rankDom[int(r.off[k])+int(op.MB)]].MB, len(r.rankSched[k].Ops(s)))
+					s, r.classFirst[c], n, op, r.l.Domains[r.classDom[int(r.off[c])+int(op.MB)]].MB, len(sc.Ops(s)))
 			}
-			st.GradSyncStart = max(st.GradSyncStart, st.Ranks[k].LastBackwardEnd)
+			st.GradSyncStart = max(st.GradSyncStart, r.acc[s*nc+c].lastBackwardEnd)
 		}
 		sync, opt := r.costs.GradSyncSeconds(s), r.costs.OptimizerSeconds(s)
 		for k, sec := range [2]float64{sync, opt} {
@@ -403,9 +512,27 @@ func (r *runner) finish() error {
 	return nil
 }
 
+// ranks writes each rank's record from its class's (one slice of pp·G
+// records, cut by stage).
+func (r *Runner) ranks() {
+	g, nc := r.g, r.nc
+	all := make([]RankResult, r.pp*g)
+	for s := range r.pp {
+		rs := all[s*g : (s+1)*g : (s+1)*g]
+		r.res.Stages[s].Ranks = rs
+		for c := range nc {
+			a := &r.acc[s*nc+c]
+			rec := RankResult{Microbatches: int(r.off[c+1] - r.off[c]), Busy: a.busy, ExposedComm: a.comm, LastBackwardEnd: a.lastBackwardEnd}
+			for k := r.classFirst[c]; k < r.classFirst[c+1]; k++ {
+				rs[k] = rec
+			}
+		}
+	}
+}
+
 // shift moves the iteration later by the planner's stall: it delays every
 // op equally, so the run above (from 0) shifts by it.
-func (r *runner) shift() error {
+func (r *Runner) shift() error {
 	st, ok := r.costs.(PlannerStaller)
 	if !ok {
 		return nil
@@ -420,7 +547,7 @@ func (r *runner) shift() error {
 
 // shares computes each rank's bubbles and the iteration's breakdown (see the
 // package doc).
-func (r *runner) shares() {
+func (r *Runner) shares() {
 	res := r.res
 	var ppSum, dpSum, commSum, busySum, syncSum float64
 	for s := range r.pp {
