@@ -81,7 +81,7 @@ func simCases(t *testing.T, mods map[string]*Model) []simCase {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pol, err := d.New(nil)
+			pol, err := d.New(nil, sched.Env{})
 			if err != nil {
 				continue
 			}
@@ -212,7 +212,7 @@ func TestSimulateAllocationsDoNotGrow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pol, err := d.New(nil)
+		pol, err := d.New(nil, sched.Env{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"
+	"github.com/dcpsim/dcpsim/sim/step"
 	"github.com/dcpsim/dcpsim/workload"
 )
 
@@ -213,20 +214,34 @@ func (r *policyRun) failed() bool { return r.err != nil }
 // iteration plans, prices and simulates batch b (iteration k) and keeps its
 // row.
 func (r *policyRun) iteration(k int, b workload.Batch) {
-	if err := r.step(k, b); err != nil {
+	m, err := r.step(k, b)
+	if err == nil {
+		err = r.keep(m)
+	}
+	if err != nil {
 		r.err = fmt.Errorf("iteration %d: %w", k, err)
 	}
 }
 
-// step runs iteration k: the plan, its price and its simulation, measured
-// into one row.
-func (r *policyRun) step(k int, b workload.Batch) error {
+// measured is one iteration's outcome: its row, and what the summary and
+// the timeline take beyond it.
+type measured struct {
+	row      report.IterationRow
+	plan     *sched.Plan
+	result   *step.Result
+	stats    sched.Stats
+	fallback int64 // costmodel.Outcome.FallbackSlots
+}
+
+// step runs iteration k on the straight road: the plan, then one call that
+// prices and simulates it (costmodel.Model.Simulate), measured into a row.
+func (r *policyRun) step(k int, b workload.Batch) (*measured, error) {
 	in := r.setup.Inputs
 	start := time.Now()
 	plan, err := r.policy.Plan(b.Lengths, in)
 	r.goSeconds = append(r.goSeconds, time.Since(start).Seconds())
 	if err != nil {
-		return fmt.Errorf("plan: %w", err)
+		return nil, fmt.Errorf("plan: %w", err)
 	}
 	lengths := plan.Trained(b.Lengths) // a stateful policy trains its own set
 	var tokens int64
@@ -243,18 +258,16 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 	}
 	out, err := r.setup.Model.Simulate(plan, lengths, r.exec, onPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res, fallback := out.Result, out.FallbackSlots
+	res := out.Result
 	st := sched.ComputeStats(plan, lengths, in.EPSize())
-	warm := k < r.sc.Run.WarmupIterations
 	t := res.IterationSeconds()
-	r.lastStep = t
 	cv, maxMin := spread(res.MBSeconds)
 	r0 := res.Stages[0].Ranks[0]
 	it := float64(res.Iteration)
-	r.rows = append(r.rows, report.IterationRow{
-		Policy: r.desc.Name, Iteration: k, Warmup: warm, StepSeconds: t, Tokens: tokens, Sequences: len(lengths),
+	row := report.IterationRow{
+		Policy: r.desc.Name, Iteration: k, Warmup: k < r.sc.Run.WarmupIterations, StepSeconds: t, Tokens: tokens, Sequences: len(lengths),
 		Measures: report.Measures{
 			ComputeShare: res.ComputeShare, ExposedCommShare: res.ExposedCommShare,
 			PPBubbleShare: res.PPBubbleShare, DPBubbleShare: res.DPBubbleShare, PlannerStallShare: res.StallShare, SyncShare: res.SyncShare,
@@ -263,14 +276,23 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 			MBTimeCV: cv, MBTimeMaxOverMin: maxMin, Microbatches: st.RankMicrobatchesMean,
 			PlannerModeledSeconds: stall, PlannerWorkUnits: float64(plan.WorkUnits),
 		},
-	})
-	if warm {
+	}
+	return &measured{row: row, plan: plan, result: res, stats: st, fallback: out.FallbackSlots}, nil
+}
+
+// keep records an iteration: its row, and for a measured one what the
+// summary needs beyond the rows (the CP-degree slots, the microbatch times,
+// the chosen options and the timeline of the first).
+func (r *policyRun) keep(m *measured) error {
+	r.rows = append(r.rows, m.row)
+	r.lastStep = m.row.StepSeconds
+	if m.row.Warmup {
 		return nil
 	}
 	if r.sum.Iterations == 0 {
-		r.chosenOptions(plan)
+		r.chosenOptions(m.plan)
 		if r.opts.Timelines {
-			tl, err := buildTimeline(r.desc.Name, k, plan, res, r.opts.TraceRanks)
+			tl, err := buildTimeline(r.desc.Name, m.row.Iteration, m.plan, m.result, r.opts.TraceRanks)
 			if err != nil {
 				return fmt.Errorf("timeline: %w", err)
 			}
@@ -278,13 +300,13 @@ func (r *policyRun) step(k int, b workload.Batch) error {
 		}
 	}
 	r.sum.Iterations++
-	if len(r.mbSeconds)+len(res.MBSeconds) <= MaxMBSecondsKept {
-		r.mbSeconds = append(r.mbSeconds, res.MBSeconds...)
+	if len(r.mbSeconds)+len(m.result.MBSeconds) <= MaxMBSecondsKept {
+		r.mbSeconds = append(r.mbSeconds, m.result.MBSeconds...)
 	}
-	for _, d := range st.Degrees {
-		r.slots[d.Degree] += d.Share * float64(st.Slots)
+	for _, d := range m.stats.Degrees {
+		r.slots[d.Degree] += d.Share * float64(m.stats.Slots)
 	}
-	r.fallbackSlots += float64(fallback)
+	r.fallbackSlots += float64(m.fallback)
 	return nil
 }
 

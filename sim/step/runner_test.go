@@ -1,6 +1,7 @@
 package step
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 
@@ -76,6 +77,9 @@ func TestRunMatchesPerRankOracle(t *testing.T) {
 	for trial := range 30 {
 		for _, name := range policies.Names() {
 			pol, err := policies.New(name)
+			if errors.Is(err, sched.ErrEnvMissing) {
+				continue // FlexSP needs a MILP solver: its plans are checked in sched/flexsp and experiment
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

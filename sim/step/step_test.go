@@ -1,6 +1,7 @@
 package step_test
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -289,6 +290,9 @@ func TestPropertiesOnPolicyPlans(t *testing.T) {
 	for trial := range 40 {
 		for _, name := range policies.Names() {
 			pol, err := policies.New(name)
+			if errors.Is(err, sched.ErrEnvMissing) {
+				continue // FlexSP needs a MILP solver: its plans are checked in sched/flexsp and experiment
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
