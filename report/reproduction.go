@@ -741,7 +741,8 @@ func verdict(met bool) string {
 // fidelityProse records what each change of the fidelity work moved, measured
 // when it was made (each row: the change alone, the scenarios' mean steps and
 // ratios before → after, on the model of the time). It is history, so it is
-// prose, not regenerated.
+// a constant, not regenerated: unlike the prose after it (reproduction.tmpl,
+// computed from the results), its numbers are not meant to follow them.
 const fidelityProse = `## What each fidelity change moved
 
 Measured with ` + "`dcpsim run <scenario> --no-files`" + ` before and after each change alone, in the order

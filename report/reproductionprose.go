@@ -112,9 +112,14 @@ func (g gaps) size(xs []float64) string {
 // proseTarget is a target as the prose quotes it.
 type proseTarget struct{ t target }
 
-// VS is "1.61× vs 1.53×" (ours against the paper's, range or value).
+// VS is "1.61× vs 1.53×" (ours against the paper's, range or value; "vs up
+// to 13.8×" for the paper's maximum over a sweep).
 func (p proseTarget) VS() string {
-	return fmt.Sprintf("%.3g× vs %s×", p.t.here, p.t.paper.Num())
+	upTo := ""
+	if p.t.paper.Note == scalingMax {
+		upTo = "up to "
+	}
+	return fmt.Sprintf("%.3g× vs %s%s×", p.t.here, upTo, p.t.paper.Num())
 }
 
 // Gap is the relative gap as a signed per cent ("+7%"), "in range" inside a
