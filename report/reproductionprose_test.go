@@ -25,10 +25,14 @@ func stepSummary(name, gpu string, gpus, pp int, mbs float64, steps map[string]f
 }
 
 // proseFor is the closing prose of the report on sums and the weak-scaling
-// points.
-func proseFor(sums map[string]*Summary, scaling []SweepPoint) string {
+// points; a template that fails to execute fails the test.
+func proseFor(t *testing.T, sums map[string]*Summary, scaling []SweepPoint) string {
+	t.Helper()
 	var w strings.Builder
 	writeProse(&w, newProseData(sums, scaling, fidelityTargets(sums, scaling)))
+	if strings.Contains(w.String(), "template failed") {
+		t.Fatal(w.String())
+	}
 	return w.String()
 }
 
@@ -78,7 +82,7 @@ func TestProseFollowsResults(t *testing.T) {
 	} {
 		sums := testbedSums()
 		sums["production-256k"] = stepSummary("production-256k", "H800", 2048, 4, 24, tc.steps, threePolicies)
-		got := bullet(t, proseFor(sums, nil), "Production")
+		got := bullet(t, proseFor(t, sums, nil), "Production")
 		for _, w := range tc.want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s: production bullet lacks %q:\n%s", tc.name, w, got)
@@ -99,7 +103,7 @@ func TestProseFollowsResults(t *testing.T) {
 	// The testbed bullet: faster becomes slower, the verdict and the counts
 	// follow.
 	sums := testbedSums()
-	got := bullet(t, proseFor(sums, nil), "Testbed")
+	got := bullet(t, proseFor(t, sums, nil), "Testbed")
 	for _, w := range []string{
 		"land within 3% of the paper's at 32K and within 14% at 256K, out of sample, and all 4 testbed-32k ratio targets",
 		"our Mcore DCP is 14% faster than the paper measured while HyDra is 6% slower",
@@ -116,7 +120,7 @@ func TestProseFollowsResults(t *testing.T) {
 	sums["testbed-256k"] = stepSummary("testbed-256k", "H20", 512, 4, 3, map[string]float64{"hydra": 13, "mcore": 36, "static": 32}, threePolicies)
 	sums["testbed-256k"].Policies[0].ChosenOptions["cap"] = 64
 	sums["testbed-256k"].Policies[0].PPBubbleRank0Share = 0.2
-	got = bullet(t, proseFor(sums, nil), "Testbed")
+	got = bullet(t, proseFor(t, sums, nil), "Testbed")
 	for _, w := range []string{
 		"our Mcore DCP is 3% slower than the paper measured while HyDra is 8% faster",
 		"lead over Mcore DCP (stall off) is 12% above the paper's 2.48× (met)",
@@ -146,7 +150,7 @@ func TestProseSim(t *testing.T) {
 				Summary: *stepSummary("weak-scaling", "H800", gpus, 16, 40, steps, six)})
 		}
 	}
-	got := bullet(t, proseFor(sums, points), "§6.4")
+	got := bullet(t, proseFor(t, sums, points), "§6.4")
 	for _, w := range []string{
 		// Stall off: throughputs scale with 1/(0.9 step), so the ratios are
 		// the steps' ratios.
@@ -169,7 +173,7 @@ func TestProseSim(t *testing.T) {
 // TestProseMissing: with no results, or some, the prose is written, each
 // section naming what it lacks.
 func TestProseMissing(t *testing.T) {
-	got := proseFor(map[string]*Summary{}, nil)
+	got := proseFor(t, map[string]*Summary{}, nil)
 	for _, w := range []string{
 		"- **Testbed (H20)**: Missing results: testbed-32k, testbed-256k (run `make figures`).",
 		"- **Production**: Missing results: production-256k, testbed-256k (run",
@@ -185,7 +189,7 @@ func TestProseMissing(t *testing.T) {
 	// A present scenario whose policy failed is named as missing too.
 	sums := testbedSums()
 	sums["testbed-256k"].Policies[1] = PolicySummary{Policy: "mcore", Error: "boom"}
-	if got := bullet(t, proseFor(sums, nil), "Testbed"); !strings.Contains(got, "Missing results: testbed-256k mcore step") {
+	if got := bullet(t, proseFor(t, sums, nil), "Testbed"); !strings.Contains(got, "Missing results: testbed-256k mcore step") {
 		t.Errorf("failed policy not named:\n%s", got)
 	}
 }
