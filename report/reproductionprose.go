@@ -122,11 +122,14 @@ func (p proseTarget) VS() string {
 	return fmt.Sprintf("%.3g× vs %s%s×", p.t.here, upTo, p.t.paper.Num())
 }
 
-// Gap is the relative gap as a signed per cent ("+7%"), "in range" inside a
-// published range.
+// Gap is the relative gap as a signed per cent ("+7%"; "+7% outside" a
+// published range), "in range" inside it.
 func (p proseTarget) Gap() string {
-	if p.t.paper.V == 0 && p.t.gap() == 0 {
+	switch {
+	case p.t.paper.V == 0 && p.t.gap() == 0:
 		return "in range"
+	case p.t.paper.V == 0:
+		return fmt.Sprintf("%+.0f%% outside", 100*p.t.gap())
 	}
 	return fmt.Sprintf("%+.0f%%", 100*p.t.gap())
 }
