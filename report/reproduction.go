@@ -355,11 +355,16 @@ func writeReproduction(w *strings.Builder, dir string) {
 	// Weak scaling.
 	fmt.Fprintf(w, "## weak-scaling (%s)\n", paperScalingSection)
 	fmt.Fprintln(w)
+	var scaling []SweepPoint // nil when missing
 	var sw sweepJSON
 	if err := readJSON(filepath.Join(dir, "weak-scaling", "sweep.json"), &sw); err != nil {
 		fmt.Fprintf(w, "Missing: %s (run `make figures`).\n", filepath.Join(dir, "weak-scaling", "sweep.json"))
 		fmt.Fprintln(w)
 	} else {
+		scaling = sw.Points
+		if scaling == nil {
+			scaling = []SweepPoint{}
+		}
 		writeScaling(w, sw.Points)
 		fmt.Fprintf(w, "\nPaper, %s: planner time at 16K GPUs, Mcore DCP %.2f s, HyDra %.2f s.\n\n", paperPlannerSection, paperPlanner["mcore"], paperPlanner["hydra"])
 		fmt.Fprintln(w, "![weak scaling](weak-scaling/sweep-throughput.png) ![planner](weak-scaling/sweep-planner.png)")
@@ -391,10 +396,11 @@ func writeReproduction(w *strings.Builder, dir string) {
 		fmt.Fprintln(w, "![cap sweep](production-256k-cap/sweep-hydra-cap.png)")
 		fmt.Fprintln(w)
 	}
-	writeTargets(w, sums, dir)
+	ts := fidelityTargets(sums, scaling)
+	writeTargets(w, ts)
 	writeHetero(w, dir) // hetero.go
 	w.WriteString(fidelityProse)
-	w.WriteString(reproductionProse)
+	writeProse(w, newProseData(sums, scaling, ts)) // reproductionprose.go
 	fmt.Fprintln(w)
 	writeValidation(w, dir) // validationreport.go
 }
@@ -551,52 +557,105 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// writeTargets checks the fidelity issue's targets against the results:
-// every headline ratio within 15% of the paper's (with the planner stall on the
-// critical path and off it), PP bubbles on rank 0 within 5 points, testbed
+// target is one target of the fidelity work checked against our results:
+// our value within tol of the paper's (relative, or in percentage points when
+// points), or, for an order row (hereOrder set), the paper's order of the
+// systems with no pair reversed. Where and quantity name it for lookups (see
+// targets.find).
+type target struct {
+	what            string
+	where, quantity string
+	here            float64
+	ok              bool
+	paper           paperValue
+	tol             float64
+	points          bool
+	// hereOrder and paperOrder are the orders of an order row; reversed
+	// counts the pairs of the paper's order reversed here.
+	hereOrder, paperOrder string
+	reversed              int
+}
+
+// gap is how far our value lies from the paper's: relative (paperValue.gap),
+// or our value minus the paper's when points.
+func (t target) gap() float64 {
+	if t.points {
+		return t.here - t.paper.V
+	}
+	return t.paper.gap(t.here)
+}
+
+// met says whether the target is met: within the tolerance, or no pair of
+// the paper's order reversed. A target without our value is not met.
+func (t target) met() bool {
+	switch {
+	case t.hereOrder != "":
+		return t.reversed == 0
+	case !t.ok:
+		return false
+	case t.points:
+		return math.Abs(t.gap()) <= t.tol
+	}
+	return math.Abs(t.gap()) <= t.tol+1e-12
+}
+
+// row is the target's line of the Targets table.
+func (t target) row() string {
+	switch {
+	case t.hereOrder != "":
+		return fmt.Sprintf("| %s | %s | %s | %d pairs reversed | %s |\n", t.what, t.hereOrder, t.paperOrder, t.reversed, verdict(t.met()))
+	case !t.ok:
+		return fmt.Sprintf("| %s | - | %s | - | missing |\n", t.what, t.paper)
+	}
+	gapText := fmt.Sprintf("%+.0f%%", 100*t.gap())
+	if t.points {
+		gapText = fmt.Sprintf("%+.1f points", t.gap())
+	}
+	return fmt.Sprintf("| %s | %.3g | %s | %s | %s |\n", t.what, t.here, t.paper, gapText, verdict(t.met()))
+}
+
+// targets are the fidelity targets in report order.
+type targets []target
+
+// find returns the target of where (a scenario, or "weak-scaling/<model>")
+// and quantity (a key of ours, e.g. "over_mcore_nostall"; "<policy>.pp" and
+// "<policy>.step" for a policy's bubble and step; "order"), or false.
+func (ts targets) find(where, quantity string) (target, bool) {
+	for _, t := range ts {
+		if t.where == where && t.quantity == quantity {
+			return t, true
+		}
+	}
+	return target{}, false
+}
+
+// fidelityTargets checks the fidelity issue's targets against the results
+// (sums by scenario, the weak-scaling sweep's points, nil when missing):
+// every headline ratio within 15% of the paper's (with the planner stall on
+// the critical path and off it), PP bubbles on rank 0 within 5 points, testbed
 // step times within 25% beyond the one fitted point.
-func writeTargets(w *strings.Builder, sums map[string]*Summary, dir string) {
-	fmt.Fprintln(w, "## Targets")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Each row is one target of the fidelity work, checked against the tables above: \"met\" or the miss, by how much.")
-	fmt.Fprintln(w, "Why each miss happens, with the measurement that shows it, follows in *Where and why we differ*.")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| target | here | paper | gap | within |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
-	row := func(what string, ours float64, ok bool, paper paperValue, tol float64, points bool) {
-		if !ok {
-			fmt.Fprintf(w, "| %s | - | %s | - | missing |\n", what, paper)
-			return
+func fidelityTargets(sums map[string]*Summary, scaling []SweepPoint) targets {
+	var ts targets
+	value := func(sc, policy, key string) (float64, bool) {
+		if s := sums[sc]; s != nil {
+			return ours(s, policy, key)
 		}
-		gap := paper.gap(ours)
-		gapText, met := fmt.Sprintf("%+.0f%%", 100*gap), math.Abs(gap) <= tol+1e-12
-		if points {
-			gap = ours - paper.V
-			gapText, met = fmt.Sprintf("%+.1f points", gap), math.Abs(gap) <= tol
-		}
-		verdict := "met"
-		if !met {
-			verdict = "**missed**"
-		}
-		fmt.Fprintf(w, "| %s | %.3g | %s | %s | %s |\n", what, ours, paper, gapText, verdict)
+		return 0, false
 	}
 	for _, sc := range []string{"testbed-32k", "testbed-256k", "production-256k"} {
-		s := sums[sc]
 		for _, q := range [][2]string{{"over_mcore", "Mcore DCP"}, {"over_static", "static CP"}} {
 			pv, has := paperRuns[sc].Values["hydra"][q[0]]
 			if !has || pv.V == 0 {
 				continue
 			}
 			for _, stall := range []string{"", "_nostall"} {
-				v, ok := 0.0, false
-				if s != nil {
-					v, ok = ours(s, "hydra", q[0]+stall)
-				}
+				v, ok := value(sc, "hydra", q[0]+stall)
 				how := "planner stall on the critical path"
 				if stall != "" {
 					how = "planner stall off the critical path"
 				}
-				row(fmt.Sprintf("%s: HyDra over %s, %s (±15%%)", sc, q[1], how), v, ok, pv, 0.15, false)
+				ts = append(ts, target{what: fmt.Sprintf("%s: HyDra over %s, %s (±15%%)", sc, q[1], how),
+					where: sc, quantity: q[0] + stall, here: v, ok: ok, paper: pv, tol: 0.15})
 			}
 		}
 	}
@@ -609,58 +668,64 @@ func writeTargets(w *strings.Builder, sums map[string]*Summary, dir string) {
 		if !ok {
 			continue
 		}
-		v, okv := 0.0, false
-		if s := sums["hy3-8k"]; s != nil {
-			v, okv = ours(s, "hydra", p+"_nostall")
-		}
-		row(fmt.Sprintf("hy3-8k: HyDra's throughput over %s, stall off the path (±15%%)", label(other)), v, okv, hy[p], 0.15, false)
+		v, okv := value("hy3-8k", "hydra", p+"_nostall")
+		ts = append(ts, target{what: fmt.Sprintf("hy3-8k: HyDra's throughput over %s, stall off the path (±15%%)", label(other)),
+			where: "hy3-8k", quantity: p + "_nostall", here: v, ok: okv, paper: hy[p], tol: 0.15})
 	}
 	if s := sums["hy3-8k"]; s != nil {
 		if o, ok := scenarioOrder(s, hy); ok {
-			n := o.reversed()
-			fmt.Fprintf(w, "| hy3-8k: the paper's order of the six systems | %s | %s | %d pairs reversed | %s |\n", o.text(o.here), o.text(o.paper), n, verdict(n == 0))
+			ts = append(ts, target{what: "hy3-8k: the paper's order of the six systems", where: "hy3-8k", quantity: "order",
+				hereOrder: o.text(o.here), paperOrder: o.text(o.paper), reversed: o.reversed()})
 		}
 	}
-	var sw sweepJSON
-	if err := readJSON(filepath.Join(dir, "weak-scaling", "sweep.json"), &sw); err == nil {
-		for _, m := range scalingModels(sw.Points) {
+	if scaling != nil {
+		for _, m := range scalingModels(scaling) {
+			where := "weak-scaling/" + m
 			for _, p := range slices.Sorted(maps.Keys(paperScaling[m])) {
-				v, ok := scalingRatio(sw.Points, m, p, true)
+				v, ok := scalingRatio(scaling, m, p, true)
 				how := "mean"
 				if paperScaling[m][p].Note == scalingMax {
 					how = "largest"
 				}
-				row(fmt.Sprintf("weak scaling, %s: HyDra's throughput over %s, %s over 8K-40K GPUs, stall off the path (±15%%)", m, label(p), how),
-					v, ok, paperScaling[m][p], 0.15, false)
+				ts = append(ts, target{what: fmt.Sprintf("weak scaling, %s: HyDra's throughput over %s, %s over 8K-40K GPUs, stall off the path (±15%%)", m, label(p), how),
+					where: where, quantity: "over_" + p + "_nostall", here: v, ok: ok, paper: paperScaling[m][p], tol: 0.15})
 			}
-			o := scalingOrder(sw.Points, m)
-			n := o.reversed()
-			fmt.Fprintf(w, "| weak scaling, %s: the paper's order | %s | %s | %d pairs reversed | %s |\n", m, o.text(o.here), o.text(o.paper), n, verdict(n == 0))
+			o := scalingOrder(scaling, m)
+			ts = append(ts, target{what: fmt.Sprintf("weak scaling, %s: the paper's order", m), where: where, quantity: "order",
+				hereOrder: o.text(o.here), paperOrder: o.text(o.paper), reversed: o.reversed()})
 		}
 	}
 	for _, sc := range []string{"testbed-32k", "testbed-256k", "production-256k"} {
 		for _, p := range []string{"hydra", "mcore"} {
-			pv := paperRuns[sc].Values[p]["pp"]
-			v, ok := 0.0, false
-			if s := sums[sc]; s != nil {
-				v, ok = ours(s, p, "pp")
-			}
-			row(fmt.Sprintf("%s: %s PP bubble on rank 0, %% (±5 points)", sc, p), v, ok, pv, 5, true)
+			v, ok := value(sc, p, "pp")
+			ts = append(ts, target{what: fmt.Sprintf("%s: %s PP bubble on rank 0, %% (±5 points)", sc, p),
+				where: sc, quantity: p + ".pp", here: v, ok: ok, paper: paperRuns[sc].Values[p]["pp"], tol: 5, points: true})
 		}
 	}
 	for _, sc := range []string{"testbed-32k", "testbed-256k"} {
 		for _, p := range []string{"hydra", "mcore", "static"} {
-			pv := paperRuns[sc].Values[p]["step"]
 			what := fmt.Sprintf("%s: %s mean step, s (±25%%)", sc, p)
 			if sc == "testbed-32k" && p == "static" {
 				what = fmt.Sprintf("%s: %s mean step, s (**fitted**: job.PaperMLALayers)", sc, p)
 			}
-			v, ok := 0.0, false
-			if s := sums[sc]; s != nil {
-				v, ok = ours(s, p, "step")
-			}
-			row(what, v, ok, pv, 0.25, false)
+			v, ok := value(sc, p, "step")
+			ts = append(ts, target{what: what, where: sc, quantity: p + ".step", here: v, ok: ok, paper: paperRuns[sc].Values[p]["step"], tol: 0.25})
 		}
+	}
+	return ts
+}
+
+// writeTargets writes the Targets table: each of ts, met or the miss.
+func writeTargets(w *strings.Builder, ts targets) {
+	fmt.Fprintln(w, "## Targets")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Each row is one target of the fidelity work, checked against the tables above: \"met\" or the miss, by how much.")
+	fmt.Fprintln(w, "Why each miss happens, with the measurement that shows it, follows in *Where and why we differ*.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| target | here | paper | gap | within |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, t := range ts {
+		w.WriteString(t.row())
 	}
 	fmt.Fprintln(w)
 }
@@ -676,7 +741,8 @@ func verdict(met bool) string {
 // fidelityProse records what each change of the fidelity work moved, measured
 // when it was made (each row: the change alone, the scenarios' mean steps and
 // ratios before → after, on the model of the time). It is history, so it is
-// prose, not regenerated.
+// a constant, not regenerated: unlike the prose after it (reproduction.tmpl,
+// computed from the results), its numbers are not meant to follow them.
 const fidelityProse = `## What each fidelity change moved
 
 Measured with ` + "`dcpsim run <scenario> --no-files`" + ` before and after each change alone, in the order
@@ -693,111 +759,4 @@ they were made; "×M" and "×S" are HyDra's speedups over Mcore DCP and static C
 | Bubbles on rank 0, the paper's measure, beside the mean over ranks | Mcore testbed-256k PP bubble 46.5% (mean) vs 60.8% (rank 0: it holds the tallest item); static DP bubble 26.6% mean vs 23.2% rank 0 |
 | Every ratio also with the planner stall off the critical path | hy3-8k ×M 1.98 → 1.62; DeepSeek-V3 weak scaling ×M 2.81 → 1.78 (mean); production-256k ×M 1.94 → 1.83 |
 
-`
-
-// reproductionProse closes the report: why the numbers differ and what the model
-// leaves out. It names mechanisms and the measurements behind them.
-const reproductionProse = `## Where and why we differ
-
-- **Testbed (H20)**: after the one fit (static CP on testbed-32k), HyDra's and
-  Mcore DCP's testbed steps land within the paper's by a few per cent at 32K and
-  within 15% at 256K, out of sample, and both testbed-32k ratios are met. At
-  256K HyDra's lead over Mcore DCP is 19% short of the paper's 2.48×: our Mcore
-  DCP is 13% faster than the paper measured while HyDra is 6% slower. HyDra's PP
-  bubble on rank 0 is 11 points above the paper's at 256K: it packs about 7
-  microbatches per iteration, and 1F1B on 4 stages idles at least 3/(7+3) = 30%
-  of it; the paper's 23.3% needs about 10. Its closed form caps C* at the pool
-  (128 ranks), so the MB count is Σs²/s_max² of the batch, about 7 for our
-  synthetic long-256k batches: the paper's dataset, whose long tail we do not
-  have, holds fewer near-256K sequences per batch.
-- **Production (H800, 2,048 GPUs)**: our steps are 40-57% shorter than the
-  paper's for every policy, and HyDra's leads are 55% (Mcore) and 45% (static)
-  above the paper's. Per GPU the paper's production job trains only 1.8× the
-  tokens per second of its H20 testbed under HyDra (3.5× under Mcore DCP, 2.5×
-  under static CP) on a GPU with 6.7× the BF16 peak; ours does 4.4×. The cost
-  model prices every collective alone on a non-blocking fabric; the paper's
-  2,048-GPU RoCE job evidently does not get that. A what-if measures it: with the
-  H800 NIC at a quarter of its nccl-tests rate (12 GB/s per GPU, as many
-  concurrent CP, MoE and gradient flows sharing it would give) the steps are
-  HyDra 14.2 s, Mcore 16.9 s, static 23.1 s (paper 15.9, 19.9, 25.2): ×M 1.19,
-  ×S 1.62 against the paper's 1.25 and 1.59. We do not set that as the default:
-  it is a fit to the paper, and contention needs a model of its own (concurrent
-  flows per NIC and the fabric's oversubscription), which dcpsim does not have yet.
-- **Planner stall**: Mcore DCP's stall is modelled as the paper describes the
-  production scheduler (§3.4: one whole-pool scan per sub-sample, N·G rank
-  visits) at the CPython cost per visit fitted on Megatron's own code
-  (conformance timings, not the paper). It lands at the paper's 0.78 s at 2K GPUs
-  without being fitted to it, and grows as N·G, i.e. with the square of the
-  cluster at a fixed batch per GPU (the paper's Fig. 19: 47.85 s at 16K). HyDra's
-  stall is priced as heapq operations and sequence visits and comes out about an
-  order of magnitude below the paper's 0.34 s: the paper's 3K-line Python does
-  work our count leaves out (building Megatron's per-rank batches and metadata).
-- **§6.4 (the paper's own simulator)**: its Hy3 and DeepSeek-V3 ratios stay flat
-  from 8K to 40K GPUs (1.53-1.56×, 1.61×) although its Fig. 19 measures Mcore's
-  planner at 47.85 s at 16K GPUs, which would dominate those iterations: its
-  simulator evidently leaves planning off the critical path, so the §6.4 targets
-  compare our ratios with the stall off (both are in the tables). HyDra's lead is
-  compared as throughput (tokens per day): WLB-LLM trains fewer tokens in its
-  short iterations and more when a queue pops (on hy3-8k a pop brings 640
-  outliers into one 54 s iteration; the presets measure whole cycles). Met on Hy3:
-  Mcore DCP (1.61× vs 1.53×), static CP (2.36× vs 1.7-2.2×), WLB-LLM (1.33× vs
-  1.56×, at the edge); on DeepSeek-V3 Mcore DCP (1.78× vs 1.61×) and FlexSP (1.67×
-  vs 1.7-2.5×). Missed:
-  - **ByteScale** (Hy3 1.66-1.7× vs 1.28×; DeepSeek-V3 3.4× vs 1.53×). Its
-    D(s) = ⌈s/C⌉ puts each long sequence on the fewest ranks, so the pipeline
-    groups that draw the long units run few, heavy microbatches and pay 1F1B's
-    fill and drain on them: PP bubble on rank 0 58% on hy3-8k (the paper: 37.3%,
-    also the largest of the six), 59% mean on DeepSeek-V3 with 16 stages, whose
-    ring exchange of MLA's per-head K/V is also exposed for 20% of the iteration.
-    The paper's ByteScale offloads activations to use fewer ranks still and
-    schedules as a production system whose details it does not give; ours is
-    Alg. 1-2 without offload (see the sched/bytescale package doc), with its
-    frames run shortest first (§6.2: similar lengths back to back), which took
-    6.6% off its hy3-8k step.
-  - **FlexSP** on Hy3 (1.41× vs 1.7-2.2×): ours is better than the paper's. Its
-    MILP balances each microbatch over the whole pool, so its DP bubble is 6% where
-    the paper reports 49.6%; its PP bubble is the large one (48%), because the
-    Sequence Blaster sorts the batch and puts every long sequence in the first
-    microbatches. FlexSP itself trains without pipeline parallelism (ZeRO-3), and
-    the paper does not say how it ran it on a pipeline.
-  - **WLB-LLM on DeepSeek-V3** (3.08× vs 1.7-2.5×): its all-gather CP moves MLA's
-    K and V expanded per head (82 KB per token per layer, 21 GB for a 256K
-    sequence), exposed, as Llama 3's all-gather runs: 51% of its iteration.
-    Gathering MLA's compressed latent instead would shrink it ~70×; WLB-LLM was
-    built for GQA and the paper does not say which it simulated.
-  - **Ring static CP on DeepSeek-V3**: 8.5× slower than HyDra (paper: up to 13.8×).
-  - **The order of the six**: ours puts WLB-LLM and FlexSP ahead of Mcore DCP, and
-    ByteScale behind it; the paper has ByteScale second. With our modelled stall on
-    the path Mcore's N·G stall grows with the square of the cluster and its ratios
-    with it (5.8× on Hy3 averaged over the sweep).
-- **PP bubbles on rank 0**: we keep the paper's definition (rank 0) so the
-  comparison is like with like, and print the mean over ranks beside it. HyDra's
-  misses at 256K follow from its microbatch count (above). Mcore DCP's rank-0
-  bubbles are 5-12 points above the paper's: its rank 0 holds every
-  microbatch's tallest item and waits only for the other stages, so its bubble is
-  the pipeline's fill, drain and stage-to-stage waits; we have no measurement
-  that splits the paper's number into those parts, so this miss stays
-  unexplained.
-
-## What the model leaves out
-
-- ByteScale's selective offloading and the NCCL-buffer savings of its global
-  communicator (no policy pays communicator set-up here); FlexSP's ZeRO-3 (its
-  plans run on the same pipeline and DP model as the others) and the parallel
-  solver processes that would shorten its modelled solve; WLB-LLM's
-  per-document sharding changes attention kernel shapes the cost model does not
-  distinguish.
-- Contention: each collective is priced alone with NCCL's α–β model; concurrent CP,
-  MoE and gradient traffic on the same NICs and fabric do not slow each other
-  down (the production what-if above shows how much that matters).
-- Memory: no activation-memory check beyond each policy's token budget, no
-  offload choices, no out-of-memory failures (recomputation is priced, and
-  checked against published runs below, but every scenario here runs without it).
-- Stragglers; tensor parallelism inside a layer is priced (checked below) but
-  every scenario here runs tp = 1.
-- Overlap of the planner with the previous iteration (the stall is on the critical
-  path, as the paper measures for both systems), and data loading.
-- Operator costs come from datasheets and published kernel tables, not from
-  measurements on the paper's machines: no GPU calibration has been run in this
-  repository yet (see README, "Calibrating on your GPUs").
 `

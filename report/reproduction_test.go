@@ -170,6 +170,7 @@ func TestWriteReproduction(t *testing.T) {
 		"## weak-scaling (§6.4, Fig. 24)\n\nMissing: " + filepath.Join(dir, "weak-scaling", "sweep.json") + " (run `make figures`).\n",
 		"Missing: " + filepath.Join(dir, "production-256k-cap", "sweep.json") + " (run `make figures`).\n",
 		"## Where and why we differ\n",
+		"- **Production**: Missing results: production-256k, testbed-256k (run `make figures`).\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q", want)
