@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -410,6 +409,3 @@ func percentile(xs []float64, q float64) float64 {
 	}
 	return stat.Quantile(q, stat.Empirical, slices.Sorted(slices.Values(xs)), nil)
 }
-
-// sortedKeys is a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -262,10 +262,6 @@ var (
 	seriesGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{}}
 )
 
-// measuredLine is the line style of measured (not modelled) values in a
-// figure that shows both: thin and dotted, unlike any series style.
-var measuredLine = draw.LineStyle{Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(2.5)}}
-
 // addSeriesLine draws pts as a line with points in series s's colour and
 // style and returns the thumbnails. With line set, its width and dashes
 // replace the series' (markers still tell the series apart).

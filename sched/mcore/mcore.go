@@ -138,7 +138,6 @@ package mcore
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -222,10 +221,9 @@ type inputError string
 
 func (e inputError) Error() string { return string(e) }
 
-// Is reports that an inputError is a batch the policy cannot plan.
-func (e inputError) Is(target error) bool {
-	return target == sched.ErrCannotPlan || errors.Is(sched.ErrInvalidInput, target)
-}
+// Unwrap makes an inputError a batch the policy cannot plan (and so bad
+// input).
+func (e inputError) Unwrap() error { return sched.ErrCannotPlan }
 
 // Plan runs Megatron's scheduler on the batch.
 func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
