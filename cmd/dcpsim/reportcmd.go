@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 
 	"github.com/dcpsim/dcpsim/experiment"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/report"
 )
 
-const reportUsage = `  dcpsim report [--results DIR] [--out FILE]
+const reportUsage = `  dcpsim report [--results DIR] [--out FILE] [--readme README.md]
 
   Write the reproduction report (default DIR/REPORT.md, DIR = results) from the
   results folders make figures writes: every run scenario the HyDra paper has
@@ -19,7 +20,11 @@ const reportUsage = `  dcpsim report [--results DIR] [--out FILE]
   production-256k-node-ulysses, hy3-8k), the weak-scaling sweep and the cap sweep
   production-256k-cap. Our numbers stand beside the paper's published ones, each
   labelled with its section, with the ratio between them; a scenario folder that is
-  missing from DIR is named, not skipped silently. DIR itself must exist.`
+  missing from DIR is named, not skipped silently. DIR itself must exist.
+
+  With --readme: also refresh the results tables README.md quotes from the report
+  (the blocks between "<!-- from results/REPORT.md: <heading>, table <n> -->" and
+  "<!-- end -->"), so the README's numbers are the report's.`
 
 func reportCommand() command {
 	return command{name: "report", summary: "write results/REPORT.md: our numbers beside the paper's", usage: reportUsage, run: runReport}
@@ -31,6 +36,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", reportUsage, stderr)
 	dir := fs.String("results", "results", "results folder")
 	out := fs.String("out", "", "report file (default <results>/REPORT.md)")
+	readme := fs.String("readme", "", "also refresh the tables this README quotes from the report")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -48,6 +54,25 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	if *readme == "" {
+		return nil
+	}
+	rep, err := safeio.ReadFile(*out, safeio.MaxResultBytes)
+	if err != nil {
+		return err
+	}
+	text, err := safeio.ReadFile(*readme, safeio.MaxResultBytes)
+	if err != nil {
+		return badInput("--readme: %v", err)
+	}
+	fresh, err := report.RefreshReadmeTables(text, rep)
+	if err != nil {
+		return badInput("--readme %s: %v", *readme, err)
+	}
+	if err := report.WriteFileAtomic(*readme, func(w io.Writer) error { _, err := w.Write(fresh); return err }); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "refreshed the tables of %s\n", *readme)
 	return nil
 }
 
