@@ -48,7 +48,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"workload", "stats", "--scenario", "x", "--file", "y"}, exitInput, "exclusive"},
 		{[]string{"workload", "stats", "--plot", "cdf.pdf"}, exitInput, ".png or .svg"},
 		{[]string{"workload", "stats", "--file", "/no/such/file"}, exitInput, "no such file"},
-		{[]string{"workload", "stats", "--scenario", "testbed-32k", "--iterations", "2"}, exitOK, "paper §2.2 shape"},
+		{[]string{"workload", "stats", "--scenario", "testbed-32k", "--iterations", "2"}, exitOK, "256K dataset (§2.2; for comparison)"},
 		// Flags that used to be ignored silently.
 		{[]string{"workload", "stats", "--seed", "-1"}, exitInput, "--seed = -1: must be >= 0"},
 		{[]string{"workload", "stats", "--iterations", "0"}, exitInput, "--iterations = 0: must be in [1, "},
@@ -57,7 +57,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"workload", "stats", "--scenario", "testbed-32k", "--context", "8"}, exitInput, "--context goes with --file"},
 		{[]string{"workload", "stats", "--file", "x", "--seed", "3"}, exitInput, "--seed goes with --batch-tokens"},
 		{[]string{"workload", "stats", "--file", "x", "--iterations", "3"}, exitInput, "--iterations goes with --batch-tokens"},
-		{[]string{"workload", "stats", "--scenario", "testbed-32k", "--iterations", "1", "--seed", "0"}, exitOK, "paper §2.2 shape"},
+		{[]string{"workload", "stats", "--scenario", "testbed-32k", "--iterations", "1", "--seed", "0"}, exitOK, "256K dataset (§2.2; for comparison)"},
 	} {
 		code, out, errOut := dcpsim(t, c.args...)
 		if code != c.code || !strings.Contains(out+errOut, c.want) {
