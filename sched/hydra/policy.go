@@ -88,7 +88,7 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	if p.name == ScanName {
 		b, d.ScanSteps = packScan(lengths, in.PoolRanks, t)
 	} else {
-		b, d.HeapOps, d.SequenceVisits = packHeap(lengths, in.PoolRanks, t, true)
+		b, d.HeapOps, d.SequenceVisits = packHeap(lengths, in.PoolRanks, t)
 	}
 	mbs, splits, steps, err := alignVPP(b.mbs, lengths, in, t)
 	if err != nil {
