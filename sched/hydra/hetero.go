@@ -2,14 +2,15 @@ package hydra
 
 import (
 	"cmp"
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/internal/keyheap"
 )
 
 // HeteroName is the registry name of HyDra on mixed GPU kinds.
@@ -346,66 +347,40 @@ type heteroGroup struct {
 	first, size     int
 	squares, tokens float64 // Σ s², Σ s
 	lo, hi          int     // the kinds it spans
-	class, pos      int     // its class and its place in that class's heap
+	class           int
 }
 
 // heteroClass holds the open groups of one size and span of kinds. A class
-// of one kind keeps them in two heaps, as HyDra's packer does: load, least
-// per-rank load first (then lowest first rank), and demoted, the groups that
-// lacked token room for an earlier (longer) sequence, most room first; the
-// load heap's top, once ready, is the class's best group, and if its load
-// cannot take a sequence no group of the class can. A class spanning kinds
-// (its groups' loads weigh its kinds differently) is scanned.
+// of one kind keeps them in two heaps (items: first ranks), as HyDra's
+// packer does: load, least per-rank load first (then lowest first rank), and
+// demoted, the groups that lacked token room for an earlier (longer)
+// sequence, most room first; the load heap's top, once ready, is the
+// class's best group, and if its load cannot take a sequence no group of
+// the class can. A class spanning kinds (its groups' loads weigh its kinds
+// differently) is scanned.
 type heteroClass struct {
 	size, lo, hi  int
-	load, demoted heteroGroupHeap
+	load, demoted *keyheap.Heap[float64]
 	all           []int // a spanning class's groups
-}
-
-// heteroGroupHeap is a heap of group indices: by (per-rank load, first rank),
-// or with byTokens by (tokens, first rank).
-type heteroGroupHeap struct {
-	p        *heteroPacker
-	items    []int
-	byTokens bool
-}
-
-func (h *heteroGroupHeap) Len() int { return len(h.items) }
-func (h *heteroGroupHeap) Less(i, j int) bool {
-	a, b := &h.p.groups[h.items[i]], &h.p.groups[h.items[j]]
-	if h.byTokens {
-		if a.tokens != b.tokens {
-			return a.tokens < b.tokens
-		}
-	} else if la, lb := h.p.perRank(a), h.p.perRank(b); la != lb {
-		return la < lb
-	}
-	return a.first < b.first
-}
-func (h *heteroGroupHeap) Swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.p.groups[h.items[i]].pos, h.p.groups[h.items[j]].pos = i, j
-}
-func (h *heteroGroupHeap) Push(x any) {
-	gi := x.(int)
-	h.p.groups[gi].pos = len(h.items)
-	h.items = append(h.items, gi)
-}
-func (h *heteroGroupHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
 }
 
 // heteroPacker is hydra-hetero's placement (see the package doc): HyDra's
 // piggyback packing with each group's load in seconds on its slowest kind.
 type heteroPacker struct {
-	t               HeteroTargets
-	lengths         []int
-	order           []int
-	placed          []bool
-	free            *blockTree
-	groups          []heteroGroup
+	t       HeteroTargets
+	lengths []int
+	order   []int
+	placed  []bool
+	free    *blockTree
+	groups  []heteroGroup
+	// perRank and tokens are the per-rank load and Σ s of the open MB's
+	// group starting at each rank (the heaps' keys), rankGroup its index in
+	// groups; family is the placement heaps' shared positions, backfillQ the
+	// backfill queue per size class (log2 size).
+	perRank, tokens []float64
+	rankGroup       []int
+	family          *keyheap.Heap[float64]
+	backfillQ       []*keyheap.Heap[float64]
 	classes         []heteroClass
 	classOf         map[[3]int]int // (size, lo, hi) -> index in classes, for the open MB
 	b               *planBuilder
@@ -421,6 +396,13 @@ func newHeteroPacker(lengths []int, poolRanks int, t HeteroTargets) *heteroPacke
 	}
 	slices.SortStableFunc(p.order, func(a, b int) int { return cmp.Compare(lengths[b], lengths[a]) })
 	p.classOf = map[[3]int]int{}
+	p.perRank, p.tokens, p.rankGroup = make([]float64, poolRanks), make([]float64, poolRanks), make([]int, poolRanks)
+	p.family = keyheap.New(p.perRank)
+	p.backfillQ = make([]*keyheap.Heap[float64], bits.Len(uint(t.Cap)))
+	p.backfillQ[0] = keyheap.New(p.perRank)
+	for c := 1; c < len(p.backfillQ); c++ {
+		p.backfillQ[c] = p.backfillQ[0].Sibling(p.perRank)
+	}
 	return p
 }
 
@@ -461,8 +443,8 @@ func (p *heteroPacker) fits(lo, hi, k int, squares, tokens float64, several bool
 	return true
 }
 
-// perRank is a group's per-rank load: its slowest kind's, over its size.
-func (p *heteroPacker) perRank(g *heteroGroup) float64 {
+// perRankLoad is a group's per-rank load: its slowest kind's, over its size.
+func (p *heteroPacker) perRankLoad(g *heteroGroup) float64 {
 	var l float64
 	for i := g.lo; i <= g.hi; i++ {
 		l = max(l, p.t.Kinds[i].load(g.squares, g.tokens))
@@ -489,6 +471,12 @@ func (p *heteroPacker) pack() error {
 	for remaining > 0 {
 		p.free.reset()
 		p.groups = p.groups[:0]
+		for _, cl := range p.classes {
+			if cl.load != nil {
+				cl.load.Clear()
+				cl.demoted.Clear()
+			}
+		}
 		p.classes = p.classes[:0]
 		clear(p.classOf)
 		for _, id := range p.order {
@@ -570,7 +558,7 @@ func (p *heteroPacker) place(id int) bool {
 			continue
 		}
 		g := &p.groups[gi]
-		l := p.perRank(g)
+		l := p.perRankLoad(g)
 		if best < 0 || g.size < p.groups[best].size || g.size == p.groups[best].size && (l < bestLoad || l == bestLoad && g.first < p.groups[best].first) {
 			best, bestLoad = gi, l
 		}
@@ -581,8 +569,9 @@ func (p *heteroPacker) place(id int) bool {
 	g := &p.groups[best]
 	g.squares += s * s
 	g.tokens += s
+	p.perRank[g.first], p.tokens[g.first] = p.perRankLoad(g), g.tokens
 	if cl := &p.classes[g.class]; cl.lo == cl.hi {
-		heap.Fix(&cl.load, g.pos) // its load grew
+		cl.load.Fix(g.first) // its load grew
 		p.heapOps++
 	}
 	p.b.add(int32(best), id)
@@ -596,15 +585,20 @@ func (p *heteroPacker) openGroup(g heteroGroup) {
 	if !ok {
 		c = len(p.classes)
 		p.classOf[key] = c
-		p.classes = append(p.classes, heteroClass{size: g.size, lo: g.lo, hi: g.hi,
-			load: heteroGroupHeap{p: p}, demoted: heteroGroupHeap{p: p, byTokens: true}})
+		cl := heteroClass{size: g.size, lo: g.lo, hi: g.hi}
+		if g.lo == g.hi {
+			cl.load, cl.demoted = p.family.Sibling(p.perRank), p.family.Sibling(p.tokens)
+		}
+		p.classes = append(p.classes, cl)
 	}
 	g.class = c
 	p.groups = append(p.groups, g)
 	gi := len(p.groups) - 1
+	p.rankGroup[g.first] = gi
+	p.perRank[g.first], p.tokens[g.first] = p.perRankLoad(&g), g.tokens
 	cl := &p.classes[c]
 	if cl.lo == cl.hi {
-		heap.Push(&cl.load, gi)
+		cl.load.Add(g.first)
 		p.heapOps++
 	} else {
 		cl.all = append(cl.all, gi)
@@ -631,20 +625,20 @@ func (p *heteroPacker) candidate(c int, s float64) int {
 				best = gi
 				continue
 			}
-			if l, lb := p.perRank(g), p.perRank(&p.groups[best]); l < lb || l == lb && g.first < p.groups[best].first {
+			if l, lb := p.perRankLoad(g), p.perRankLoad(&p.groups[best]); l < lb || l == lb && g.first < p.groups[best].first {
 				best = gi
 			}
 		}
 		return best
 	}
 	room := float64(cl.size) * float64(p.t.Kinds[cl.lo].ParityTokens)
-	for cl.demoted.Len() > 0 && room-p.groups[cl.demoted.items[0]].tokens >= s {
-		gi := heap.Pop(&cl.demoted).(int)
-		heap.Push(&cl.load, gi)
+	for cl.demoted.Len() > 0 && room-p.tokens[cl.demoted.Top()] >= s {
+		cl.load.Add(cl.demoted.Take())
 		p.heapOps += 2
 	}
 	for cl.load.Len() > 0 {
-		gi := cl.load.items[0]
+		first := cl.load.Top()
+		gi := p.rankGroup[first]
 		g := &p.groups[gi]
 		p.groupVisits++
 		if room-g.tokens >= s {
@@ -653,8 +647,7 @@ func (p *heteroPacker) candidate(c int, s float64) int {
 			}
 			return -1
 		}
-		heap.Pop(&cl.load)
-		heap.Push(&cl.demoted, gi)
+		cl.demoted.Add(cl.load.Take())
 		p.heapOps += 2
 	}
 	return -1
@@ -663,68 +656,44 @@ func (p *heteroPacker) candidate(c int, s float64) int {
 // backfill doubles groups into free buddy blocks, smallest first (ties:
 // lower per-rank load, then lower first rank), while the doubled group stays
 // under C*, within every kind's budget, and no slower per rank than before
-// (a buddy on a much slower kind would not help).
+// (a buddy on a much slower kind would not help). The queue is one heap per
+// size, walked from the smallest: a doubled group joins the next size, so
+// the least group of the smallest non-empty size is the least of all. Each
+// group queued, dropped or doubled counts one heap operation.
 func (p *heteroPacker) backfill() int {
 	if p.free.maxFree() == 0 {
 		return 0
 	}
-	q := &heteroBackfill{p: p}
-	for gi, g := range p.groups {
+	for _, g := range p.groups {
 		if g.size < p.t.Cap {
-			q.items = append(q.items, gi)
+			p.backfillQ[bits.TrailingZeros(uint(g.size))].Add(g.first)
+			p.heapOps++
 		}
 	}
-	heap.Init(q)
-	p.heapOps += int64(len(q.items))
 	doublings := 0
-	for q.Len() > 0 {
-		gi := q.items[0]
-		g := &p.groups[gi]
-		buddy := g.first ^ g.size
-		first := g.first &^ g.size
-		lo, hi := p.kindAt(first), p.kindAt(first+2*g.size-1)
-		grown := heteroGroup{first: first, size: 2 * g.size, squares: g.squares, tokens: g.tokens, lo: lo, hi: hi}
-		if buddy+g.size > p.free.leaves || !p.free.isFree(buddy, g.size) ||
-			!p.fits(lo, hi, grown.size, g.squares, g.tokens, false) || p.perRank(&grown) > p.perRank(g) {
-			heap.Pop(q)
+	for c, q := range p.backfillQ {
+		for q.Len() > 0 {
+			gi := p.rankGroup[q.Take()]
+			g := &p.groups[gi]
+			buddy := g.first ^ g.size
+			first := g.first &^ g.size
+			lo, hi := p.kindAt(first), p.kindAt(first+2*g.size-1)
+			grown := heteroGroup{first: first, size: 2 * g.size, squares: g.squares, tokens: g.tokens, lo: lo, hi: hi}
 			p.heapOps++
-			continue
-		}
-		p.free.take(buddy, g.size)
-		*g = grown
-		p.b.double(int32(gi))
-		doublings++
-		p.heapOps++
-		if g.size < p.t.Cap {
-			heap.Fix(q, 0)
-		} else {
-			heap.Pop(q)
+			if buddy+g.size > p.free.leaves || !p.free.isFree(buddy, g.size) ||
+				!p.fits(lo, hi, grown.size, g.squares, g.tokens, false) || p.perRankLoad(&grown) > p.perRankLoad(g) {
+				continue
+			}
+			p.free.take(buddy, g.size)
+			*g = grown
+			p.rankGroup[first] = gi
+			p.b.double(int32(gi))
+			doublings++
+			if g.size < p.t.Cap {
+				p.perRank[first] = p.perRankLoad(g)
+				p.backfillQ[c+1].Add(first)
+			}
 		}
 	}
 	return doublings
-}
-
-// heteroBackfill orders groups by (size, per-rank load, first rank).
-type heteroBackfill struct {
-	p     *heteroPacker
-	items []int
-}
-
-func (q *heteroBackfill) Len() int { return len(q.items) }
-func (q *heteroBackfill) Less(i, j int) bool {
-	a, b := &q.p.groups[q.items[i]], &q.p.groups[q.items[j]]
-	if a.size != b.size {
-		return a.size < b.size
-	}
-	if la, lb := q.p.perRank(a), q.p.perRank(b); la != lb {
-		return la < lb
-	}
-	return a.first < b.first
-}
-func (q *heteroBackfill) Swap(i, j int) { q.items[i], q.items[j] = q.items[j], q.items[i] }
-func (q *heteroBackfill) Push(x any)    { q.items = append(q.items, x.(int)) }
-func (q *heteroBackfill) Pop() any {
-	x := q.items[len(q.items)-1]
-	q.items = q.items[:len(q.items)-1]
-	return x
 }

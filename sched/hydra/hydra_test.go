@@ -550,4 +550,3 @@ func TestHeapEqualsScanOnPresetBatch(t *testing.T) {
 	d := h.Diagnostics.(*Diagnostics)
 	t.Logf("N=%d C*=%d M*=%d realized=%d regime=%s heap ops=%d visits=%d", len(c.lengths), d.Cap, d.Microbatches, d.RealizedMicrobatches, d.Regime, d.HeapOps, d.SequenceVisits)
 }
-
