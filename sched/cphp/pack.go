@@ -155,9 +155,9 @@ type packState struct {
 	m         *Model
 	reps      []Replica
 	p         *Packing
-	sums      []float64   // per replica: Σ of its bins' seconds
-	seconds   [][]float64 // per bin and replica: its seconds
-	minTokens []float64   // per replica: its emptiest bin's tokens
+	sums      []float64                // per replica: Σ of its bins' seconds
+	seconds   [][]float64              // per bin and replica: its seconds
+	minTokens []float64                // per replica: its emptiest bin's tokens
 	classes   []*keyheap.Heap[float64] // by (Σ seconds, index)
 	aside     []int
 }

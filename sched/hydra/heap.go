@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"sort"
 
+	"github.com/dcpsim/dcpsim/sched/internal/buddy"
 	"github.com/dcpsim/dcpsim/sched/internal/keyheap"
 )
 
@@ -41,8 +42,8 @@ type heapPacker struct {
 	// backfillQ holds, per class below C*, the groups backfill may still
 	// double, by (Σ s², first rank): the class order is the size order.
 	backfillQ []*keyheap.Heap[int64]
-	free      *blockTree
-	b         *planBuilder
+	free      *buddy.Tree
+	b         *PlanBuilder
 	heapOps   int64 // pushes, pops and fixes
 	visits    int64 // sequences read by the placement loop and its skip searches
 }
@@ -61,14 +62,14 @@ type classHeaps struct {
 }
 
 // packHeap plans the batch with the heap packer.
-func packHeap(lengths []int, poolRanks int, t Targets) (*planBuilder, int64, int64) {
+func packHeap(lengths []int, poolRanks int, t Targets) (*PlanBuilder, int64, int64) {
 	n := len(lengths)
 	p := &heapPacker{
 		t:         t,
 		topClass:  bits.TrailingZeros(uint(t.Cap)),
 		next:      make([]int32, n+1),
-		free:      newBlockTree(poolRanks),
-		b:         newPlanBuilder(poolRanks, n),
+		free:      buddy.New(poolRanks),
+		b:         NewPlanBuilder(poolRanks, n),
 		groups:    make([]heapGroup, 0, min(poolRanks, n)),
 		squares:   make([]int64, poolRanks),
 		tokens:    make([]int64, poolRanks),
@@ -183,7 +184,7 @@ func (p *heapPacker) classRange(c int) (lo, hi int) {
 func (p *heapPacker) pack() {
 	remaining := len(p.order)
 	for remaining > 0 {
-		p.free.reset()
+		p.free.Reset()
 		p.groups = p.groups[:0]
 		for c := range p.classes {
 			p.classes[c].load.Clear()
@@ -193,7 +194,7 @@ func (p *heapPacker) pack() {
 			lo, hi := p.classRange(c)
 			for pos := p.find(lo); pos < hi; pos = p.find(pos + 1) {
 				p.visits++
-				if p.free.maxFree() >= 1<<c {
+				if p.free.MaxFree() >= 1<<c {
 					p.open(c, pos)
 				} else {
 					target := p.feasibleClass(c, p.tokensAt(pos))
@@ -215,13 +216,13 @@ func (p *heapPacker) pack() {
 			}
 		}
 		doublings := p.backfill()
-		w := waiting{remaining: remaining}
+		w := Waiting{Remaining: remaining}
 		if remaining > 0 {
 			pos := p.find(0)
 			id, tokens := seqAt(p.order[pos])
-			w.id, w.tokens, w.degree = id, int(tokens), p.t.Degree(int(tokens))
+			w.ID, w.Tokens, w.Degree = id, int(tokens), p.t.Degree(int(tokens))
 		}
-		p.b.close(w, doublings)
+		p.b.Close(w, doublings)
 	}
 }
 
@@ -268,16 +269,16 @@ func (p *heapPacker) bound(c int) int64 {
 // sequence at position pos.
 func (p *heapPacker) open(c, pos int) {
 	k := 1 << c
-	first := p.free.lowest(k)
-	p.free.take(first, k)
+	first := p.free.Lowest(k)
+	p.free.Take(first, k)
 	id, s := seqAt(p.order[pos])
-	gi := p.b.open(first, k)
+	gi := p.b.Open(first, k)
 	p.groups = append(p.groups, heapGroup{first: first, size: k})
 	p.squares[first], p.tokens[first] = s*s, s
 	p.rankGroup[first] = gi
 	p.classes[c].load.Add(first)
 	p.heapOps++
-	p.b.add(gi, id)
+	p.b.Add(gi, id)
 }
 
 // feasibleClass returns the smallest class >= c holding a group that can take a
@@ -331,7 +332,7 @@ func (p *heapPacker) piggyback(c, pos int) {
 	p.tokens[first] += s
 	h.Fix(first)
 	p.heapOps++
-	p.b.add(p.rankGroup[first], id)
+	p.b.Add(p.rankGroup[first], id)
 }
 
 // backfill doubles groups into free buddy blocks, smallest first (ties: lower
@@ -342,11 +343,11 @@ func (p *heapPacker) piggyback(c, pos int) {
 // always the least of all. Each group queued, dropped or doubled counts one
 // heap operation.
 func (p *heapPacker) backfill() int {
-	if p.free.maxFree() == 0 {
+	if p.free.MaxFree() == 0 {
 		return 0 // no free rank: nothing to double into
 	}
 	for _, g := range p.groups {
-		if g.size < p.t.Cap && p.free.isFree(g.first^g.size, g.size) {
+		if g.size < p.t.Cap && p.free.IsFree(g.first^g.size, g.size) {
 			c := bits.TrailingZeros(uint(g.size))
 			p.backfillQ[c].Add(g.first)
 			p.heapOps++
@@ -359,15 +360,15 @@ func (p *heapPacker) backfill() int {
 			p.heapOps++
 			size := 1 << c
 			buddy := first ^ size
-			if !p.free.isFree(buddy, size) {
+			if !p.free.IsFree(buddy, size) {
 				continue
 			}
-			p.free.take(buddy, size)
+			p.free.Take(buddy, size)
 			gi := p.rankGroup[first]
 			grown := first &^ size
 			p.squares[grown], p.tokens[grown], p.rankGroup[grown] = p.squares[first], p.tokens[first], gi
 			p.groups[gi] = heapGroup{first: grown, size: 2 * size}
-			p.b.double(gi)
+			p.b.Double(gi)
 			doublings++
 			if 2*size < p.t.Cap {
 				p.backfillQ[c+1].Add(grown)

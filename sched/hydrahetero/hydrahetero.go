@@ -1,4 +1,4 @@
-package hydra
+package hydrahetero
 
 import (
 	"cmp"
@@ -10,14 +10,16 @@ import (
 	"strconv"
 
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/hydra"
+	"github.com/dcpsim/dcpsim/sched/internal/buddy"
 	"github.com/dcpsim/dcpsim/sched/internal/keyheap"
 )
 
-// HeteroName is the registry name of HyDra on mixed GPU kinds.
-const HeteroName = "hydra-hetero"
+// Name is the registry name of HyDra on mixed GPU kinds.
+const Name = "hydra-hetero"
 
-// HeteroOptions are hydra-hetero's scenario options.
-type HeteroOptions struct {
+// Options are hydra-hetero's scenario options.
+type Options struct {
 	// Cap forces C* (a power of two), as Options.Cap; 0 chooses it.
 	Cap int `toml:"cap"`
 	// Linear counts each rank's linear work (GEMMs and memory-bound ops, per
@@ -26,38 +28,38 @@ type HeteroOptions struct {
 	Linear bool `toml:"linear"`
 }
 
-// DefaultHeteroOptions count the linear work and choose C*.
-func DefaultHeteroOptions() HeteroOptions { return HeteroOptions{Linear: true} }
+// DefaultOptions count the linear work and choose C*.
+func DefaultOptions() Options { return Options{Linear: true} }
 
-// HeteroPolicy is hydra-hetero (see the package doc, "hydra-hetero").
-type HeteroPolicy struct{ opts HeteroOptions }
+// Policy is hydra-hetero (see the package doc, "hydra-hetero").
+type Policy struct{ opts Options }
 
 var (
-	_ sched.Policy   = (*HeteroPolicy)(nil)
-	_ sched.Promiser = (*HeteroPolicy)(nil)
+	_ sched.Policy   = (*Policy)(nil)
+	_ sched.Promiser = (*Policy)(nil)
 )
 
-// NewHetero builds hydra-hetero.
-func NewHetero(o HeteroOptions) (*HeteroPolicy, error) {
+// New builds hydra-hetero.
+func New(o Options) (*Policy, error) {
 	if o.Cap != 0 && (!sched.IsPow2(o.Cap) || o.Cap > sched.MaxPoolRanks) {
 		return nil, fmt.Errorf("cap = %d: must be 0 (closed-form C*) or a power of two in [1, %d]", o.Cap, sched.MaxPoolRanks)
 	}
-	return &HeteroPolicy{opts: o}, nil
+	return &Policy{opts: o}, nil
 }
 
 // Name returns "hydra-hetero".
-func (*HeteroPolicy) Name() string { return HeteroName }
+func (*Policy) Name() string { return Name }
 
 // Promises: aligned power-of-two groups, every rank within its kind's budget.
-func (*HeteroPolicy) Promises() sched.Promises {
+func (*Policy) Promises() sched.Promises {
 	return sched.Promises{Aligned: true, WithinBudget: true}
 }
 
-// HeteroKind is one GPU kind as hydra-hetero measures its load: a sequence
+// Kind is one GPU kind as hydra-hetero measures its load: a sequence
 // of s tokens on a group of k ranks of this kind loads each rank with
 // (Attention·s² + Linear·s)/k, in units of the reference kind's attention
 // seconds per token² (so the reference kind's attention weight is 1).
-type HeteroKind struct {
+type Kind struct {
 	// Name is the kind's profile name.
 	Name string `json:"name"`
 	// First and Ranks are the kind's ranks [First, First+Ranks).
@@ -77,20 +79,20 @@ type HeteroKind struct {
 }
 
 // load is L_k(S2, S1) = Attention·S2 + Linear·S1.
-func (k *HeteroKind) load(squares, tokens float64) float64 {
+func (k *Kind) load(squares, tokens float64) float64 {
 	return k.Attention*squares + k.Linear*tokens
 }
 
-// HeteroTargets are hydra-hetero's closed form: Targets with the loads in
+// Targets are hydra-hetero's closed form: hydra.Targets with the loads in
 // units of the reference kind's attention seconds per token² (LoadTarget is
 // Λ*, OverheadRatio θ, both in those units), and the kinds.
-type HeteroTargets struct {
-	Targets
+type Targets struct {
+	hydra.Targets
 	// Reference is the kind Λ* is measured on: the slowest kind of the block
 	// of C* ranks where the longest sequence runs quickest.
 	Reference string `json:"reference"`
 	// Kinds are the pool's kinds in rank order.
-	Kinds []HeteroKind `json:"kinds"`
+	Kinds []Kind `json:"kinds"`
 }
 
 // rawKinds returns the pool's kinds with their load weights in seconds
@@ -98,15 +100,15 @@ type HeteroTargets struct {
 // without the linear term), their parity tokens, and θ in seconds (θ/c of
 // the first kind times its a); without a Cluster, one unit kind of
 // attention weight 1, and θ = θ/c.
-func rawKinds(in sched.Inputs, linear bool) ([]HeteroKind, float64) {
+func rawKinds(in sched.Inputs, linear bool) ([]Kind, float64) {
 	c := in.Cluster
 	if c == nil {
-		return []HeteroKind{{Name: "unit", Ranks: in.PoolRanks, BudgetTokens: in.BudgetTokens, ParityTokens: in.BudgetTokens, Attention: 1}}, in.OverheadRatio
+		return []Kind{{Name: "unit", Ranks: in.PoolRanks, BudgetTokens: in.BudgetTokens, ParityTokens: in.BudgetTokens, Attention: 1}}, in.OverheadRatio
 	}
-	out := make([]HeteroKind, len(c.Kinds))
+	out := make([]Kind, len(c.Kinds))
 	first := 0
 	for i, k := range c.Kinds {
-		out[i] = HeteroKind{Name: k.Name, First: first, Ranks: k.Ranks, BudgetTokens: k.BudgetTokens, Attention: k.AttentionSecondsPerToken2}
+		out[i] = Kind{Name: k.Name, First: first, Ranks: k.Ranks, BudgetTokens: k.BudgetTokens, Attention: k.AttentionSecondsPerToken2}
 		if linear {
 			out[i].Linear = k.LinearSecondsPerToken
 		}
@@ -131,7 +133,7 @@ func rawKinds(in sched.Inputs, linear bool) ([]HeteroKind, float64) {
 
 // normalize expresses the kinds' weights and θ in units of kind ref's
 // attention weight (which becomes exactly 1).
-func normalize(kinds []HeteroKind, ref int, theta float64) ([]HeteroKind, float64) {
+func normalize(kinds []Kind, ref int, theta float64) ([]Kind, float64) {
 	a := kinds[ref].Attention
 	out := slices.Clone(kinds)
 	for i := range out {
@@ -143,7 +145,7 @@ func normalize(kinds []HeteroKind, ref int, theta float64) ([]HeteroKind, float6
 }
 
 // kindSpan returns the first and last kind a block [first, first+k) spans.
-func kindSpan(kinds []HeteroKind, first, k int) (lo, hi int) {
+func kindSpan(kinds []Kind, first, k int) (lo, hi int) {
 	at := func(r int) int {
 		for i := len(kinds) - 1; i > 0; i-- {
 			if r >= kinds[i].First {
@@ -159,7 +161,7 @@ func kindSpan(kinds []HeteroKind, first, k int) (lo, hi int) {
 // longest sequence (s tokens) can run at: over the aligned blocks of c ranks
 // whose every kind's budget holds s/c, the block's slowest kind's load
 // L_k(s)/c; and that kind. ok is false when no block holds s.
-func bestBlock(kinds []HeteroKind, poolRanks, c, s int) (load float64, ref int, ok bool) {
+func bestBlock(kinds []Kind, poolRanks, c, s int) (load float64, ref int, ok bool) {
 	sq, sf := float64(s)*float64(s), float64(s)
 	for first := 0; first+c <= poolRanks; first += c {
 		lo, hi := kindSpan(kinds, first, c)
@@ -187,26 +189,26 @@ func bestBlock(kinds []HeteroKind, poolRanks, c, s int) (load float64, ref int, 
 	return load, ref, ok
 }
 
-// SolveHetero computes hydra-hetero's closed form (see the package doc). With
-// one kind and no linear work it is Solve's, exactly.
-func SolveHetero(lengths []int, in sched.Inputs, linear bool, forcedCap int) (HeteroTargets, error) {
-	sums := BatchSums(lengths)
+// Solve computes hydra-hetero's closed form (see the package doc). With
+// one kind and no linear work it is hydra.Solve's, exactly.
+func Solve(lengths []int, in sched.Inputs, linear bool, forcedCap int) (Targets, error) {
+	sums := hydra.BatchSums(lengths)
 	kinds, theta := rawKinds(in, linear)
 	if len(kinds) == 1 && kinds[0].Linear == 0 {
 		kinds, theta = normalize(kinds, 0, theta)
 		one := in
 		one.BudgetTokens, one.OverheadRatio = kinds[0].BudgetTokens, theta
-		t, err := Solve(sums, one, forcedCap)
-		return HeteroTargets{Targets: t, Reference: kinds[0].Name, Kinds: kinds}, err
+		t, err := hydra.Solve(sums, one, forcedCap)
+		return Targets{Targets: t, Reference: kinds[0].Name, Kinds: kinds}, err
 	}
-	if sums.MaxTokens < 1 || sums.MaxTokens > MaxSequenceTokens {
-		return HeteroTargets{}, fmt.Errorf("hydra-hetero: s_max = %d tokens: must be in [1, %d] (%w)", sums.MaxTokens, MaxSequenceTokens, sched.ErrInvalidInput)
+	if sums.MaxTokens < 1 || sums.MaxTokens > hydra.MaxSequenceTokens {
+		return Targets{}, fmt.Errorf("hydra-hetero: s_max = %d tokens: must be in [1, %d] (%w)", sums.MaxTokens, hydra.MaxSequenceTokens, sched.ErrInvalidInput)
 	}
 	budget := kinds[0].BudgetTokens
 	for _, k := range kinds {
 		budget = min(budget, k.BudgetTokens)
 	}
-	t := Targets{Bubble: Bubble(in.PP, in.VPP), MaxTokens: sums.MaxTokens, BudgetTokens: budget, EngineLimit: pow2Floor(in.DegreeLimit())}
+	t := hydra.Targets{Bubble: hydra.Bubble(in.PP, in.VPP), MaxTokens: sums.MaxTokens, BudgetTokens: budget, EngineLimit: pow2Floor(in.DegreeLimit())}
 	// Λ(C) per power of two C: the longest sequence at its best block of C.
 	type capLoad struct {
 		c, ref int
@@ -219,11 +221,11 @@ func SolveHetero(lengths []int, in sched.Inputs, linear bool, forcedCap int) (He
 		}
 	}
 	if len(caps) == 0 {
-		return HeteroTargets{}, fmt.Errorf("%w (%w): s_max = %d tokens fits no aligned block of at most %d ranks within its kinds' budgets",
-			ErrEngineLimit, sched.ErrInvalidInput, sums.MaxTokens, t.EngineLimit)
+		return Targets{}, fmt.Errorf("%w (%w): s_max = %d tokens fits no aligned block of at most %d ranks within its kinds' budgets",
+			hydra.ErrEngineLimit, sched.ErrInvalidInput, sums.MaxTokens, t.EngineLimit)
 	}
 	t.MemoryCap = caps[0].c
-	s1, s2 := float64(sums.Tokens), sums.squaredTokensFloat()
+	s1, s2 := float64(sums.Tokens), sums.SquaredTokensFloat()
 	var rate float64 // Σ_k n_k / W_k, seconds⁻¹
 	var capacity int64
 	for _, k := range kinds {
@@ -245,11 +247,11 @@ func SolveHetero(lengths []int, in sched.Inputs, linear bool, forcedCap int) (He
 	}
 	chosen := caps[best]
 	t.Cap, t.ClosedFormCap = chosen.c, chosen.c
-	t.LowerCap, t.UpperCap, t.ContinuousCap = chosen.c, chosen.c, Real(chosen.c)
+	t.LowerCap, t.UpperCap, t.ContinuousCap = chosen.c, chosen.c, hydra.Real(chosen.c)
 	if forcedCap != 0 {
 		i := slices.IndexFunc(caps, func(cl capLoad) bool { return cl.c == forcedCap })
 		if !sched.IsPow2(forcedCap) || i < 0 {
-			return HeteroTargets{}, fmt.Errorf("hydra-hetero: cap = %d: must be a power of two in [C_mem = %d, engine limit = %d] at which a block holds s_max (%w)",
+			return Targets{}, fmt.Errorf("hydra-hetero: cap = %d: must be a power of two in [C_mem = %d, engine limit = %d] at which a block holds s_max (%w)",
 				forcedCap, t.MemoryCap, t.EngineLimit, sched.ErrInvalidInput)
 		}
 		chosen = caps[i]
@@ -260,24 +262,24 @@ func SolveHetero(lengths []int, in sched.Inputs, linear bool, forcedCap int) (He
 	sm := float64(sums.MaxTokens)
 	t.LoadTarget = kinds[chosen.ref].load(sm*sm, sm) / float64(t.Cap)
 	m, tokenBound := micro(chosen.load)
-	t.Microbatches, t.Regime = m, LoadBound
+	t.Microbatches, t.Regime = m, hydra.LoadBound
 	if tokenBound {
-		t.Regime = TokenBound
+		t.Regime = hydra.TokenBound
 	}
-	return HeteroTargets{Targets: t, Reference: kinds[chosen.ref].Name, Kinds: kinds}, nil
+	return Targets{Targets: t, Reference: kinds[chosen.ref].Name, Kinds: kinds}, nil
 }
 
 // Plan solves the closed form on the kinds, packs the batch by per-rank
 // seconds and, with VPP, aligns the MB count as HyDra does.
-func (p *HeteroPolicy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
+func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	if err := in.CheckKinds(lengths); err != nil {
 		var tooLong *sched.ErrSequenceTooLong
 		if errors.As(err, &tooLong) {
-			return nil, fmt.Errorf("%w: %w", ErrEngineLimit, err)
+			return nil, fmt.Errorf("%w: %w", hydra.ErrEngineLimit, err)
 		}
 		return nil, fmt.Errorf("hydra-hetero: %w", err)
 	}
-	ht, err := SolveHetero(lengths, in, p.opts.Linear, p.opts.Cap)
+	ht, err := Solve(lengths, in, p.opts.Linear, p.opts.Cap)
 	if err != nil {
 		return nil, err
 	}
@@ -285,23 +287,23 @@ func (p *HeteroPolicy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error)
 	if err := hp.pack(); err != nil {
 		return nil, err
 	}
-	mbs, splits, steps, err := alignVPP(hp.b.mbs, lengths, in, ht.Targets)
+	mbs, splits, steps, err := hydra.AlignVPP(hp.b.Microbatches(), lengths, in, ht.Targets)
 	if err != nil {
 		return nil, err
 	}
-	d := &HeteroDiagnostics{HeteroTargets: ht, RealizedMicrobatches: len(mbs), VPPSplits: splits, AlignSteps: steps,
+	d := &Diagnostics{Targets: ht, RealizedMicrobatches: len(mbs), VPPSplits: splits, AlignSteps: steps,
 		HeapOps: hp.heapOps, SequenceVisits: hp.visits, GroupVisits: hp.groupVisits}
 	return &sched.Plan{
-		Policy: HeteroName, PoolRanks: in.PoolRanks, Microbatches: mbs,
+		Policy: Name, PoolRanks: in.PoolRanks, Microbatches: mbs,
 		WorkUnits:   hp.heapOps + hp.visits + hp.groupVisits + steps,
 		StallWork:   sched.StallWork{HeapOps: hp.heapOps, SequenceVisits: hp.visits + steps, PoolVisits: hp.groupVisits},
 		Diagnostics: d,
 	}, nil
 }
 
-// HeteroDiagnostics explain a hydra-hetero plan.
-type HeteroDiagnostics struct {
-	HeteroTargets
+// Diagnostics explain a hydra-hetero plan.
+type Diagnostics struct {
+	Targets
 	// RealizedMicrobatches, VPPSplits and AlignSteps are as Diagnostics'.
 	RealizedMicrobatches int   `json:"realized_microbatches"`
 	VPPSplits            int   `json:"vpp_splits,omitempty"`
@@ -315,7 +317,7 @@ type HeteroDiagnostics struct {
 }
 
 // ChosenOption returns the closed form's C* for "cap" (sched.OptionChooser).
-func (d *HeteroDiagnostics) ChosenOption(key string) (float64, bool) {
+func (d *Diagnostics) ChosenOption(key string) (float64, bool) {
 	if key == "cap" {
 		return float64(d.ClosedFormCap), true
 	}
@@ -323,14 +325,14 @@ func (d *HeteroDiagnostics) ChosenOption(key string) (float64, bool) {
 }
 
 // Summary lists the diagnostics in a fixed order.
-func (d *HeteroDiagnostics) Summary() []sched.KV {
+func (d *Diagnostics) Summary() []sched.KV {
 	g := func(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
 	kv := []sched.KV{
 		{Name: "reference kind", Value: d.Reference},
 		{Name: "θ (ref attention tokens²)", Value: g(d.OverheadRatio)},
 		{Name: "b (MB-times)", Value: g(d.Bubble)},
 		{Name: "C_mem", Value: strconv.Itoa(d.MemoryCap)},
-		{Name: "C*", Value: capText(d.Targets)},
+		{Name: "C*", Value: hydra.CapText(d.Targets.Targets)},
 		{Name: "Λ* (ref attention tokens²)", Value: g(d.LoadTarget)},
 		{Name: "M*", Value: strconv.Itoa(d.Microbatches)},
 		{Name: "realized M", Value: strconv.Itoa(d.RealizedMicrobatches)},
@@ -367,11 +369,11 @@ type heteroClass struct {
 // heteroPacker is hydra-hetero's placement (see the package doc): HyDra's
 // piggyback packing with each group's load in seconds on its slowest kind.
 type heteroPacker struct {
-	t       HeteroTargets
+	t       Targets
 	lengths []int
 	order   []int
 	placed  []bool
-	free    *blockTree
+	free    *buddy.Tree
 	groups  []heteroGroup
 	// perRank and tokens are the per-rank load and Σ s of the open MB's
 	// group starting at each rank (the heaps' keys), rankGroup its index in
@@ -383,14 +385,14 @@ type heteroPacker struct {
 	backfillQ       []*keyheap.Heap[float64]
 	classes         []heteroClass
 	classOf         map[[3]int]int // (size, lo, hi) -> index in classes, for the open MB
-	b               *planBuilder
+	b               *hydra.PlanBuilder
 	heapOps, visits int64
 	groupVisits     int64
 }
 
-func newHeteroPacker(lengths []int, poolRanks int, t HeteroTargets) *heteroPacker {
+func newHeteroPacker(lengths []int, poolRanks int, t Targets) *heteroPacker {
 	p := &heteroPacker{t: t, lengths: lengths, order: make([]int, len(lengths)), placed: make([]bool, len(lengths)),
-		free: newBlockTree(poolRanks), b: newPlanBuilder(poolRanks, len(lengths))}
+		free: buddy.New(poolRanks), b: hydra.NewPlanBuilder(poolRanks, len(lengths))}
 	for i := range p.order {
 		p.order[i] = i
 	}
@@ -469,7 +471,7 @@ func (p *heteroPacker) degree(i int, s float64) int {
 func (p *heteroPacker) pack() error {
 	remaining := len(p.order)
 	for remaining > 0 {
-		p.free.reset()
+		p.free.Reset()
 		p.groups = p.groups[:0]
 		for _, cl := range p.classes {
 			if cl.load != nil {
@@ -493,15 +495,15 @@ func (p *heteroPacker) pack() error {
 			return fmt.Errorf("hydra-hetero: no group can take any of the %d sequences left (%w)", remaining, sched.ErrCannotPlan)
 		}
 		doublings := p.backfill()
-		w := waiting{remaining: remaining}
+		w := hydra.Waiting{Remaining: remaining}
 		for _, id := range p.order {
 			if !p.placed[id] {
-				w.id, w.tokens = id, p.lengths[id]
-				w.degree = p.degree(p.kindAt(0), float64(w.tokens))
+				w.ID, w.Tokens = id, p.lengths[id]
+				w.Degree = p.degree(p.kindAt(0), float64(w.Tokens))
 				break
 			}
 		}
-		p.b.close(w, doublings)
+		p.b.Close(w, doublings)
 	}
 	return nil
 }
@@ -522,19 +524,19 @@ func (p *heteroPacker) place(id int) bool {
 	}
 	slices.Sort(degrees)
 	for _, k := range degrees {
-		if p.free.maxFree() < k {
+		if p.free.MaxFree() < k {
 			continue
 		}
-		for from := 0; from < p.free.leaves; {
-			first := p.free.lowestFrom(k, from)
+		for from := 0; from < p.free.Leaves(); {
+			first := p.free.LowestFrom(k, from)
 			if first < 0 {
 				break
 			}
 			lo, hi := p.kindAt(first), p.kindAt(first+k-1)
 			if p.fits(lo, hi, k, s*s, s, false) {
-				p.free.take(first, k)
+				p.free.Take(first, k)
 				p.openGroup(heteroGroup{first: first, size: k, squares: s * s, tokens: s, lo: lo, hi: hi})
-				p.b.add(p.b.open(first, k), id)
+				p.b.Add(p.b.Open(first, k), id)
 				return true
 			}
 			// Skip every block of this size overlapping a kind that cannot take s.
@@ -574,7 +576,7 @@ func (p *heteroPacker) place(id int) bool {
 		cl.load.Fix(g.first) // its load grew
 		p.heapOps++
 	}
-	p.b.add(int32(best), id)
+	p.b.Add(int32(best), id)
 	return true
 }
 
@@ -661,7 +663,7 @@ func (p *heteroPacker) candidate(c int, s float64) int {
 // the least group of the smallest non-empty size is the least of all. Each
 // group queued, dropped or doubled counts one heap operation.
 func (p *heteroPacker) backfill() int {
-	if p.free.maxFree() == 0 {
+	if p.free.MaxFree() == 0 {
 		return 0
 	}
 	for _, g := range p.groups {
@@ -680,14 +682,14 @@ func (p *heteroPacker) backfill() int {
 			lo, hi := p.kindAt(first), p.kindAt(first+2*g.size-1)
 			grown := heteroGroup{first: first, size: 2 * g.size, squares: g.squares, tokens: g.tokens, lo: lo, hi: hi}
 			p.heapOps++
-			if buddy+g.size > p.free.leaves || !p.free.isFree(buddy, g.size) ||
+			if buddy+g.size > p.free.Leaves() || !p.free.IsFree(buddy, g.size) ||
 				!p.fits(lo, hi, grown.size, g.squares, g.tokens, false) || p.perRankLoad(&grown) > p.perRankLoad(g) {
 				continue
 			}
-			p.free.take(buddy, g.size)
+			p.free.Take(buddy, g.size)
 			*g = grown
 			p.rankGroup[first] = gi
-			p.b.double(int32(gi))
+			p.b.Double(int32(gi))
 			doublings++
 			if g.size < p.t.Cap {
 				p.perRank[first] = p.perRankLoad(g)
@@ -697,3 +699,9 @@ func (p *heteroPacker) backfill() int {
 	}
 	return doublings
 }
+
+// ceilDiv returns ⌈a/b⌉ for a >= 1, b >= 1.
+func ceilDiv(a, b int64) int64 { return 1 + (a-1)/b }
+
+// pow2Floor returns the largest power of two <= n (n >= 1).
+func pow2Floor(n int) int { return 1 << (bits.Len(uint(n)) - 1) }
