@@ -174,22 +174,27 @@ func (h *Heap[K]) down(i int) bool {
 		if c >= n || c < 0 {
 			break
 		}
+		var m entry[K]
 		if c+arity <= n {
-			a := c + before(heap[c+1], heap[c])
-			b := c + 2 + before(heap[c+3], heap[c+2])
-			c = a ^ (a^b)&-before(heap[b], heap[a])
+			ch := heap[c : c+arity : c+arity]
+			a := before(ch[1], ch[0])
+			b := 2 + before(ch[3], ch[2])
+			w := b ^ (a^b)&-before(ch[a], ch[b])
+			c += w
+			m = ch[w]
 		} else {
+			m = heap[c]
 			for j := c + 1; j < n; j++ {
-				if precedes(heap[j], heap[c]) {
-					c = j
+				if precedes(heap[j], m) {
+					c, m = j, heap[j]
 				}
 			}
 		}
-		if !precedes(heap[c], x) {
+		if !precedes(m, x) {
 			break
 		}
-		heap[i] = heap[c]
-		pos[heap[i].item] = int32(i)
+		heap[i] = m
+		pos[m.item] = int32(i)
 		i = c
 	}
 	heap[i] = x
@@ -197,9 +202,14 @@ func (h *Heap[K]) down(i int) bool {
 	return i > i0
 }
 
-// before is precedes as 0 or 1, computed without a branch.
+// before is precedes as 0 or 1 without an unpredictable branch (keys are
+// rarely equal, so the tie test is a well-predicted one).
 func before[K cmp.Ordered](a, b entry[K]) int {
-	return b2i(a.key < b.key) | b2i(a.key == b.key)&b2i(a.item < b.item)
+	r := b2i(a.key < b.key)
+	if a.key == b.key {
+		r = b2i(a.item < b.item)
+	}
+	return r
 }
 
 // b2i is 1 for true, 0 for false (the compiler emits a SETcc, no branch).
