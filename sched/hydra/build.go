@@ -47,6 +47,10 @@ func NewPlanBuilder(poolRanks, sequences int) *PlanBuilder {
 		poolRanks: poolRanks,
 		seqIDs:    make([]int, sequences),
 		byFirst:   make([]int32, poolRanks),
+		// An MB may take every sequence: growing these by appends copied
+		// megabytes per plan at G = 4096.
+		seqs:     make([]int32, 0, sequences),
+		seqGroup: make([]int32, 0, sequences),
 	}
 	for r := range b.byFirst {
 		b.byFirst[r] = -1
