@@ -205,14 +205,11 @@ func (h *Heap[K]) down(i int) bool {
 	return i > i0
 }
 
-// before is precedes as 0 or 1 without an unpredictable branch (keys are
-// rarely equal, so the tie test is a well-predicted one).
+// before is precedes as 0 or 1, computed without a branch: equal keys are
+// common (HyDra's groups of one equal-length sequence), so a tie test the
+// predictor must guess cost more than it saved.
 func before[K cmp.Ordered](a, b entry[K]) int {
-	r := b2i(a.key < b.key)
-	if a.key == b.key {
-		r = b2i(a.item < b.item)
-	}
-	return r
+	return b2i(a.key < b.key) | b2i(a.key == b.key)&b2i(a.item < b.item)
 }
 
 // b2i is 1 for true, 0 for false (the compiler emits a SETcc, no branch).
