@@ -2,11 +2,11 @@ package cphp
 
 import (
 	"cmp"
-	"container/heap"
 	"fmt"
 	"slices"
 
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/internal/keyheap"
 )
 
 // Template is the planning model of one replica's layout: its view in token
@@ -113,18 +113,17 @@ func packOrdered(m *Model, lengths, order []int, reps []Replica, in sched.Inputs
 	st := &packState{m: m, reps: reps, p: p, sums: make([]float64, nr), minTokens: make([]float64, nr)}
 	st.grow(mbs)
 	// Classes: replicas sharing a template, each a heap by (Σ seconds, index).
+	// The classes' heaps share one position array (a replica is in one).
 	byTemplate := map[*Template]int{}
-	pos := make([]int, nr)
+	family := keyheap.New(st.sums)
 	for j, r := range reps {
 		c, ok := byTemplate[r.T]
 		if !ok {
 			c = len(st.classes)
 			byTemplate[r.T] = c
-			st.classes = append(st.classes, &replicaHeap{sums: st.sums, pos: pos})
+			st.classes = append(st.classes, family.Sibling(st.sums))
 		}
-		h := st.classes[c]
-		pos[j] = len(h.items) // in index order with equal sums: already a heap
-		h.items = append(h.items, j)
+		st.classes[c].Add(j)
 	}
 	for _, id := range order {
 		s := float64(lengths[id])
@@ -156,10 +155,10 @@ type packState struct {
 	m         *Model
 	reps      []Replica
 	p         *Packing
-	sums      []float64   // per replica: Σ of its bins' seconds
-	seconds   [][]float64 // per bin and replica: its seconds
-	minTokens []float64   // per replica: its emptiest bin's tokens
-	classes   []*replicaHeap
+	sums      []float64                // per replica: Σ of its bins' seconds
+	seconds   [][]float64              // per bin and replica: its seconds
+	minTokens []float64                // per replica: its emptiest bin's tokens
+	classes   []*keyheap.Heap[float64] // by (Σ seconds, index)
 	aside     []int
 }
 
@@ -186,16 +185,16 @@ func (st *packState) place(id int, s float64) bool {
 		st.aside = st.aside[:0]
 		j := -1
 		for h.Len() > 0 {
-			top := h.items[0]
+			top := h.Top()
 			p.Visits++
 			if st.minTokens[top]+s <= float64(st.reps[top].T.Capacity) {
 				j = top
 				break
 			}
-			st.aside = append(st.aside, heap.Pop(h).(int))
+			st.aside = append(st.aside, h.Take())
 		}
 		for _, a := range st.aside {
-			heap.Push(h, a)
+			h.Add(a)
 		}
 		if j < 0 {
 			continue
@@ -232,40 +231,8 @@ func (st *packState) place(id int, s float64) bool {
 		lo = min(lo, p.Tokens[k][bestJ])
 	}
 	st.minTokens[bestJ] = lo
-	h := st.classes[bestC]
-	heap.Fix(h, h.pos[bestJ])
+	st.classes[bestC].Fix(bestJ)
 	return true
-}
-
-// replicaHeap is a min-heap of replica indices by (Σ seconds, index); pos
-// (shared by every class, indexed by replica) is each replica's place in its
-// class's heap.
-type replicaHeap struct {
-	items []int
-	sums  []float64
-	pos   []int
-}
-
-func (h *replicaHeap) Len() int { return len(h.items) }
-func (h *replicaHeap) Less(a, b int) bool {
-	x, y := h.items[a], h.items[b]
-	if h.sums[x] != h.sums[y] {
-		return h.sums[x] < h.sums[y]
-	}
-	return x < y
-}
-func (h *replicaHeap) Swap(a, b int) {
-	h.items[a], h.items[b] = h.items[b], h.items[a]
-	h.pos[h.items[a]], h.pos[h.items[b]] = a, b
-}
-func (h *replicaHeap) Push(x any) {
-	h.pos[x.(int)] = len(h.items)
-	h.items = append(h.items, x.(int))
-}
-func (h *replicaHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
 }
 
 // legal returns the least microbatch count >= n the pipeline schedule runs

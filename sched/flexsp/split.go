@@ -4,54 +4,9 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/dcpsim/dcpsim/sched/internal/keyheap"
 )
-
-// loadHeap is a min-heap of groups by (time load, index), typed (no
-// interface calls: it runs once per sequence dealt).
-type loadHeap struct {
-	load []float64
-	idx  []int
-}
-
-func (h *loadHeap) less(a, b int) bool {
-	return h.load[a] < h.load[b] || h.load[a] == h.load[b] && a < b
-}
-
-func (h *loadHeap) push(g int) {
-	h.idx = append(h.idx, g)
-	i := len(h.idx) - 1
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !h.less(h.idx[i], h.idx[parent]) {
-			break
-		}
-		h.idx[i], h.idx[parent] = h.idx[parent], h.idx[i]
-		i = parent
-	}
-}
-
-func (h *loadHeap) pop() int {
-	top := h.idx[0]
-	last := len(h.idx) - 1
-	h.idx[0] = h.idx[last]
-	h.idx = h.idx[:last]
-	i := 0
-	for {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h.idx) && h.less(h.idx[l], h.idx[m]) {
-			m = l
-		}
-		if r < len(h.idx) && h.less(h.idx[r], h.idx[m]) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h.idx[i], h.idx[m] = h.idx[m], h.idx[i]
-		i = m
-	}
-	return top
-}
 
 // deal places items on n identical groups, longest processing time first:
 // items come heaviest first (weights[i] seconds, tokens[i] of a group's
@@ -62,17 +17,18 @@ func (h *loadHeap) pop() int {
 // group ends within one item of the class's mean load). ops counts heap
 // operations.
 func deal(weights []float64, tokens []int64, n int, capacity int64) (group []int, ok bool, ops int64) {
-	h := &loadHeap{load: make([]float64, n), idx: make([]int, n)}
+	load := make([]float64, n)
+	h := keyheap.Full(load) // by (time load, index); equal loads: nothing moves
 	free := make([]int64, n)
 	for g := range n {
-		h.idx[g], free[g] = g, capacity // equal loads: index order is a heap
+		free[g] = capacity
 	}
 	group = make([]int, len(weights))
 	var skipped []int
 	for i, w := range weights {
 		placed := -1
-		for len(h.idx) > 0 {
-			g := h.pop()
+		for h.Len() > 0 {
+			g := h.Take()
 			ops++
 			if free[g] >= tokens[i] {
 				placed = g
@@ -84,11 +40,11 @@ func deal(weights []float64, tokens []int64, n int, capacity int64) (group []int
 			return nil, false, ops
 		}
 		group[i] = placed
-		h.load[placed] += w
+		load[placed] += w
 		free[placed] -= tokens[i]
-		h.push(placed)
+		h.Add(placed)
 		for _, g := range skipped {
-			h.push(g)
+			h.Add(g)
 		}
 		ops += int64(1 + len(skipped))
 		skipped = skipped[:0]

@@ -67,12 +67,12 @@ type aligner struct {
 	steps     int64  // MBs, groups, sequences and ranks visited
 }
 
-// alignVPP returns mbs with its count raised to the least count legal for
+// AlignVPP returns mbs with its count raised to the least count legal for
 // Megatron's interleaved schedule, the number of MBs it added and the work it
-// did. With in.VPP = 1, or a count that is already legal, mbs is returned as it
+// did (HyDra's rule, by s² loads; hydra-hetero aligns with it too). With in.VPP = 1, or a count that is already legal, mbs is returned as it
 // is (and no work is counted). mbs is modified in place (and may be
 // reallocated); the sequence id slices of the packed groups are never written.
-func alignVPP(mbs []sched.Microbatch, lengths []int, in sched.Inputs, t Targets) ([]sched.Microbatch, int, int64, error) {
+func AlignVPP(mbs []sched.Microbatch, lengths []int, in sched.Inputs, t Targets) ([]sched.Microbatch, int, int64, error) {
 	if in.VPP <= 1 {
 		return mbs, 0, 0, nil
 	}

@@ -263,7 +263,7 @@ func TestVPPSplitChoice(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mbs := toMBs(tc.mbs)
-			got, splits, steps, err := alignVPP(slices.Clone(mbs), lengths, in, tg)
+			got, splits, steps, err := AlignVPP(slices.Clone(mbs), lengths, in, tg)
 			if err != nil || splits != 1 || steps <= 0 || len(got) != 4 {
 				t.Fatalf("splits %d steps %d err %v: %+v", splits, steps, err, got)
 			}
@@ -289,7 +289,7 @@ func TestVPPSplitChoice(t *testing.T) {
 	// ranks [2,4) double into [0,2), then [4,8). (The packer would have
 	// backfilled it already; alignment runs the same backfill regardless.)
 	mbs := toMBs([]mbSpec{{groups: [][]int{{0, 8, 0}}}, {groups: [][]int{{0, 8, 8}}}, {groups: [][]int{{2, 2, 2, 3, 1, 4, 5}}}})
-	got, _, _, err := alignVPP(mbs, lengths, in, tg)
+	got, _, _, err := AlignVPP(mbs, lengths, in, tg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ func TestVPPSplitChoice(t *testing.T) {
 	}
 	// The group split alternates groups in rank order and backfills each half.
 	mbs = toMBs([]mbSpec{{groups: [][]int{{0, 8, 0}}}, {groups: [][]int{{0, 8, 8}}}, {groups: [][]int{{0, 1, 2}, {4, 1, 3}, {6, 2, 1}}}})
-	got, _, _, err = alignVPP(mbs, lengths, in, tg)
+	got, _, _, err = AlignVPP(mbs, lengths, in, tg)
 	if err != nil {
 		t.Fatal(err)
 	}

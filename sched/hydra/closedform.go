@@ -55,8 +55,8 @@ func BatchSums(lengths []int) Sums {
 	return sums
 }
 
-// squaredTokensFloat returns S2 as a float64 (nearest).
-func (s Sums) squaredTokensFloat() float64 {
+// SquaredTokensFloat returns S2 as a float64 (nearest).
+func (s Sums) SquaredTokensFloat() float64 {
 	f, _ := new(big.Float).SetInt(s.SquaredTokens).Float64()
 	return f
 }
@@ -112,7 +112,7 @@ func ContinuousCap(sums Sums, poolRanks int, bubble, overheadRatio float64) floa
 		return math.Inf(1)
 	}
 	s := float64(sums.MaxTokens)
-	return s * s * math.Sqrt(bubble*float64(poolRanks)/(sums.squaredTokensFloat()*overheadRatio))
+	return s * s * math.Sqrt(bubble*float64(poolRanks)/(sums.SquaredTokensFloat()*overheadRatio))
 }
 
 // Real is a float64 that encodes ±Inf and NaN in JSON as the strings "+Inf",

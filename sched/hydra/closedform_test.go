@@ -28,8 +28,8 @@ func TestBatchSumsExact(t *testing.T) {
 	if sums.SquaredTokens.Cmp(want) != 0 || sums.Tokens != 9*MaxSequenceTokens+5 || sums.MaxTokens != MaxSequenceTokens || sums.Sequences != 10 {
 		t.Fatalf("sums %+v, S2 %v, want %v", sums, sums.SquaredTokens, want)
 	}
-	if !(sums.squaredTokensFloat() > math.MaxInt64) {
-		t.Fatalf("S2 as float %g", sums.squaredTokensFloat())
+	if !(sums.SquaredTokensFloat() > math.MaxInt64) {
+		t.Fatalf("S2 as float %g", sums.SquaredTokensFloat())
 	}
 }
 

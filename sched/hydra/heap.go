@@ -1,16 +1,18 @@
 package hydra
 
 import (
-	"container/heap"
 	"math"
 	"math/bits"
 	"sort"
+
+	"github.com/dcpsim/dcpsim/sched/internal/buddy"
+	"github.com/dcpsim/dcpsim/sched/internal/keyheap"
 )
 
-// heapGroup is an open CP group of the heap packer.
+// heapGroup is an open CP group of the heap packer; its Σ s² and Σ s are
+// heapPacker.squares and .tokens at its first rank.
 type heapGroup struct {
-	first, size     int
-	squares, tokens int64 // Σ s² (tokens²) and Σ s (tokens) of its sequences
+	first, size int
 }
 
 // heapPacker is the heap-accelerated packer of spec §6 (policy "hydra"). Its
@@ -31,39 +33,46 @@ type heapPacker struct {
 	capSquares []int64 // per class: the most Σ s² a group of that size may hold
 	capTokens  []int64 // per class: B·size, the most Σ s it may hold
 	groups     []heapGroup
-	rankGroup  []int32 // first rank -> index in groups, for the open MB's groups
-	classes    []classHeaps
-	free       *blockTree
-	backfillQ  backfillHeap
-	b          *planBuilder
-	heapOps    int64 // pushes, pops and fixes
-	visits     int64 // sequences read by the placement loop and its skip searches
+	// squares and tokens are Σ s² (tokens²) and Σ s (tokens) of the open MB's
+	// group starting at each rank: the keys of the heaps, whose items are
+	// first ranks (so ties go to the lowest first rank).
+	squares, tokens []int64
+	rankGroup       []int32 // first rank -> index in groups, for the open MB's groups
+	classes         []classHeaps
+	// backfillQ holds, per class below C*, the groups backfill may still
+	// double, by (Σ s², first rank): the class order is the size order.
+	backfillQ []*keyheap.Heap[int64]
+	free      *buddy.Tree
+	b         *PlanBuilder
+	heapOps   int64 // pushes, pops and fixes
+	visits    int64 // sequences read by the placement loop and its skip searches
 }
 
-// classHeaps are the heaps of one size class of open groups. Every group of the
-// class is in exactly one of them.
+// classHeaps are the heaps of one size class of open groups (items: first
+// ranks). Every group of the class is in exactly one of them.
 type classHeaps struct {
 	// load: least Σ s² (the per-rank load at this size) first, then lowest first
 	// rank. A group changes only when it is the top and takes a sequence, and is
 	// then fixed in place; token-infeasible groups are purged lazily, when they
 	// surface, by demotion to capacity.
-	load keyHeap
+	load *keyheap.Heap[int64]
 	// capacity: most token room first (key Σ s, the size being fixed); the groups
 	// demoted from load, re-admitted once the sequences are short enough.
-	capacity keyHeap
+	capacity *keyheap.Heap[int64]
 }
 
-// packHeap plans the batch with the heap packer; pack allows the packed heap
-// layout (tests pass false to exercise the pair layout).
-func packHeap(lengths []int, poolRanks int, t Targets, pack bool) (*planBuilder, int64, int64) {
+// packHeap plans the batch with the heap packer.
+func packHeap(lengths []int, poolRanks int, t Targets) (*PlanBuilder, int64, int64) {
 	n := len(lengths)
 	p := &heapPacker{
 		t:         t,
 		topClass:  bits.TrailingZeros(uint(t.Cap)),
 		next:      make([]int32, n+1),
-		free:      newBlockTree(poolRanks),
-		b:         newPlanBuilder(poolRanks, n),
+		free:      buddy.New(poolRanks),
+		b:         NewPlanBuilder(poolRanks, n),
 		groups:    make([]heapGroup, 0, min(poolRanks, n)),
+		squares:   make([]int64, poolRanks),
+		tokens:    make([]int64, poolRanks),
 		rankGroup: make([]int32, poolRanks),
 	}
 	p.order = sortLongestFirst(lengths)
@@ -84,27 +93,21 @@ func packHeap(lengths []int, poolRanks int, t Targets, pack bool) (*planBuilder,
 			p.classStart[c] = sort.Search(n, func(i int) bool { return p.tokensAt(i) <= longest })
 		}
 	}
-	// Keys never exceed the top class's caps; pack them with the first rank when
-	// they fit in 64 bits.
-	shift := uint(bits.Len(uint(poolRanks - 1)))
-	widest := uint64(max(p.capSquares[p.topClass], p.capTokens[p.topClass]))
-	p.classes = newClassHeaps(classes, shift, pack && bits.Len64(widest)+int(shift) <= 64)
-	p.backfillQ.groups = &p.groups
-	p.pack()
-	return p.b, p.heapOps, p.visits
-}
-
-// newClassHeaps returns the heaps of every class, packed or pairs.
-func newClassHeaps(classes int, shift uint, packed bool) []classHeaps {
-	hs := make([]classHeaps, classes)
-	for c := range hs {
-		if packed {
-			hs[c] = classHeaps{load: &packedHeap{shift: shift}, capacity: &packedHeap{shift: shift}}
+	// One family of heaps for placement (a group is in one of them), one for
+	// backfill: each shares one position array.
+	family := keyheap.New(p.squares)
+	p.classes = make([]classHeaps, classes)
+	p.backfillQ = make([]*keyheap.Heap[int64], classes)
+	for c := range p.classes {
+		p.classes[c] = classHeaps{load: family.Sibling(p.squares), capacity: family.Sibling(p.tokens)}
+		if c == 0 {
+			p.backfillQ[c] = keyheap.New(p.squares)
 		} else {
-			hs[c] = classHeaps{load: &pairHeap{}, capacity: &pairHeap{}}
+			p.backfillQ[c] = p.backfillQ[0].Sibling(p.squares)
 		}
 	}
-	return hs
+	p.pack()
+	return p.b, p.heapOps, p.visits
 }
 
 // sortLongestFirst returns the sequences ordered by length descending, ties by
@@ -181,17 +184,17 @@ func (p *heapPacker) classRange(c int) (lo, hi int) {
 func (p *heapPacker) pack() {
 	remaining := len(p.order)
 	for remaining > 0 {
-		p.free.reset()
+		p.free.Reset()
 		p.groups = p.groups[:0]
 		for c := range p.classes {
-			p.classes[c].load.clear()
-			p.classes[c].capacity.clear()
+			p.classes[c].load.Clear()
+			p.classes[c].capacity.Clear()
 		}
 		for c := p.topClass; c >= 0; c-- {
 			lo, hi := p.classRange(c)
 			for pos := p.find(lo); pos < hi; pos = p.find(pos + 1) {
 				p.visits++
-				if p.free.maxFree() >= 1<<c {
+				if p.free.MaxFree() >= 1<<c {
 					p.open(c, pos)
 				} else {
 					target := p.feasibleClass(c, p.tokensAt(pos))
@@ -213,13 +216,13 @@ func (p *heapPacker) pack() {
 			}
 		}
 		doublings := p.backfill()
-		w := waiting{remaining: remaining}
+		w := Waiting{Remaining: remaining}
 		if remaining > 0 {
 			pos := p.find(0)
 			id, tokens := seqAt(p.order[pos])
-			w.id, w.tokens, w.degree = id, int(tokens), p.t.Degree(int(tokens))
+			w.ID, w.Tokens, w.Degree = id, int(tokens), p.t.Degree(int(tokens))
 		}
-		p.b.close(w, doublings)
+		p.b.Close(w, doublings)
 	}
 }
 
@@ -253,12 +256,10 @@ func (p *heapPacker) bound(c int) int64 {
 	for ; c <= p.topClass; c++ {
 		h := &p.classes[c]
 		if h.load.Len() > 0 {
-			squares, _ := h.load.top()
-			longest = max(longest, isqrt(p.capSquares[c]-int64(squares)))
+			longest = max(longest, isqrt(p.capSquares[c]-p.squares[h.load.Top()]))
 		}
 		if h.capacity.Len() > 0 {
-			tokens, _ := h.capacity.top()
-			longest = max(longest, p.capTokens[c]-int64(tokens))
+			longest = max(longest, p.capTokens[c]-p.tokens[h.capacity.Top()])
 		}
 	}
 	return longest
@@ -268,14 +269,16 @@ func (p *heapPacker) bound(c int) int64 {
 // sequence at position pos.
 func (p *heapPacker) open(c, pos int) {
 	k := 1 << c
-	first := p.free.lowest(k)
-	p.free.take(first, k)
+	first := p.free.Lowest(k)
+	p.free.Take(first, k)
 	id, s := seqAt(p.order[pos])
-	gi := p.b.open(first, k)
-	p.groups = append(p.groups, heapGroup{first: first, size: k, squares: s * s, tokens: s})
+	gi := p.b.Open(first, k)
+	p.groups = append(p.groups, heapGroup{first: first, size: k})
+	p.squares[first], p.tokens[first] = s*s, s
 	p.rankGroup[first] = gi
-	p.push(p.classes[c].load, uint64(s*s), first)
-	p.b.add(gi, id)
+	p.classes[c].load.Add(first)
+	p.heapOps++
+	p.b.Add(gi, id)
 }
 
 // feasibleClass returns the smallest class >= c holding a group that can take a
@@ -299,21 +302,22 @@ func (p *heapPacker) feasibleClass(c int, s int64) int {
 func (p *heapPacker) ready(c int, s int64) bool {
 	h := &p.classes[c]
 	for h.capacity.Len() > 0 {
-		tokens, first := h.capacity.top()
-		if p.capTokens[c]-int64(tokens) < s {
+		first := h.capacity.Top()
+		if p.capTokens[c]-p.tokens[first] < s {
 			break
 		}
-		p.pop(h.capacity)
-		p.push(h.load, uint64(p.groups[p.rankGroup[first]].squares), first)
+		h.capacity.Remove(first)
+		h.load.Add(first)
+		p.heapOps += 2
 	}
 	for h.load.Len() > 0 {
-		squares, first := h.load.top()
-		g := &p.groups[p.rankGroup[first]]
-		if p.capTokens[c]-g.tokens >= s {
-			return int64(squares)+s*s <= p.capSquares[c]
+		first := h.load.Top()
+		if p.capTokens[c]-p.tokens[first] >= s {
+			return p.squares[first]+s*s <= p.capSquares[c]
 		}
-		p.pop(h.load)
-		p.push(h.capacity, uint64(g.tokens), first)
+		h.load.Remove(first)
+		h.capacity.Add(first)
+		p.heapOps += 2
 	}
 	return false
 }
@@ -323,110 +327,55 @@ func (p *heapPacker) ready(c int, s int64) bool {
 func (p *heapPacker) piggyback(c, pos int) {
 	id, s := seqAt(p.order[pos])
 	h := p.classes[c].load
-	_, first := h.top()
-	gi := p.rankGroup[first]
-	g := &p.groups[gi]
-	g.squares += s * s
-	g.tokens += s
-	h.setTopKey(uint64(g.squares))
-	p.b.add(gi, id)
-	p.fix(h, 0)
+	first := h.Top()
+	p.squares[first] += s * s
+	p.tokens[first] += s
+	h.Fix(first)
+	p.heapOps++
+	p.b.Add(p.rankGroup[first], id)
 }
 
 // backfill doubles groups into free buddy blocks, smallest first (ties: lower
 // Σ s², then lower first rank), until none below C* has a free buddy. A group
-// whose buddy is taken is dropped for good: blocks are only ever taken.
+// whose buddy is taken is dropped for good: blocks are only ever taken. The
+// queue is one heap per class, walked from the smallest: a doubled group
+// joins the next class, so the least group of the lowest non-empty class is
+// always the least of all. Each group queued, dropped or doubled counts one
+// heap operation.
 func (p *heapPacker) backfill() int {
-	if p.free.maxFree() == 0 {
+	if p.free.MaxFree() == 0 {
 		return 0 // no free rank: nothing to double into
 	}
-	q := &p.backfillQ
-	q.items = q.items[:0]
-	for gi, g := range p.groups {
-		if g.size < p.t.Cap && p.free.isFree(g.first^g.size, g.size) {
-			q.items = append(q.items, int32(gi))
+	for _, g := range p.groups {
+		if g.size < p.t.Cap && p.free.IsFree(g.first^g.size, g.size) {
+			c := bits.TrailingZeros(uint(g.size))
+			p.backfillQ[c].Add(g.first)
+			p.heapOps++
 		}
 	}
-	heap.Init(q)
-	p.heapOps += int64(len(q.items)) // Init counts as one push per group
 	doublings := 0
-	for len(q.items) > 0 {
-		gi := q.items[0]
-		g := &p.groups[gi]
-		buddy := g.first ^ g.size
-		if !p.free.isFree(buddy, g.size) {
-			p.popIndex(q)
-			continue
-		}
-		p.free.take(buddy, g.size)
-		g.first &^= g.size
-		g.size *= 2
-		p.b.double(gi)
-		doublings++
-		if g.size < p.t.Cap {
-			p.fix(q, 0) // its key grew: sift it down in place
-		} else {
-			p.popIndex(q)
+	for c, q := range p.backfillQ {
+		for q.Len() > 0 {
+			first := q.Take()
+			p.heapOps++
+			size := 1 << c
+			buddy := first ^ size
+			if !p.free.IsFree(buddy, size) {
+				continue
+			}
+			p.free.Take(buddy, size)
+			gi := p.rankGroup[first]
+			grown := first &^ size
+			p.squares[grown], p.tokens[grown], p.rankGroup[grown] = p.squares[first], p.tokens[first], gi
+			p.groups[gi] = heapGroup{first: grown, size: 2 * size}
+			p.b.Double(gi)
+			doublings++
+			if 2*size < p.t.Cap {
+				p.backfillQ[c+1].Add(grown)
+			}
 		}
 	}
 	return doublings
-}
-
-// push, pop and fix are heap.Push, heap.Pop and heap.Fix without boxing the item
-// into an interface (an allocation each): pushing appends and sifts up with
-// heap.Fix, popping moves the last item to the root and sifts it down with
-// heap.Fix, as container/heap does. Each of them and popIndex counts one heap
-// operation.
-func (p *heapPacker) push(h keyHeap, key uint64, first int) {
-	h.add(key, first)
-	p.fix(h, h.Len()-1)
-}
-
-func (p *heapPacker) pop(h keyHeap) {
-	h.dropTop()
-	if h.Len() > 0 {
-		p.fix(h, 0)
-	} else {
-		p.heapOps++
-	}
-}
-
-func (p *heapPacker) fix(h heap.Interface, i int) {
-	if ph, ok := h.(*packedHeap); ok {
-		ph.fixPacked(i)
-	} else {
-		heap.Fix(h, i)
-	}
-	p.heapOps++
-}
-
-func (p *heapPacker) popIndex(q *backfillHeap) {
-	n := len(q.items) - 1
-	q.items[0] = q.items[n]
-	q.items = q.items[:n]
-	if n > 0 {
-		heap.Fix(q, 0)
-	}
-	p.heapOps++
-}
-
-// backfillHeap orders group indices by (size, Σ s², first rank).
-type backfillHeap struct {
-	items  []int32
-	groups *[]heapGroup
-}
-
-func (h *backfillHeap) Len() int { return len(h.items) }
-func (h *backfillHeap) Less(i, j int) bool {
-	a, b := &(*h.groups)[h.items[i]], &(*h.groups)[h.items[j]]
-	return less3(a.size, a.squares, a.first, b.size, b.squares, b.first)
-}
-func (h *backfillHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *backfillHeap) Push(x any)    { h.items = append(h.items, x.(int32)) }
-func (h *backfillHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
 }
 
 // isqrt returns ⌊√x⌋ for x >= 0 (x < 0 gives 0).

@@ -64,7 +64,7 @@ func (p *Policy) Promises() sched.Promises {
 }
 
 // Plan solves the closed form, packs the batch and, with VPP, aligns the MB
-// count to one the interleaved schedule accepts (alignVPP).
+// count to one the interleaved schedule accepts (AlignVPP).
 func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	if err := in.Check(lengths); err != nil {
 		var tooLong *sched.ErrSequenceTooLong
@@ -84,13 +84,13 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 		return nil, err
 	}
 	d := &Diagnostics{Targets: t}
-	var b *planBuilder
+	var b *PlanBuilder
 	if p.name == ScanName {
 		b, d.ScanSteps = packScan(lengths, in.PoolRanks, t)
 	} else {
-		b, d.HeapOps, d.SequenceVisits = packHeap(lengths, in.PoolRanks, t, true)
+		b, d.HeapOps, d.SequenceVisits = packHeap(lengths, in.PoolRanks, t)
 	}
-	mbs, splits, steps, err := alignVPP(b.mbs, lengths, in, t)
+	mbs, splits, steps, err := AlignVPP(b.Microbatches(), lengths, in, t)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (d *Diagnostics) Summary() []sched.KV {
 		{Name: "C_mem", Value: strconv.Itoa(d.MemoryCap)},
 		{Name: "engine limit", Value: strconv.Itoa(d.EngineLimit)},
 		{Name: "continuous C*", Value: g(float64(d.ContinuousCap))},
-		{Name: "C*", Value: capText(d.Targets)},
+		{Name: "C*", Value: CapText(d.Targets)},
 		{Name: "Λ* (tokens²)", Value: g(d.LoadTarget)},
 		{Name: "M*", Value: strconv.Itoa(d.Microbatches)},
 		{Name: "realized M", Value: strconv.Itoa(d.RealizedMicrobatches)},
@@ -171,8 +171,9 @@ func (d *Diagnostics) Summary() []sched.KV {
 	return kv
 }
 
-// capText formats C* with how it was chosen.
-func capText(t Targets) string {
+// CapText formats C* with how it was chosen: "256", "256 (forced)" or
+// "256 (of 128, 256)" (the two powers of two evaluated).
+func CapText(t Targets) string {
 	switch {
 	case t.ForcedCap:
 		return strconv.Itoa(t.Cap) + " (forced)"

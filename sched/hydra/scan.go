@@ -25,19 +25,19 @@ type scanPacker struct {
 	placed    []bool
 	busy      []bool // rank is in a group of the open MB
 	groups    []scanGroup
-	b         *planBuilder
+	b         *PlanBuilder
 	steps     int64 // sequences, groups and ranks visited
 }
 
 // packScan plans the batch with the linear reference.
-func packScan(lengths []int, poolRanks int, t Targets) (*planBuilder, int64) {
+func packScan(lengths []int, poolRanks int, t Targets) (*PlanBuilder, int64) {
 	p := &scanPacker{
 		t: t, poolRanks: poolRanks, lengths: lengths,
 		order:  make([]int, len(lengths)),
 		degree: make([]int, len(lengths)),
 		placed: make([]bool, len(lengths)),
 		busy:   make([]bool, poolRanks),
-		b:      newPlanBuilder(poolRanks, len(lengths)),
+		b:      NewPlanBuilder(poolRanks, len(lengths)),
 	}
 	for i := range p.order {
 		p.order[i] = i
@@ -59,14 +59,14 @@ func packScan(lengths []int, poolRanks int, t Targets) (*planBuilder, int64) {
 			}
 		}
 		doublings := p.backfill()
-		w := waiting{remaining: remaining}
+		w := Waiting{Remaining: remaining}
 		for _, id := range p.order {
 			if !p.placed[id] {
-				w.id, w.tokens, w.degree = id, lengths[id], p.degree[id]
+				w.ID, w.Tokens, w.Degree = id, lengths[id], p.degree[id]
 				break
 			}
 		}
-		p.b.close(w, doublings)
+		p.b.Close(w, doublings)
 	}
 	return p.b, p.steps
 }
@@ -84,7 +84,7 @@ func (p *scanPacker) place(id int) bool {
 				p.busy[r] = true
 			}
 			p.groups = append(p.groups, scanGroup{first: first, size: k, squares: s * s, tokens: s})
-			p.b.add(p.b.open(first, k), id)
+			p.b.Add(p.b.Open(first, k), id)
 			return true
 		}
 	}
@@ -103,7 +103,7 @@ func (p *scanPacker) place(id int) bool {
 	}
 	p.groups[best].squares += s * s
 	p.groups[best].tokens += s
-	p.b.add(int32(best), id)
+	p.b.Add(int32(best), id)
 	return true
 }
 
@@ -148,7 +148,7 @@ func (p *scanPacker) backfill() int {
 		}
 		g.first &^= g.size
 		g.size *= 2
-		p.b.double(int32(best))
+		p.b.Double(int32(best))
 		doublings++
 	}
 }

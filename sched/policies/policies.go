@@ -18,6 +18,7 @@ import (
 	"github.com/dcpsim/dcpsim/sched/flexsp"
 	"github.com/dcpsim/dcpsim/sched/hexiseq"
 	"github.com/dcpsim/dcpsim/sched/hydra"
+	"github.com/dcpsim/dcpsim/sched/hydrahetero"
 	"github.com/dcpsim/dcpsim/sched/mcore"
 	"github.com/dcpsim/dcpsim/sched/static"
 	"github.com/dcpsim/dcpsim/sched/usp"
@@ -78,8 +79,8 @@ func All() []Descriptor {
 			sched.UlyssesRing, false, hexiseq.DefaultOptions, noEnv(hexiseq.New)),
 		describe(hydra.Name, "HyDra: load-driven degrees from the closed-form cap C*, piggyback packing with heaps",
 			sched.UlyssesRing, true, hydra.DefaultOptions, noEnv(hydra.New)),
-		describe(hydra.HeteroName, "HyDra on mixed GPU kinds: per-rank load in seconds on each rank's own kind (attention and linear work), so a slower GPU gets proportionally less",
-			sched.UlyssesRing, true, hydra.DefaultHeteroOptions, noEnv(hydra.NewHetero)),
+		describe(hydrahetero.Name, "HyDra on mixed GPU kinds: per-rank load in seconds on each rank's own kind (attention and linear work), so a slower GPU gets proportionally less",
+			sched.UlyssesRing, true, hydrahetero.DefaultOptions, noEnv(hydrahetero.New)),
 		describe(hydra.ScanName, "HyDra with the plain linear-scan placement (reference; identical plans)",
 			sched.UlyssesRing, true, hydra.DefaultOptions, noEnv(hydra.NewScan)),
 		describe(mcore.Name, "Megatron-Core dynamic CP (dev next_hdp_group_packing_aware): memory-driven degrees, exact",

@@ -1,4 +1,4 @@
-package hydra
+package hydrahetero
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/hydra"
 )
 
 // oneKind is a one-kind planning cluster over c's pool (H100-like numbers;
@@ -43,9 +44,9 @@ func TestHeteroOneKindIsHydra(t *testing.T) {
 	compared := 0
 	for range 300 {
 		c := randomCase(rng)
-		hp, _ := New(c.opts)
+		hp, _ := hydra.New(c.opts)
 		want, err := hp.Plan(c.lengths, c.in)
-		het, _ := NewHetero(HeteroOptions{Cap: c.opts.Cap})
+		het, _ := New(Options{Cap: c.opts.Cap})
 		for _, cl := range []*sched.Cluster{nil, oneKind(c)} {
 			in := c.in
 			in.Cluster = cl
@@ -71,7 +72,7 @@ func TestHeteroOneKindIsHydra(t *testing.T) {
 // its groups that lie in it (not those spanning kinds, which split evenly)
 // of the per-rank load in seconds on the kind (Attention·Σs² + Linear·Σs)/k,
 // and of the per-rank Σ s²/k.
-func heteroLoads(p *sched.Plan, lengths []int, d *HeteroDiagnostics) (seconds, squares []float64) {
+func heteroLoads(p *sched.Plan, lengths []int, d *Diagnostics) (seconds, squares []float64) {
 	n := len(d.Kinds)
 	seconds, squares = make([]float64, n), make([]float64, n)
 	count := make([]float64, n)
@@ -117,10 +118,10 @@ func TestHeteroSlowKindGetsLessWork(t *testing.T) {
 			continue
 		}
 		c.in.Cluster = twoKinds(c, 3)
-		pol, _ := NewHetero(DefaultHeteroOptions())
+		pol, _ := New(DefaultOptions())
 		p, err := pol.Plan(c.lengths, c.in)
 		if err != nil {
-			if !errorsIsAny(err, ErrEngineLimit, ErrCannotAlign) {
+			if !errorsIsAny(err, hydra.ErrEngineLimit, hydra.ErrCannotAlign) {
 				t.Fatalf("%v: %v", c, err)
 			}
 			continue
@@ -128,7 +129,7 @@ func TestHeteroSlowKindGetsLessWork(t *testing.T) {
 		if err := sched.Validate(p, c.lengths, c.in, pol.Promises()); err != nil {
 			t.Fatalf("%v: Validate: %v", c, err)
 		}
-		d := p.Diagnostics.(*HeteroDiagnostics)
+		d := p.Diagnostics.(*Diagnostics)
 		if c.in.VPP == 1 {
 			for m, mb := range p.Microbatches {
 				for _, g := range mb.Groups {
@@ -177,7 +178,7 @@ func errorsIsAny(err error, targets ...error) bool {
 func TestHeteroReference(t *testing.T) {
 	c := testCase{lengths: []int{65536, 4096, 4096, 1000}, in: sched.Inputs{PoolRanks: 64, BudgetTokens: 8192, PP: 4, VPP: 1, OverheadRatio: 1e7}}
 	c.in.Cluster = twoKinds(c, 3)
-	ht, err := SolveHetero(c.lengths, c.in, true, 0)
+	ht, err := Solve(c.lengths, c.in, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestHeteroReference(t *testing.T) {
 	small := c
 	small.in.Cluster = twoKinds(c, 3)
 	small.in.Cluster.Kinds[0].Ranks, small.in.Cluster.Kinds[1].Ranks = 4, 60 // 4 H100s cannot hold 65,536 tokens at 8,192 a rank
-	ht, err = SolveHetero(small.lengths, small.in, true, 0)
+	ht, err = Solve(small.lengths, small.in, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,13 +205,13 @@ func TestHeteroReference(t *testing.T) {
 	if want := 1e7 / 3; math.Abs(ht.OverheadRatio-want) > 1e-9*want {
 		t.Errorf("θ = %g ref units, want θ/c of the first kind / 3 = %g", ht.OverheadRatio, want)
 	}
-	ht, _ = SolveHetero(c.lengths, c.in, true, 0)
+	ht, _ = Solve(c.lengths, c.in, true, 0)
 	// Token parity: the slow kind's full ranks would run 3× the fast kind's
 	// linear work, so it holds a third of the tokens in a multi-sequence group.
 	if ht.Kinds[0].ParityTokens != 8192 || ht.Kinds[1].ParityTokens != 8192/3 {
 		t.Errorf("parity tokens %d, %d; want 8192, %d", ht.Kinds[0].ParityTokens, ht.Kinds[1].ParityTokens, 8192/3)
 	}
-	off, err := SolveHetero(c.lengths, c.in, false, 0)
+	off, err := Solve(c.lengths, c.in, false, 0)
 	if err != nil || off.Kinds[1].ParityTokens != 8192 || off.Kinds[0].Linear != 0 {
 		t.Errorf("linear off: %+v, %v", off.Kinds, err)
 	}

@@ -1,31 +1,36 @@
-package hydra
+// Package buddy keeps the free power-of-two aligned rank blocks of one
+// microbatch for HyDra's packers (sched/hydra, sched/hydrahetero): the
+// Lowest free block of a size, taking a block and testing a buddy, each in
+// O(log G).
+package buddy
 
 import "math/bits"
 
-// blockTree tracks the free power-of-two aligned rank blocks of the open MB: a
+// Tree tracks the free power-of-two aligned rank blocks of the open MB: a
 // complete binary tree over P = pow2ceil(G) leaf ranks in which node n at level
 // size covers the aligned block of that size, and largest[n] is the size of the
 // largest free aligned block inside it (its own size when all of it is free).
-// Ranks >= G are never free. Finding the lowest free k-aligned block, taking a
+// Ranks >= G are never free. Finding the Lowest free k-aligned block, taking a
 // block and testing a buddy cost O(log G); a new MB starts from a copy of the
 // initial tree.
 //
 // Taking a block zeroes its node and recomputes its ancestors; its descendants go
 // stale, which is safe: a search descends only through nodes with largest >= k > 0,
-// and the only blocks tested with isFree are buddies of groups, which can never lie
+// and the only blocks tested with IsFree are buddies of groups, which can never lie
 // inside a taken block (that block would contain the group too).
-type blockTree struct {
+type Tree struct {
 	leaves  int     // P
 	largest []int32 // 1-based heap layout; len 2P
 	initial []int32 // the all-free tree of the pool
 }
 
-func newBlockTree(poolRanks int) *blockTree {
+// New returns the tree of a pool of poolRanks ranks, all free.
+func New(poolRanks int) *Tree {
 	p := 1
 	for p < poolRanks {
 		p *= 2
 	}
-	t := &blockTree{leaves: p, largest: make([]int32, 2*p), initial: make([]int32, 2*p)}
+	t := &Tree{leaves: p, largest: make([]int32, 2*p), initial: make([]int32, 2*p)}
 	for r := range poolRanks {
 		t.initial[p+r] = 1
 	}
@@ -38,22 +43,26 @@ func newBlockTree(poolRanks int) *blockTree {
 			t.initial[n] = max(l, r)
 		}
 	}
-	t.reset()
+	t.Reset()
 	return t
 }
 
-// reset frees every rank of the pool.
-func (t *blockTree) reset() { copy(t.largest, t.initial) }
+// Reset frees every rank of the pool.
+func (t *Tree) Reset() { copy(t.largest, t.initial) }
 
-// maxFree returns the size of the largest free aligned block.
-func (t *blockTree) maxFree() int { return int(t.largest[1]) }
+// MaxFree returns the size of the largest free aligned block.
+func (t *Tree) MaxFree() int { return int(t.largest[1]) }
+
+// Leaves returns P = pow2ceil(G), the ranks the tree spans (those >= G are
+// never free).
+func (t *Tree) Leaves() int { return t.leaves }
 
 // node returns the node of the aligned block [first, first+size).
-func (t *blockTree) node(first, size int) int { return t.leaves/size + first/size }
+func (t *Tree) node(first, size int) int { return t.leaves/size + first/size }
 
-// lowest returns the first rank of the lowest free k-aligned block; the caller
-// has checked maxFree() >= k.
-func (t *blockTree) lowest(k int) int {
+// Lowest returns the first rank of the Lowest free k-aligned block; the caller
+// has checked MaxFree() >= k.
+func (t *Tree) Lowest(k int) int {
 	n, size := 1, t.leaves
 	for size > k {
 		n *= 2
@@ -65,13 +74,13 @@ func (t *blockTree) lowest(k int) int {
 	return (n - t.leaves/size) * size
 }
 
-// isFree reports whether the aligned block [first, first+size) is wholly free.
-func (t *blockTree) isFree(first, size int) bool {
+// IsFree reports whether the aligned block [first, first+size) is wholly free.
+func (t *Tree) IsFree(first, size int) bool {
 	return int(t.largest[t.node(first, size)]) == size
 }
 
-// take marks the aligned block [first, first+size) as used.
-func (t *blockTree) take(first, size int) {
+// Take marks the aligned block [first, first+size) as used.
+func (t *Tree) Take(first, size int) {
 	n := t.node(first, size)
 	t.largest[n] = 0
 	for n > 1 {
@@ -80,9 +89,9 @@ func (t *blockTree) take(first, size int) {
 	}
 }
 
-// lowestFrom returns the first rank of the lowest free k-aligned block that
+// LowestFrom returns the first rank of the Lowest free k-aligned block that
 // starts at or after from, or -1 if none.
-func (t *blockTree) lowestFrom(k, from int) int {
+func (t *Tree) LowestFrom(k, from int) int {
 	var search func(n, size, lo int) int
 	search = func(n, size, lo int) int {
 		if int(t.largest[n]) < k || lo+size <= from {

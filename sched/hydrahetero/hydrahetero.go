@@ -1,22 +1,25 @@
-package hydra
+package hydrahetero
 
 import (
 	"cmp"
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/hydra"
+	"github.com/dcpsim/dcpsim/sched/internal/buddy"
+	"github.com/dcpsim/dcpsim/sched/internal/keyheap"
 )
 
-// HeteroName is the registry name of HyDra on mixed GPU kinds.
-const HeteroName = "hydra-hetero"
+// Name is the registry name of HyDra on mixed GPU kinds.
+const Name = "hydra-hetero"
 
-// HeteroOptions are hydra-hetero's scenario options.
-type HeteroOptions struct {
+// Options are hydra-hetero's scenario options.
+type Options struct {
 	// Cap forces C* (a power of two), as Options.Cap; 0 chooses it.
 	Cap int `toml:"cap"`
 	// Linear counts each rank's linear work (GEMMs and memory-bound ops, per
@@ -25,38 +28,38 @@ type HeteroOptions struct {
 	Linear bool `toml:"linear"`
 }
 
-// DefaultHeteroOptions count the linear work and choose C*.
-func DefaultHeteroOptions() HeteroOptions { return HeteroOptions{Linear: true} }
+// DefaultOptions count the linear work and choose C*.
+func DefaultOptions() Options { return Options{Linear: true} }
 
-// HeteroPolicy is hydra-hetero (see the package doc, "hydra-hetero").
-type HeteroPolicy struct{ opts HeteroOptions }
+// Policy is hydra-hetero (see the package doc, "hydra-hetero").
+type Policy struct{ opts Options }
 
 var (
-	_ sched.Policy   = (*HeteroPolicy)(nil)
-	_ sched.Promiser = (*HeteroPolicy)(nil)
+	_ sched.Policy   = (*Policy)(nil)
+	_ sched.Promiser = (*Policy)(nil)
 )
 
-// NewHetero builds hydra-hetero.
-func NewHetero(o HeteroOptions) (*HeteroPolicy, error) {
+// New builds hydra-hetero.
+func New(o Options) (*Policy, error) {
 	if o.Cap != 0 && (!sched.IsPow2(o.Cap) || o.Cap > sched.MaxPoolRanks) {
 		return nil, fmt.Errorf("cap = %d: must be 0 (closed-form C*) or a power of two in [1, %d]", o.Cap, sched.MaxPoolRanks)
 	}
-	return &HeteroPolicy{opts: o}, nil
+	return &Policy{opts: o}, nil
 }
 
 // Name returns "hydra-hetero".
-func (*HeteroPolicy) Name() string { return HeteroName }
+func (*Policy) Name() string { return Name }
 
 // Promises: aligned power-of-two groups, every rank within its kind's budget.
-func (*HeteroPolicy) Promises() sched.Promises {
+func (*Policy) Promises() sched.Promises {
 	return sched.Promises{Aligned: true, WithinBudget: true}
 }
 
-// HeteroKind is one GPU kind as hydra-hetero measures its load: a sequence
+// Kind is one GPU kind as hydra-hetero measures its load: a sequence
 // of s tokens on a group of k ranks of this kind loads each rank with
 // (Attention·s² + Linear·s)/k, in units of the reference kind's attention
 // seconds per token² (so the reference kind's attention weight is 1).
-type HeteroKind struct {
+type Kind struct {
 	// Name is the kind's profile name.
 	Name string `json:"name"`
 	// First and Ranks are the kind's ranks [First, First+Ranks).
@@ -76,20 +79,20 @@ type HeteroKind struct {
 }
 
 // load is L_k(S2, S1) = Attention·S2 + Linear·S1.
-func (k *HeteroKind) load(squares, tokens float64) float64 {
+func (k *Kind) load(squares, tokens float64) float64 {
 	return k.Attention*squares + k.Linear*tokens
 }
 
-// HeteroTargets are hydra-hetero's closed form: Targets with the loads in
+// Targets are hydra-hetero's closed form: hydra.Targets with the loads in
 // units of the reference kind's attention seconds per token² (LoadTarget is
 // Λ*, OverheadRatio θ, both in those units), and the kinds.
-type HeteroTargets struct {
-	Targets
+type Targets struct {
+	hydra.Targets
 	// Reference is the kind Λ* is measured on: the slowest kind of the block
 	// of C* ranks where the longest sequence runs quickest.
 	Reference string `json:"reference"`
 	// Kinds are the pool's kinds in rank order.
-	Kinds []HeteroKind `json:"kinds"`
+	Kinds []Kind `json:"kinds"`
 }
 
 // rawKinds returns the pool's kinds with their load weights in seconds
@@ -97,15 +100,15 @@ type HeteroTargets struct {
 // without the linear term), their parity tokens, and θ in seconds (θ/c of
 // the first kind times its a); without a Cluster, one unit kind of
 // attention weight 1, and θ = θ/c.
-func rawKinds(in sched.Inputs, linear bool) ([]HeteroKind, float64) {
+func rawKinds(in sched.Inputs, linear bool) ([]Kind, float64) {
 	c := in.Cluster
 	if c == nil {
-		return []HeteroKind{{Name: "unit", Ranks: in.PoolRanks, BudgetTokens: in.BudgetTokens, ParityTokens: in.BudgetTokens, Attention: 1}}, in.OverheadRatio
+		return []Kind{{Name: "unit", Ranks: in.PoolRanks, BudgetTokens: in.BudgetTokens, ParityTokens: in.BudgetTokens, Attention: 1}}, in.OverheadRatio
 	}
-	out := make([]HeteroKind, len(c.Kinds))
+	out := make([]Kind, len(c.Kinds))
 	first := 0
 	for i, k := range c.Kinds {
-		out[i] = HeteroKind{Name: k.Name, First: first, Ranks: k.Ranks, BudgetTokens: k.BudgetTokens, Attention: k.AttentionSecondsPerToken2}
+		out[i] = Kind{Name: k.Name, First: first, Ranks: k.Ranks, BudgetTokens: k.BudgetTokens, Attention: k.AttentionSecondsPerToken2}
 		if linear {
 			out[i].Linear = k.LinearSecondsPerToken
 		}
@@ -130,7 +133,7 @@ func rawKinds(in sched.Inputs, linear bool) ([]HeteroKind, float64) {
 
 // normalize expresses the kinds' weights and θ in units of kind ref's
 // attention weight (which becomes exactly 1).
-func normalize(kinds []HeteroKind, ref int, theta float64) ([]HeteroKind, float64) {
+func normalize(kinds []Kind, ref int, theta float64) ([]Kind, float64) {
 	a := kinds[ref].Attention
 	out := slices.Clone(kinds)
 	for i := range out {
@@ -142,7 +145,7 @@ func normalize(kinds []HeteroKind, ref int, theta float64) ([]HeteroKind, float6
 }
 
 // kindSpan returns the first and last kind a block [first, first+k) spans.
-func kindSpan(kinds []HeteroKind, first, k int) (lo, hi int) {
+func kindSpan(kinds []Kind, first, k int) (lo, hi int) {
 	at := func(r int) int {
 		for i := len(kinds) - 1; i > 0; i-- {
 			if r >= kinds[i].First {
@@ -158,7 +161,7 @@ func kindSpan(kinds []HeteroKind, first, k int) (lo, hi int) {
 // longest sequence (s tokens) can run at: over the aligned blocks of c ranks
 // whose every kind's budget holds s/c, the block's slowest kind's load
 // L_k(s)/c; and that kind. ok is false when no block holds s.
-func bestBlock(kinds []HeteroKind, poolRanks, c, s int) (load float64, ref int, ok bool) {
+func bestBlock(kinds []Kind, poolRanks, c, s int) (load float64, ref int, ok bool) {
 	sq, sf := float64(s)*float64(s), float64(s)
 	for first := 0; first+c <= poolRanks; first += c {
 		lo, hi := kindSpan(kinds, first, c)
@@ -186,26 +189,26 @@ func bestBlock(kinds []HeteroKind, poolRanks, c, s int) (load float64, ref int, 
 	return load, ref, ok
 }
 
-// SolveHetero computes hydra-hetero's closed form (see the package doc). With
-// one kind and no linear work it is Solve's, exactly.
-func SolveHetero(lengths []int, in sched.Inputs, linear bool, forcedCap int) (HeteroTargets, error) {
-	sums := BatchSums(lengths)
+// Solve computes hydra-hetero's closed form (see the package doc). With
+// one kind and no linear work it is hydra.Solve's, exactly.
+func Solve(lengths []int, in sched.Inputs, linear bool, forcedCap int) (Targets, error) {
+	sums := hydra.BatchSums(lengths)
 	kinds, theta := rawKinds(in, linear)
 	if len(kinds) == 1 && kinds[0].Linear == 0 {
 		kinds, theta = normalize(kinds, 0, theta)
 		one := in
 		one.BudgetTokens, one.OverheadRatio = kinds[0].BudgetTokens, theta
-		t, err := Solve(sums, one, forcedCap)
-		return HeteroTargets{Targets: t, Reference: kinds[0].Name, Kinds: kinds}, err
+		t, err := hydra.Solve(sums, one, forcedCap)
+		return Targets{Targets: t, Reference: kinds[0].Name, Kinds: kinds}, err
 	}
-	if sums.MaxTokens < 1 || sums.MaxTokens > MaxSequenceTokens {
-		return HeteroTargets{}, fmt.Errorf("hydra-hetero: s_max = %d tokens: must be in [1, %d] (%w)", sums.MaxTokens, MaxSequenceTokens, sched.ErrInvalidInput)
+	if sums.MaxTokens < 1 || sums.MaxTokens > hydra.MaxSequenceTokens {
+		return Targets{}, fmt.Errorf("hydra-hetero: s_max = %d tokens: must be in [1, %d] (%w)", sums.MaxTokens, hydra.MaxSequenceTokens, sched.ErrInvalidInput)
 	}
 	budget := kinds[0].BudgetTokens
 	for _, k := range kinds {
 		budget = min(budget, k.BudgetTokens)
 	}
-	t := Targets{Bubble: Bubble(in.PP, in.VPP), MaxTokens: sums.MaxTokens, BudgetTokens: budget, EngineLimit: pow2Floor(in.DegreeLimit())}
+	t := hydra.Targets{Bubble: hydra.Bubble(in.PP, in.VPP), MaxTokens: sums.MaxTokens, BudgetTokens: budget, EngineLimit: pow2Floor(in.DegreeLimit())}
 	// Λ(C) per power of two C: the longest sequence at its best block of C.
 	type capLoad struct {
 		c, ref int
@@ -218,11 +221,11 @@ func SolveHetero(lengths []int, in sched.Inputs, linear bool, forcedCap int) (He
 		}
 	}
 	if len(caps) == 0 {
-		return HeteroTargets{}, fmt.Errorf("%w (%w): s_max = %d tokens fits no aligned block of at most %d ranks within its kinds' budgets",
-			ErrEngineLimit, sched.ErrInvalidInput, sums.MaxTokens, t.EngineLimit)
+		return Targets{}, fmt.Errorf("%w (%w): s_max = %d tokens fits no aligned block of at most %d ranks within its kinds' budgets",
+			hydra.ErrEngineLimit, sched.ErrInvalidInput, sums.MaxTokens, t.EngineLimit)
 	}
 	t.MemoryCap = caps[0].c
-	s1, s2 := float64(sums.Tokens), sums.squaredTokensFloat()
+	s1, s2 := float64(sums.Tokens), sums.SquaredTokensFloat()
 	var rate float64 // Σ_k n_k / W_k, seconds⁻¹
 	var capacity int64
 	for _, k := range kinds {
@@ -244,11 +247,11 @@ func SolveHetero(lengths []int, in sched.Inputs, linear bool, forcedCap int) (He
 	}
 	chosen := caps[best]
 	t.Cap, t.ClosedFormCap = chosen.c, chosen.c
-	t.LowerCap, t.UpperCap, t.ContinuousCap = chosen.c, chosen.c, Real(chosen.c)
+	t.LowerCap, t.UpperCap, t.ContinuousCap = chosen.c, chosen.c, hydra.Real(chosen.c)
 	if forcedCap != 0 {
 		i := slices.IndexFunc(caps, func(cl capLoad) bool { return cl.c == forcedCap })
 		if !sched.IsPow2(forcedCap) || i < 0 {
-			return HeteroTargets{}, fmt.Errorf("hydra-hetero: cap = %d: must be a power of two in [C_mem = %d, engine limit = %d] at which a block holds s_max (%w)",
+			return Targets{}, fmt.Errorf("hydra-hetero: cap = %d: must be a power of two in [C_mem = %d, engine limit = %d] at which a block holds s_max (%w)",
 				forcedCap, t.MemoryCap, t.EngineLimit, sched.ErrInvalidInput)
 		}
 		chosen = caps[i]
@@ -259,24 +262,24 @@ func SolveHetero(lengths []int, in sched.Inputs, linear bool, forcedCap int) (He
 	sm := float64(sums.MaxTokens)
 	t.LoadTarget = kinds[chosen.ref].load(sm*sm, sm) / float64(t.Cap)
 	m, tokenBound := micro(chosen.load)
-	t.Microbatches, t.Regime = m, LoadBound
+	t.Microbatches, t.Regime = m, hydra.LoadBound
 	if tokenBound {
-		t.Regime = TokenBound
+		t.Regime = hydra.TokenBound
 	}
-	return HeteroTargets{Targets: t, Reference: kinds[chosen.ref].Name, Kinds: kinds}, nil
+	return Targets{Targets: t, Reference: kinds[chosen.ref].Name, Kinds: kinds}, nil
 }
 
 // Plan solves the closed form on the kinds, packs the batch by per-rank
 // seconds and, with VPP, aligns the MB count as HyDra does.
-func (p *HeteroPolicy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
+func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	if err := in.CheckKinds(lengths); err != nil {
 		var tooLong *sched.ErrSequenceTooLong
 		if errors.As(err, &tooLong) {
-			return nil, fmt.Errorf("%w: %w", ErrEngineLimit, err)
+			return nil, fmt.Errorf("%w: %w", hydra.ErrEngineLimit, err)
 		}
 		return nil, fmt.Errorf("hydra-hetero: %w", err)
 	}
-	ht, err := SolveHetero(lengths, in, p.opts.Linear, p.opts.Cap)
+	ht, err := Solve(lengths, in, p.opts.Linear, p.opts.Cap)
 	if err != nil {
 		return nil, err
 	}
@@ -284,23 +287,23 @@ func (p *HeteroPolicy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error)
 	if err := hp.pack(); err != nil {
 		return nil, err
 	}
-	mbs, splits, steps, err := alignVPP(hp.b.mbs, lengths, in, ht.Targets)
+	mbs, splits, steps, err := hydra.AlignVPP(hp.b.Microbatches(), lengths, in, ht.Targets)
 	if err != nil {
 		return nil, err
 	}
-	d := &HeteroDiagnostics{HeteroTargets: ht, RealizedMicrobatches: len(mbs), VPPSplits: splits, AlignSteps: steps,
+	d := &Diagnostics{Targets: ht, RealizedMicrobatches: len(mbs), VPPSplits: splits, AlignSteps: steps,
 		HeapOps: hp.heapOps, SequenceVisits: hp.visits, GroupVisits: hp.groupVisits}
 	return &sched.Plan{
-		Policy: HeteroName, PoolRanks: in.PoolRanks, Microbatches: mbs,
+		Policy: Name, PoolRanks: in.PoolRanks, Microbatches: mbs,
 		WorkUnits:   hp.heapOps + hp.visits + hp.groupVisits + steps,
 		StallWork:   sched.StallWork{HeapOps: hp.heapOps, SequenceVisits: hp.visits + steps, PoolVisits: hp.groupVisits},
 		Diagnostics: d,
 	}, nil
 }
 
-// HeteroDiagnostics explain a hydra-hetero plan.
-type HeteroDiagnostics struct {
-	HeteroTargets
+// Diagnostics explain a hydra-hetero plan.
+type Diagnostics struct {
+	Targets
 	// RealizedMicrobatches, VPPSplits and AlignSteps are as Diagnostics'.
 	RealizedMicrobatches int   `json:"realized_microbatches"`
 	VPPSplits            int   `json:"vpp_splits,omitempty"`
@@ -314,7 +317,7 @@ type HeteroDiagnostics struct {
 }
 
 // ChosenOption returns the closed form's C* for "cap" (sched.OptionChooser).
-func (d *HeteroDiagnostics) ChosenOption(key string) (float64, bool) {
+func (d *Diagnostics) ChosenOption(key string) (float64, bool) {
 	if key == "cap" {
 		return float64(d.ClosedFormCap), true
 	}
@@ -322,14 +325,14 @@ func (d *HeteroDiagnostics) ChosenOption(key string) (float64, bool) {
 }
 
 // Summary lists the diagnostics in a fixed order.
-func (d *HeteroDiagnostics) Summary() []sched.KV {
+func (d *Diagnostics) Summary() []sched.KV {
 	g := func(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
 	kv := []sched.KV{
 		{Name: "reference kind", Value: d.Reference},
 		{Name: "θ (ref attention tokens²)", Value: g(d.OverheadRatio)},
 		{Name: "b (MB-times)", Value: g(d.Bubble)},
 		{Name: "C_mem", Value: strconv.Itoa(d.MemoryCap)},
-		{Name: "C*", Value: capText(d.Targets)},
+		{Name: "C*", Value: hydra.CapText(d.Targets.Targets)},
 		{Name: "Λ* (ref attention tokens²)", Value: g(d.LoadTarget)},
 		{Name: "M*", Value: strconv.Itoa(d.Microbatches)},
 		{Name: "realized M", Value: strconv.Itoa(d.RealizedMicrobatches)},
@@ -346,81 +349,62 @@ type heteroGroup struct {
 	first, size     int
 	squares, tokens float64 // Σ s², Σ s
 	lo, hi          int     // the kinds it spans
-	class, pos      int     // its class and its place in that class's heap
+	class           int
 }
 
 // heteroClass holds the open groups of one size and span of kinds. A class
-// of one kind keeps them in two heaps, as HyDra's packer does: load, least
-// per-rank load first (then lowest first rank), and demoted, the groups that
-// lacked token room for an earlier (longer) sequence, most room first; the
-// load heap's top, once ready, is the class's best group, and if its load
-// cannot take a sequence no group of the class can. A class spanning kinds
-// (its groups' loads weigh its kinds differently) is scanned.
+// of one kind keeps them in two heaps (items: first ranks), as HyDra's
+// packer does: load, least per-rank load first (then lowest first rank), and
+// demoted, the groups that lacked token room for an earlier (longer)
+// sequence, most room first; the load heap's top, once ready, is the
+// class's best group, and if its load cannot take a sequence no group of
+// the class can. A class spanning kinds (its groups' loads weigh its kinds
+// differently) is scanned.
 type heteroClass struct {
 	size, lo, hi  int
-	load, demoted heteroGroupHeap
+	load, demoted *keyheap.Heap[float64]
 	all           []int // a spanning class's groups
-}
-
-// heteroGroupHeap is a heap of group indices: by (per-rank load, first rank),
-// or with byTokens by (tokens, first rank).
-type heteroGroupHeap struct {
-	p        *heteroPacker
-	items    []int
-	byTokens bool
-}
-
-func (h *heteroGroupHeap) Len() int { return len(h.items) }
-func (h *heteroGroupHeap) Less(i, j int) bool {
-	a, b := &h.p.groups[h.items[i]], &h.p.groups[h.items[j]]
-	if h.byTokens {
-		if a.tokens != b.tokens {
-			return a.tokens < b.tokens
-		}
-	} else if la, lb := h.p.perRank(a), h.p.perRank(b); la != lb {
-		return la < lb
-	}
-	return a.first < b.first
-}
-func (h *heteroGroupHeap) Swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.p.groups[h.items[i]].pos, h.p.groups[h.items[j]].pos = i, j
-}
-func (h *heteroGroupHeap) Push(x any) {
-	gi := x.(int)
-	h.p.groups[gi].pos = len(h.items)
-	h.items = append(h.items, gi)
-}
-func (h *heteroGroupHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
 }
 
 // heteroPacker is hydra-hetero's placement (see the package doc): HyDra's
 // piggyback packing with each group's load in seconds on its slowest kind.
 type heteroPacker struct {
-	t               HeteroTargets
-	lengths         []int
-	order           []int
-	placed          []bool
-	free            *blockTree
-	groups          []heteroGroup
+	t       Targets
+	lengths []int
+	order   []int
+	placed  []bool
+	free    *buddy.Tree
+	groups  []heteroGroup
+	// perRank and tokens are the per-rank load and Σ s of the open MB's
+	// group starting at each rank (the heaps' keys), rankGroup its index in
+	// groups; family is the placement heaps' shared positions, backfillQ the
+	// backfill queue per size class (log2 size).
+	perRank, tokens []float64
+	rankGroup       []int
+	family          *keyheap.Heap[float64]
+	backfillQ       []*keyheap.Heap[float64]
 	classes         []heteroClass
 	classOf         map[[3]int]int // (size, lo, hi) -> index in classes, for the open MB
-	b               *planBuilder
+	b               *hydra.PlanBuilder
 	heapOps, visits int64
 	groupVisits     int64
 }
 
-func newHeteroPacker(lengths []int, poolRanks int, t HeteroTargets) *heteroPacker {
+func newHeteroPacker(lengths []int, poolRanks int, t Targets) *heteroPacker {
 	p := &heteroPacker{t: t, lengths: lengths, order: make([]int, len(lengths)), placed: make([]bool, len(lengths)),
-		free: newBlockTree(poolRanks), b: newPlanBuilder(poolRanks, len(lengths))}
+		free: buddy.New(poolRanks), b: hydra.NewPlanBuilder(poolRanks, len(lengths))}
 	for i := range p.order {
 		p.order[i] = i
 	}
 	slices.SortStableFunc(p.order, func(a, b int) int { return cmp.Compare(lengths[b], lengths[a]) })
 	p.classOf = map[[3]int]int{}
+	p.perRank, p.tokens, p.rankGroup = make([]float64, poolRanks), make([]float64, poolRanks), make([]int, poolRanks)
+	p.family = keyheap.New(p.perRank)
+	p.backfillQ = make([]*keyheap.Heap[float64], bits.Len(uint(t.Cap)))
+	p.backfillQ[0] = keyheap.New(p.perRank)
+	for c := 1; c < len(p.backfillQ); c++ {
+		p.backfillQ[c] = p.backfillQ[0].Sibling(p.perRank)
+	}
 	return p
 }
 
@@ -461,8 +445,8 @@ func (p *heteroPacker) fits(lo, hi, k int, squares, tokens float64, several bool
 	return true
 }
 
-// perRank is a group's per-rank load: its slowest kind's, over its size.
-func (p *heteroPacker) perRank(g *heteroGroup) float64 {
+// perRankLoad is a group's per-rank load: its slowest kind's, over its size.
+func (p *heteroPacker) perRankLoad(g *heteroGroup) float64 {
 	var l float64
 	for i := g.lo; i <= g.hi; i++ {
 		l = max(l, p.t.Kinds[i].load(g.squares, g.tokens))
@@ -487,8 +471,14 @@ func (p *heteroPacker) degree(i int, s float64) int {
 func (p *heteroPacker) pack() error {
 	remaining := len(p.order)
 	for remaining > 0 {
-		p.free.reset()
+		p.free.Reset()
 		p.groups = p.groups[:0]
+		for _, cl := range p.classes {
+			if cl.load != nil {
+				cl.load.Clear()
+				cl.demoted.Clear()
+			}
+		}
 		p.classes = p.classes[:0]
 		clear(p.classOf)
 		for _, id := range p.order {
@@ -505,15 +495,15 @@ func (p *heteroPacker) pack() error {
 			return fmt.Errorf("hydra-hetero: no group can take any of the %d sequences left (%w)", remaining, sched.ErrCannotPlan)
 		}
 		doublings := p.backfill()
-		w := waiting{remaining: remaining}
+		w := hydra.Waiting{Remaining: remaining}
 		for _, id := range p.order {
 			if !p.placed[id] {
-				w.id, w.tokens = id, p.lengths[id]
-				w.degree = p.degree(p.kindAt(0), float64(w.tokens))
+				w.ID, w.Tokens = id, p.lengths[id]
+				w.Degree = p.degree(p.kindAt(0), float64(w.Tokens))
 				break
 			}
 		}
-		p.b.close(w, doublings)
+		p.b.Close(w, doublings)
 	}
 	return nil
 }
@@ -534,19 +524,19 @@ func (p *heteroPacker) place(id int) bool {
 	}
 	slices.Sort(degrees)
 	for _, k := range degrees {
-		if p.free.maxFree() < k {
+		if p.free.MaxFree() < k {
 			continue
 		}
-		for from := 0; from < p.free.leaves; {
-			first := p.free.lowestFrom(k, from)
+		for from := 0; from < p.free.Leaves(); {
+			first := p.free.LowestFrom(k, from)
 			if first < 0 {
 				break
 			}
 			lo, hi := p.kindAt(first), p.kindAt(first+k-1)
 			if p.fits(lo, hi, k, s*s, s, false) {
-				p.free.take(first, k)
+				p.free.Take(first, k)
 				p.openGroup(heteroGroup{first: first, size: k, squares: s * s, tokens: s, lo: lo, hi: hi})
-				p.b.add(p.b.open(first, k), id)
+				p.b.Add(p.b.Open(first, k), id)
 				return true
 			}
 			// Skip every block of this size overlapping a kind that cannot take s.
@@ -570,7 +560,7 @@ func (p *heteroPacker) place(id int) bool {
 			continue
 		}
 		g := &p.groups[gi]
-		l := p.perRank(g)
+		l := p.perRankLoad(g)
 		if best < 0 || g.size < p.groups[best].size || g.size == p.groups[best].size && (l < bestLoad || l == bestLoad && g.first < p.groups[best].first) {
 			best, bestLoad = gi, l
 		}
@@ -581,11 +571,12 @@ func (p *heteroPacker) place(id int) bool {
 	g := &p.groups[best]
 	g.squares += s * s
 	g.tokens += s
+	p.perRank[g.first], p.tokens[g.first] = p.perRankLoad(g), g.tokens
 	if cl := &p.classes[g.class]; cl.lo == cl.hi {
-		heap.Fix(&cl.load, g.pos) // its load grew
+		cl.load.Fix(g.first) // its load grew
 		p.heapOps++
 	}
-	p.b.add(int32(best), id)
+	p.b.Add(int32(best), id)
 	return true
 }
 
@@ -596,15 +587,20 @@ func (p *heteroPacker) openGroup(g heteroGroup) {
 	if !ok {
 		c = len(p.classes)
 		p.classOf[key] = c
-		p.classes = append(p.classes, heteroClass{size: g.size, lo: g.lo, hi: g.hi,
-			load: heteroGroupHeap{p: p}, demoted: heteroGroupHeap{p: p, byTokens: true}})
+		cl := heteroClass{size: g.size, lo: g.lo, hi: g.hi}
+		if g.lo == g.hi {
+			cl.load, cl.demoted = p.family.Sibling(p.perRank), p.family.Sibling(p.tokens)
+		}
+		p.classes = append(p.classes, cl)
 	}
 	g.class = c
 	p.groups = append(p.groups, g)
 	gi := len(p.groups) - 1
+	p.rankGroup[g.first] = gi
+	p.perRank[g.first], p.tokens[g.first] = p.perRankLoad(&g), g.tokens
 	cl := &p.classes[c]
 	if cl.lo == cl.hi {
-		heap.Push(&cl.load, gi)
+		cl.load.Add(g.first)
 		p.heapOps++
 	} else {
 		cl.all = append(cl.all, gi)
@@ -631,20 +627,20 @@ func (p *heteroPacker) candidate(c int, s float64) int {
 				best = gi
 				continue
 			}
-			if l, lb := p.perRank(g), p.perRank(&p.groups[best]); l < lb || l == lb && g.first < p.groups[best].first {
+			if l, lb := p.perRankLoad(g), p.perRankLoad(&p.groups[best]); l < lb || l == lb && g.first < p.groups[best].first {
 				best = gi
 			}
 		}
 		return best
 	}
 	room := float64(cl.size) * float64(p.t.Kinds[cl.lo].ParityTokens)
-	for cl.demoted.Len() > 0 && room-p.groups[cl.demoted.items[0]].tokens >= s {
-		gi := heap.Pop(&cl.demoted).(int)
-		heap.Push(&cl.load, gi)
+	for cl.demoted.Len() > 0 && room-p.tokens[cl.demoted.Top()] >= s {
+		cl.load.Add(cl.demoted.Take())
 		p.heapOps += 2
 	}
 	for cl.load.Len() > 0 {
-		gi := cl.load.items[0]
+		first := cl.load.Top()
+		gi := p.rankGroup[first]
 		g := &p.groups[gi]
 		p.groupVisits++
 		if room-g.tokens >= s {
@@ -653,8 +649,7 @@ func (p *heteroPacker) candidate(c int, s float64) int {
 			}
 			return -1
 		}
-		heap.Pop(&cl.load)
-		heap.Push(&cl.demoted, gi)
+		cl.demoted.Add(cl.load.Take())
 		p.heapOps += 2
 	}
 	return -1
@@ -663,68 +658,50 @@ func (p *heteroPacker) candidate(c int, s float64) int {
 // backfill doubles groups into free buddy blocks, smallest first (ties:
 // lower per-rank load, then lower first rank), while the doubled group stays
 // under C*, within every kind's budget, and no slower per rank than before
-// (a buddy on a much slower kind would not help).
+// (a buddy on a much slower kind would not help). The queue is one heap per
+// size, walked from the smallest: a doubled group joins the next size, so
+// the least group of the smallest non-empty size is the least of all. Each
+// group queued, dropped or doubled counts one heap operation.
 func (p *heteroPacker) backfill() int {
-	if p.free.maxFree() == 0 {
+	if p.free.MaxFree() == 0 {
 		return 0
 	}
-	q := &heteroBackfill{p: p}
-	for gi, g := range p.groups {
+	for _, g := range p.groups {
 		if g.size < p.t.Cap {
-			q.items = append(q.items, gi)
+			p.backfillQ[bits.TrailingZeros(uint(g.size))].Add(g.first)
+			p.heapOps++
 		}
 	}
-	heap.Init(q)
-	p.heapOps += int64(len(q.items))
 	doublings := 0
-	for q.Len() > 0 {
-		gi := q.items[0]
-		g := &p.groups[gi]
-		buddy := g.first ^ g.size
-		first := g.first &^ g.size
-		lo, hi := p.kindAt(first), p.kindAt(first+2*g.size-1)
-		grown := heteroGroup{first: first, size: 2 * g.size, squares: g.squares, tokens: g.tokens, lo: lo, hi: hi}
-		if buddy+g.size > p.free.leaves || !p.free.isFree(buddy, g.size) ||
-			!p.fits(lo, hi, grown.size, g.squares, g.tokens, false) || p.perRank(&grown) > p.perRank(g) {
-			heap.Pop(q)
+	for c, q := range p.backfillQ {
+		for q.Len() > 0 {
+			gi := p.rankGroup[q.Take()]
+			g := &p.groups[gi]
+			buddy := g.first ^ g.size
+			first := g.first &^ g.size
+			lo, hi := p.kindAt(first), p.kindAt(first+2*g.size-1)
+			grown := heteroGroup{first: first, size: 2 * g.size, squares: g.squares, tokens: g.tokens, lo: lo, hi: hi}
 			p.heapOps++
-			continue
-		}
-		p.free.take(buddy, g.size)
-		*g = grown
-		p.b.double(int32(gi))
-		doublings++
-		p.heapOps++
-		if g.size < p.t.Cap {
-			heap.Fix(q, 0)
-		} else {
-			heap.Pop(q)
+			if buddy+g.size > p.free.Leaves() || !p.free.IsFree(buddy, g.size) ||
+				!p.fits(lo, hi, grown.size, g.squares, g.tokens, false) || p.perRankLoad(&grown) > p.perRankLoad(g) {
+				continue
+			}
+			p.free.Take(buddy, g.size)
+			*g = grown
+			p.rankGroup[first] = gi
+			p.b.Double(int32(gi))
+			doublings++
+			if g.size < p.t.Cap {
+				p.perRank[first] = p.perRankLoad(g)
+				p.backfillQ[c+1].Add(first)
+			}
 		}
 	}
 	return doublings
 }
 
-// heteroBackfill orders groups by (size, per-rank load, first rank).
-type heteroBackfill struct {
-	p     *heteroPacker
-	items []int
-}
+// ceilDiv returns ⌈a/b⌉ for a >= 1, b >= 1.
+func ceilDiv(a, b int64) int64 { return 1 + (a-1)/b }
 
-func (q *heteroBackfill) Len() int { return len(q.items) }
-func (q *heteroBackfill) Less(i, j int) bool {
-	a, b := &q.p.groups[q.items[i]], &q.p.groups[q.items[j]]
-	if a.size != b.size {
-		return a.size < b.size
-	}
-	if la, lb := q.p.perRank(a), q.p.perRank(b); la != lb {
-		return la < lb
-	}
-	return a.first < b.first
-}
-func (q *heteroBackfill) Swap(i, j int) { q.items[i], q.items[j] = q.items[j], q.items[i] }
-func (q *heteroBackfill) Push(x any)    { q.items = append(q.items, x.(int)) }
-func (q *heteroBackfill) Pop() any {
-	x := q.items[len(q.items)-1]
-	q.items = q.items[:len(q.items)-1]
-	return x
-}
+// pow2Floor returns the largest power of two <= n (n >= 1).
+func pow2Floor(n int) int { return 1 << (bits.Len(uint(n)) - 1) }
