@@ -129,9 +129,15 @@
 // smallest class first (a doubled group joins the next class); a group whose
 // buddy is taken is dropped for good. Free aligned blocks are tracked in a
 // complete binary tree of largest free sub-blocks (sched/internal/buddy: O(log G)
-// to find the lowest free k-aligned block, take one, or test a buddy). Every heap
-// is a sched/internal/keyheap over first ranks, keyed by the packer's Σ s² and
-// Σ s per first rank; ties go to the lower item, the lower first rank.
+// to find the lowest free k-aligned block, take one, or test a buddy). The
+// backfill heaps are sched/internal/keyheaps over first ranks, keyed by the
+// packer's Σ s² per first rank; each class's load and capacity queues are
+// winner trees (winnerTree: a tournament over the class's aligned first ranks,
+// keyed by Σ s² and Σ s), which give the keyheap's choices with a fixed
+// leaf-to-root path instead of a sift (see winnerTree for the figures). Either
+// way the least (key, first rank) is chosen: ties go to the lower first rank.
+// The heap operations counted are those of the heaps the paper describes (one
+// per push, pop or fix), whatever structure performs them.
 //
 // Skipping (the part that makes planning O(N log G) rather than O(N·M)): the
 // unplaced sequences of each degree class are a contiguous run of the sorted

@@ -49,16 +49,18 @@ type heapPacker struct {
 }
 
 // classHeaps are the heaps of one size class of open groups (items: first
-// ranks). Every group of the class is in exactly one of them.
+// ranks), each a winnerTree (the paper's heaps, with the same choices and the
+// same counted operations). Every group of the class is in exactly one of
+// them.
 type classHeaps struct {
 	// load: least Σ s² (the per-rank load at this size) first, then lowest first
 	// rank. A group changes only when it is the top and takes a sequence, and is
 	// then fixed in place; token-infeasible groups are purged lazily, when they
 	// surface, by demotion to capacity.
-	load *keyheap.Heap[int64]
+	load *winnerTree
 	// capacity: most token room first (key Σ s, the size being fixed); the groups
 	// demoted from load, re-admitted once the sequences are short enough.
-	capacity *keyheap.Heap[int64]
+	capacity *winnerTree
 }
 
 // packHeap plans the batch with the heap packer.
@@ -93,13 +95,16 @@ func packHeap(lengths []int, poolRanks int, t Targets) (*PlanBuilder, int64, int
 			p.classStart[c] = sort.Search(n, func(i int) bool { return p.tokensAt(i) <= longest })
 		}
 	}
-	// One family of heaps for placement (a group is in one of them), one for
-	// backfill: each shares one position array.
-	family := keyheap.New(p.squares)
+	// Placement queues are winner trees over each class's aligned first ranks;
+	// the backfill heaps are one keyheap family sharing one position array.
+	leaves := p.free.Leaves()
 	p.classes = make([]classHeaps, classes)
 	p.backfillQ = make([]*keyheap.Heap[int64], classes)
 	for c := range p.classes {
-		p.classes[c] = classHeaps{load: family.Sibling(p.squares), capacity: family.Sibling(p.tokens)}
+		p.classes[c] = classHeaps{
+			load:     newWinnerTree(p.squares, uint(c), leaves>>c),
+			capacity: newWinnerTree(p.tokens, uint(c), leaves>>c),
+		}
 		if c == 0 {
 			p.backfillQ[c] = keyheap.New(p.squares)
 		} else {

@@ -1,0 +1,107 @@
+package hydra
+
+import "math"
+
+// winnerTree is a tournament (winner) tree over the first ranks of one size
+// class: an indexed min-queue of the items 0, 2^shift, 2·2^shift, … below its
+// span, ordered by (key[item], item), with the same methods and the same top
+// as a sched/internal/keyheap.Heap holding the same items. The heap packer
+// uses one for each class's load and capacity queue instead of keyheap: a
+// group there takes a sequence at the top and sinks most of the way down, and
+// a heap's sift must pick the least child at each level before it knows the
+// next level's address, while the tree's path from leaf to root is fixed, so
+// the loads of a level do not wait on the comparisons of the one below
+// (BenchmarkPlan/G=4096 at the change, interleaved runs on 2 shared cores:
+// keyheap 36-42 ms/plan, winner tree see README's planner table).
+//
+// Leaf l stands for item l<<shift; node 1 is the root, node leaves+l is leaf
+// l, node i's children are 2i and 2i+1. Each node holds the least entry of its
+// subtree; ties go to the left child, whose items are all lower, so the root
+// is the least (key, item). Keys are stored offset by math.MinInt64, which
+// maps [0, MaxInt64] onto [MinInt64, -1], so the zero entry (an absent leaf)
+// loses to every key >= 0 and clear empties the tree.
+type winnerTree struct {
+	key   []int64
+	shift uint
+	node  []winEntry
+	count int
+	dirty bool // some leaf was set since the last Clear
+}
+
+// winEntry is a node: the least stored key of its subtree and its leaf.
+type winEntry struct {
+	key  int64 // key + math.MinInt64; 0 when no leaf below is present
+	leaf int32
+}
+
+// newWinnerTree returns an empty tree over the items i<<shift, i < leaves (a
+// power of two), keyed by key (shared, not copied: change key[item] and call
+// Fix(item)). Keys must be >= 0.
+func newWinnerTree(key []int64, shift uint, leaves int) *winnerTree {
+	return &winnerTree{key: key, shift: shift, node: make([]winEntry, 2*leaves)}
+}
+
+// Len returns how many items the tree holds.
+func (t *winnerTree) Len() int { return t.count }
+
+// Top returns the item of least (key, item); the tree must not be empty.
+func (t *winnerTree) Top() int { return int(t.node[1].leaf) << t.shift }
+
+// Add puts item i, not in the tree, into it, keyed by key[i].
+func (t *winnerTree) Add(i int) {
+	t.count++
+	t.Fix(i)
+}
+
+// Remove takes item i, which is in the tree, out of it.
+func (t *winnerTree) Remove(i int) {
+	t.count--
+	t.set(i, 0)
+}
+
+// Fix restores the order after item i's key changed; i is in the tree.
+func (t *winnerTree) Fix(i int) {
+	k := t.key[i] + math.MinInt64
+	if k >= 0 {
+		panic("hydra: winnerTree key < 0")
+	}
+	t.set(i, k)
+}
+
+// Clear empties the tree.
+func (t *winnerTree) Clear() {
+	if t.dirty {
+		clear(t.node)
+		t.count, t.dirty = 0, false
+	}
+}
+
+// set stores item i's leaf with the stored key k and replays its matches up
+// to the root: at each level the winner is the sibling if its key is less,
+// else the entry carried up (ties: the left one).
+func (t *winnerTree) set(i int, k int64) {
+	t.dirty = true
+	node := t.node
+	j := len(node)/2 + i>>t.shift
+	x := winEntry{key: k, leaf: int32(i >> t.shift)}
+	node[j] = x
+	for j > 1 {
+		sib := node[j^1]
+		// The sibling wins with a lesser key, or an equal one from the left
+		// (j odd). Stored keys are <= 0, so +1 cannot overflow. Selected by
+		// mask: which side wins is data, a branch would mispredict.
+		m := -int64(b2i(sib.key < x.key+int64(j&1)))
+		x.key ^= (x.key ^ sib.key) & m
+		x.leaf ^= (x.leaf ^ sib.leaf) & int32(m)
+		j >>= 1
+		node[j] = x
+	}
+}
+
+// b2i is 1 for true, 0 for false (the compiler emits a SETcc, no branch).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
