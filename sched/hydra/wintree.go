@@ -83,25 +83,18 @@ func (t *winnerTree) set(i int, k int64) {
 	t.dirty = true
 	node := t.node
 	j := len(node)/2 + i>>t.shift
-	x := winEntry{key: k, leaf: int32(i >> t.shift)}
-	node[j] = x
+	xk, xl := k, int32(i>>t.shift)
+	node[j] = winEntry{xk, xl}
 	for j > 1 {
 		sib := node[j^1]
 		// The sibling wins with a lesser key, or an equal one from the left
-		// (j odd). Stored keys are <= 0, so +1 cannot overflow. Selected by
-		// mask: which side wins is data, a branch would mispredict.
-		m := -int64(b2i(sib.key < x.key+int64(j&1)))
-		x.key ^= (x.key ^ sib.key) & m
-		x.leaf ^= (x.leaf ^ sib.leaf) & int32(m)
+		// (j odd). Stored keys are <= 0, so +1 cannot overflow. Which side
+		// wins is data: the compiler makes this two conditional moves, no
+		// branch to mispredict.
+		if sib.key < xk+int64(j&1) {
+			xk, xl = sib.key, sib.leaf
+		}
 		j >>= 1
-		node[j] = x
+		node[j] = winEntry{xk, xl}
 	}
-}
-
-// b2i is 1 for true, 0 for false (the compiler emits a SETcc, no branch).
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
