@@ -51,3 +51,13 @@ func BenchmarkPlan(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSortLongestFirst sorts the G = 4096 batch of BenchmarkPlan (181K
+// sequences).
+func BenchmarkSortLongestFirst(b *testing.B) {
+	lengths := benchBatch(b, 4096, 8192)
+	b.ReportAllocs()
+	for b.Loop() {
+		sortLongestFirst(lengths)
+	}
+}

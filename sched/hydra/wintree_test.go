@@ -2,6 +2,7 @@ package hydra
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dcpsim/dcpsim/sched/internal/keyheap"
@@ -107,4 +108,31 @@ func BenchmarkQueueFix(b *testing.B) {
 			q.Fix(top)
 		}
 	})
+}
+
+// TestSortLongestFirstAgainstSort checks the radix sort against slices.Sort of
+// the same items on lengths of several spreads (one pass, two, three; digits
+// of varying width; a single length; none).
+func TestSortLongestFirstAgainstSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, maxLen := range []int{1, 2, 3, 100, 2048, 4097, 1 << 18, 1 << 22, MaxSequenceTokens} {
+		for _, n := range []int{0, 1, 2, 1000} {
+			lengths := make([]int, n)
+			for i := range lengths {
+				lengths[i] = 1 + rng.IntN(maxLen)
+				if maxLen > 4 && i%3 == 0 {
+					lengths[i] &^= 0xff // low bits shared: a skipped low digit
+				}
+				lengths[i] = max(lengths[i], 1)
+			}
+			want := make([]uint64, n)
+			for id, s := range lengths {
+				want[id] = uint64(MaxSequenceTokens-s)<<32 | uint64(id)
+			}
+			slices.Sort(want)
+			if got := sortLongestFirst(lengths); !slices.Equal(got, want) {
+				t.Fatalf("max %d, n %d: sortLongestFirst differs from slices.Sort", maxLen, n)
+			}
+		}
+	}
 }
