@@ -57,10 +57,10 @@ type classHeaps struct {
 	// rank. A group changes only when it is the top and takes a sequence, and is
 	// then fixed in place; token-infeasible groups are purged lazily, when they
 	// surface, by demotion to capacity.
-	load *winnerTree
+	load winnerTree
 	// capacity: most token room first (key Σ s, the size being fixed); the groups
 	// demoted from load, re-admitted once the sequences are short enough.
-	capacity *winnerTree
+	capacity winnerTree
 }
 
 // packHeap plans the batch with the heap packer.
@@ -340,7 +340,7 @@ func (p *heapPacker) ready(c int, s int64) bool {
 // made ready for it by feasibleClass.
 func (p *heapPacker) piggyback(c, pos int) {
 	id, s := seqAt(p.order[pos])
-	h := p.classes[c].load
+	h := &p.classes[c].load
 	first := h.Top()
 	p.squares[first] += s * s
 	p.tokens[first] += s

@@ -37,8 +37,8 @@ type winEntry struct {
 // newWinnerTree returns an empty tree over the items i<<shift, i < leaves (a
 // power of two), keyed by key (shared, not copied: change key[item] and call
 // Fix(item)). Keys must be >= 0.
-func newWinnerTree(key []int64, shift uint, leaves int) *winnerTree {
-	return &winnerTree{key: key, shift: shift, node: make([]winEntry, 2*leaves)}
+func newWinnerTree(key []int64, shift uint, leaves int) winnerTree {
+	return winnerTree{key: key, shift: shift, node: make([]winEntry, 2*leaves)}
 }
 
 // Len returns how many items the tree holds.

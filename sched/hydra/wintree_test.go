@@ -69,7 +69,8 @@ func TestWinnerTreeRejectsNegativeKeys(t *testing.T) {
 		}
 	}()
 	key := []int64{0, -1}
-	newWinnerTree(key, 0, 2).Add(1)
+	tree := newWinnerTree(key, 0, 2)
+	tree.Add(1)
 }
 
 // BenchmarkQueueFix is the packer's placement pattern on one size class of
