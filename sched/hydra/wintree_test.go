@@ -24,6 +24,18 @@ func TestWinnerTreeAgainstKeyheap(t *testing.T) {
 		var in []int // items in both, unordered
 		for op := range 20000 {
 			item := rng.IntN(leaves) << tc.shift
+			if op%1000 == 0 {
+				// A run of adds before any query, as when an MB opens its
+				// groups: the tree settles them at once.
+				for range rng.IntN(leaves + 1) {
+					if item := rng.IntN(leaves) << tc.shift; !ref.Contains(item) {
+						key[item] = rng.Int64N(4)
+						tree.Add(item)
+						ref.Add(item)
+						in = append(in, item)
+					}
+				}
+			}
 			switch r := rng.IntN(10); {
 			case r < 4 && !ref.Contains(item):
 				key[item] = rng.Int64N(4) * int64(1+rng.IntN(2))
