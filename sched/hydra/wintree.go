@@ -53,7 +53,8 @@ type winEntry struct {
 // power of two), keyed by key (shared, not copied: change key[item] and call
 // Fix(item)). Keys must be >= 0.
 func newWinnerTree(key []int64, shift uint, leaves int) winnerTree {
-	return winnerTree{key: key, shift: shift, node: make([]winEntry, 2*leaves), depth: bits.Len(uint(leaves)) - 1}
+	return winnerTree{key: key, shift: shift, node: make([]winEntry, 2*leaves),
+		pending: make([]int32, 0, leaves), depth: bits.Len(uint(leaves)) - 1}
 }
 
 // Len returns how many items the tree holds.
