@@ -13,9 +13,12 @@ import (
 // group there takes a sequence at the top and sinks most of the way down, and
 // a heap's sift must pick the least child at each level before it knows the
 // next level's address, while the tree's path from leaf to root is fixed, so
-// the loads of a level do not wait on the comparisons of the one below
-// (BenchmarkPlan/G=4096 at the change, interleaved runs on 2 shared cores:
-// keyheap 36-42 ms/plan, winner tree see README's planner table).
+// the loads of a level do not wait on the comparisons of the one below.
+// Measured (2 shared cores, interleaved runs): BenchmarkQueueFix, the
+// placement pattern on 3,200 of 4,096 ranks, keyheap 90-100 ns a fix, winner
+// tree 23 ns; sched/policies' BenchmarkPlan/hydra/G=4096, keyheap 34.5-37.3
+// ms/plan, winner trees 24.4-25.5 ms (with sortLongestFirst's narrower digits,
+// about 1 ms of it).
 //
 // Leaf l stands for item l<<shift; node 1 is the root, node leaves+l is leaf
 // l, node i's children are 2i and 2i+1. Each node holds the least entry of its

@@ -1,14 +1,16 @@
 // Package keyheap is the indexed min-heap of sched's planners: the items
 // 0..n-1 ordered by a key slice the caller owns (ties: the lower item), with
 // each item's position kept so an item whose key changed can be fixed or
-// removed where it stands. Every heap in sched is one of these: HyDra's and
-// hydra-hetero's group heaps, cphp's replicas, FlexSP's groups, ByteScale's
-// slots, WLB-LLM's microbatches.
+// removed where it stands. Every heap in sched is one of these: HyDra's
+// backfill queues and hydra-hetero's group heaps, cphp's replicas, FlexSP's
+// groups, ByteScale's slots, WLB-LLM's microbatches. (HyDra's placement
+// queues are sched/hydra's winner trees, 4× faster a fix on that loop's
+// pattern and tested against this package.)
 //
 // The sifting is written here, once, rather than through container/heap,
-// whose Less and Swap are interface calls the compiler cannot inline: on
-// HyDra's placement loop (the top of 4096 items takes a load and sinks, once
-// per sequence placed) a fix through container/heap costs 2.2-2.8× this
+// whose Less and Swap are interface calls the compiler cannot inline: on a
+// placement loop's pattern (the top of 4096 items takes a load and sinks,
+// once per sequence placed) a fix through container/heap costs 2.2-2.8× this
 // package's (BenchmarkFix). The heap is 4-ary with each entry's key cached
 // beside its item, so a level reads four children from one or two cache
 // lines and picks the least without an unpredictable branch. The tests
