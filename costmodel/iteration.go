@@ -85,6 +85,30 @@ type Outcome struct {
 func (m *Model) Simulate(plan *sched.Plan, lengths []int, exec Exec, stallSeconds float64) (Outcome, error) {
 	s := m.getScratch()
 	defer m.putScratch(s)
+	return m.simulate(s, plan, lengths, exec, stallSeconds)
+}
+
+// Simulator is Simulate for one caller, in scratch storage of its own that
+// it keeps for its life: a Model's pooled scratch may be dropped by any
+// garbage collection (sync.Pool), and a caller whose planner allocates much
+// (hexiseq, usp) then rebuilds the memo of layer ops every iteration. It
+// gives exactly Simulate's results. A Simulator is not for concurrent use;
+// each goroutine takes its own (Model.NewSimulator).
+type Simulator struct {
+	m *Model
+	s *scratch
+}
+
+// NewSimulator returns a Simulator of the Model.
+func (m *Model) NewSimulator() *Simulator { return &Simulator{m: m, s: &scratch{pricer: pricer{m: m}}} }
+
+// Simulate is Model.Simulate in the Simulator's own scratch.
+func (r *Simulator) Simulate(plan *sched.Plan, lengths []int, exec Exec, stallSeconds float64) (Outcome, error) {
+	return r.m.simulate(r.s, plan, lengths, exec, stallSeconds)
+}
+
+// simulate is Simulate in scratch s.
+func (m *Model) simulate(s *scratch, plan *sched.Plan, lengths []int, exec Exec, stallSeconds float64) (Outcome, error) {
 	if err := s.layout.Reset(plan, m.ep); err != nil {
 		return Outcome{}, err
 	}

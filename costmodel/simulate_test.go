@@ -113,6 +113,10 @@ func TestSimulateIsLayoutPriceRun(t *testing.T) {
 	}
 	cases := simCases(t, mods)
 	policiesSeen := map[string]bool{}
+	sims := map[*Model]*Simulator{} // one per model, reused across every case: its scratch and memo carry over
+	for _, m := range mods {
+		sims[m] = m.NewSimulator()
+	}
 	for i, c := range cases {
 		stall := float64(i%3) * 1e-3
 		j := c.mod.Job()
@@ -135,6 +139,9 @@ func TestSimulateIsLayoutPriceRun(t *testing.T) {
 		policiesSeen[c.name] = true
 		if !reflect.DeepEqual(got.Result, want) || got.FallbackSlots != it.FallbackSlots() {
 			t.Errorf("%s: Simulate differs from NewLayout, Price and Run (fallback slots %d, want %d)", c.name, got.FallbackSlots, it.FallbackSlots())
+		}
+		if own, err := sims[c.mod].Simulate(c.plan, c.lengths, c.exec, stall); err != nil || !reflect.DeepEqual(own, got) {
+			t.Errorf("%s: a reused Simulator differs from Simulate (%v)", c.name, err)
 		}
 	}
 	t.Logf("%d (model, policy) pairs compared", len(policiesSeen))

@@ -178,6 +178,7 @@ type policyRun struct {
 	setup    *Setup
 	opts     Options
 	policy   sched.Policy
+	sim      *costmodel.Simulator // this run's own scratch for pricing and running plans
 	exec     costmodel.Exec
 	err      error
 	skipped  bool    // err names a program the policy needs that is not installed
@@ -199,7 +200,7 @@ type policyRun struct {
 }
 
 func newPolicyRun(sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, opts Options) *policyRun {
-	r := &policyRun{sc: sc, desc: d, setup: setup, opts: opts, slots: map[int]float64{}}
+	r := &policyRun{sc: sc, desc: d, setup: setup, opts: opts, slots: map[int]float64{}, sim: setup.Model.NewSimulator()}
 	r.policy, r.err = BuildPolicy(d, sc.Run.Options[d.Name], setup)
 	r.skipped = errors.Is(r.err, ErrMissingProgram)
 	cp, overlap := sc.CPExecFor(d, r.policy)
@@ -233,7 +234,7 @@ type measured struct {
 }
 
 // step runs iteration k on the straight road: the plan, then one call that
-// prices and simulates it (costmodel.Model.Simulate), measured into a row.
+// prices and simulates it (costmodel.Simulator.Simulate), measured into a row.
 func (r *policyRun) step(k int, b workload.Batch) (*measured, error) {
 	in := r.setup.Inputs
 	start := time.Now()
@@ -255,7 +256,7 @@ func (r *policyRun) step(k int, b workload.Batch) (*measured, error) {
 			onPath = max(0, stall-r.lastStep)
 		}
 	}
-	out, err := r.setup.Model.Simulate(plan, lengths, r.exec, onPath)
+	out, err := r.sim.Simulate(plan, lengths, r.exec, onPath)
 	if err != nil {
 		return nil, err
 	}
