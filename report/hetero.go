@@ -102,7 +102,7 @@ func maxOf(xs []float64) float64 {
 func writeHetero(w *strings.Builder, dir string) {
 	fmt.Fprintln(w, "## Mixed GPU clusters: hexiseq, usp, hydra, hydra-hetero")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "HexiSeq (shared/papers/hexiseq-review.txt) gives each device of a mixed cluster a share of the sequence and of the heads by its")
+	fmt.Fprintln(w, "HexiSeq (as its review describes it) gives each device of a mixed cluster a share of the sequence and of the heads by its")
 	fmt.Fprintln(w, "speed and memory; usp is the best equal-share CP × HP factorization, planned for the slowest kind; hydra-hetero is HyDra with")
 	fmt.Fprintln(w, "each rank's load in seconds on its own GPU (beyond both papers). **Review-reported** (its abstract; no model, GPU count,")
 	fmt.Fprintf(w, "context or baseline per run is stated): HexiSeq %.2f× on average, up to %.2f×, on mixed H100-A100 testbeds; %.2f× on average,\n",
