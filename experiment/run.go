@@ -337,6 +337,7 @@ func (r *policyRun) finish() {
 	if r.err != nil {
 		*ps = report.PolicySummary{Policy: ps.Policy, CPExec: ps.CPExec, OverlapAllToAll: ps.OverlapAllToAll, Error: r.err.Error(), Skipped: r.skipped}
 		r.rows, r.timeline, r.goSeconds = nil, nil, nil
+		r.timings = report.PolicyTimings{Policy: ps.Policy}
 		return
 	}
 	var steps, goSeconds []float64

@@ -76,15 +76,13 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 	}
 	if timings != nil && len(timings.Policies) > 0 {
 		fmt.Fprint(w, "\nplanner wall time of our Go implementation on this machine (timings.json; never simulated):")
-		for i, t := range timings.Policies {
+		sep := ""
+		for _, t := range timings.Policies {
 			if t.PlannerGoSeconds == nil {
-				continue
-			}
-			sep := ","
-			if i == 0 {
-				sep = ""
+				continue // a policy that failed or was skipped
 			}
 			fmt.Fprintf(w, "%s %s %.2f ms", sep, t.Policy, 1e3*t.PlannerGoSecondsMean)
+			sep = ","
 		}
 		fmt.Fprintln(w)
 	}
