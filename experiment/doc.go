@@ -4,7 +4,7 @@
 // aggregates the iterations into report types (Run); it expands and runs a
 // sweep's points in parallel, resumably and in shards (Sweep), joins shards
 // (Merge), and writes and reads the results-folder schema (WriteRun,
-// summary.json, iterations.csv, point.json, sweep.json, sweep.csv,
+// summary.json, iterations.csv, timings.json, point.json, sweep.json, sweep.csv,
 // manifest.json). It also serves the --batches JSON-lines contracts
 // (PlanBatches, RunBatches).
 //

@@ -21,7 +21,8 @@ type Setup struct {
 	// Inputs are the scheduling inputs of every batch, θ/c included.
 	Inputs sched.Inputs
 	// TokenCosts are the job's costs in the linear form profiling planners
-	// fit (Model.TokenCosts), handed to a sched.TokenCostUser (FlexSP).
+	// fit (Model.TokenCosts), handed to policies in sched.Env.TokenCosts
+	// (FlexSP).
 	TokenCosts sched.TokenCosts
 }
 

@@ -93,7 +93,7 @@ func TestDecodeValidationTableRejects(t *testing.T) {
 			t.Errorf("%s = %q: error %v, want %q", tc.field, tc.value, err, want)
 		}
 		if !badinput.Is(err) {
-			t.Errorf("%s = %q: error does not wrap ErrInput", tc.field, tc.value)
+			t.Errorf("%s = %q: error is not bad input (badinput.Err)", tc.field, tc.value)
 		}
 	}
 

@@ -161,6 +161,6 @@
 // registry declares PlansAhead and a run puts on the critical path only
 // what the modelled solve exceeds the previous iteration's step time by
 // (experiment; the first iteration pays it all). The Go wall time of Plan,
-// the CBC processes included, is reported as every policy's
-// (planner_go_seconds), never simulated.
+// the CBC processes included, is measured as every policy's (timings.json),
+// never simulated.
 package flexsp
