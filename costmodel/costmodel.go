@@ -66,6 +66,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/network"
 )
@@ -79,7 +80,7 @@ type Device struct {
 	// Compute prices the job's computation on this kind.
 	Compute *calib.Compute
 	// BudgetTokens is the most tokens a rank of this kind may hold in a
-	// microbatch (job.Job.KindBudgetTokens).
+	// microbatch (memory.Model.KindBudgetTokens).
 	BudgetTokens int
 	// Ranks is how many consecutive HDP ranks of a stage are of this kind.
 	Ranks int
@@ -115,6 +116,7 @@ type Model struct {
 	// every rank runs on devices[0].
 	rankDevice []int
 	topo       network.Topology
+	mem        *memory.Model
 	vpp, ep    int
 	// One dense and one MoE layer of the model (-1: none): layers of a kind
 	// cost the same.
@@ -140,7 +142,8 @@ func New(j job.Job, prof *calib.Profile, opts Options) (*Model, error) {
 // NewMixed builds the cost model of job j on a cluster whose kinds
 // (j.Cluster.Kinds) have the profiles profs, in the same order: one profile
 // for a one-kind cluster, one per pool for a mixed one. Each kind's token
-// budget is job.Job.KindBudgetTokens of the profiles' HBM.
+// budget is memory.Model.KindBudgetTokens of the profiles' HBM (a
+// budget_tokens = "auto" job is resolved here too).
 func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 	kinds := j.Cluster.Kinds()
 	if len(profs) != len(kinds) {
@@ -155,9 +158,16 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 		flat[i] = *prof
 		hbm[i] = prof.HBMBytes.Value
 	}
-	budgets, err := j.KindBudgetTokens(hbm)
+	mem, err := memory.New(j, opts.AttentionKernel)
 	if err != nil {
 		return nil, fmt.Errorf("costmodel: %w", err)
+	}
+	budgets, err := mem.KindBudgetTokens(hbm)
+	if err != nil {
+		return nil, fmt.Errorf("costmodel: %w", err)
+	}
+	if j.Parallel.BudgetAuto {
+		j.Parallel.BudgetTokens, j.Parallel.BudgetAuto = budgets[0], false
 	}
 	par := j.Parallel
 	topo, err := network.NewMixedTopology(flat, j.Cluster, par.TP, max(par.PP, 1))
@@ -165,7 +175,7 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 		return nil, err
 	}
 	ranks := j.KindRanks()
-	m := &Model{job: j, opts: opts, topo: topo,
+	m := &Model{job: j, opts: opts, topo: topo, mem: mem,
 		vpp: max(par.VPP, 1), ep: max(par.EP, 1), denseLayer: -1, moeLayer: -1}
 	for i, prof := range profs {
 		comp, err := calib.NewCompute(prof, j)
@@ -222,6 +232,9 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 
 // Job returns the job the model prices.
 func (m *Model) Job() job.Job { return m.job }
+
+// Memory returns the job's memory model.
+func (m *Model) Memory() *memory.Model { return m.mem }
 
 // Topology returns the network of stage 0.
 func (m *Model) Topology() network.Topology { return m.topo }

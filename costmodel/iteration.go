@@ -33,6 +33,9 @@ type Iteration struct {
 	// between stages boundary and boundary+1 (nil without P2P).
 	p2p          []float64
 	stallSeconds float64
+	// shard[gOff[i]+g] is group g of domain i's per-rank shard (memory).
+	gOff  []int32
+	shard []groupShard
 	// fallbackSlots counts the rank-slots of groups whose policy runs Ulysses
 	// but whose degree exceeds the query heads per TP rank, priced as Ulysses ×
 	// ring (Megatron's hierarchical a2a+p2p CP) instead.
@@ -71,6 +74,11 @@ type Outcome struct {
 	Result *step.Result
 	// FallbackSlots is the pricing's Iteration.FallbackSlots.
 	FallbackSlots int64
+	// Memory is the iteration's peak memory per GPU, stage by stage.
+	Memory MemoryUse
+	// OutOfMemory is set when a GPU's peak exceeds its HBM: the plan
+	// cannot run (the result is still the timeline it would have had).
+	OutOfMemory *OutOfMemoryError
 }
 
 // Simulate lays plan out in sync domains for the job's EP (step.Layout),
@@ -120,7 +128,8 @@ func (m *Model) simulate(s *scratch, plan *sched.Plan, lengths []int, exec Exec,
 	if err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Result: res, FallbackSlots: it.fallbackSlots}, nil
+	use, oom := m.memoryUse(res)
+	return Outcome{Result: res, FallbackSlots: it.fallbackSlots, Memory: use, OutOfMemory: oom}, nil
 }
 
 // scratch is the working storage of one Price or Simulate call. The Model
@@ -146,7 +155,7 @@ func (m *Model) getScratch() *scratch {
 func (m *Model) putScratch(s *scratch) {
 	clear(s.layout.Domains[:cap(s.layout.Domains)])
 	s.layout = step.Layout{Domains: s.layout.Domains[:0]}
-	s.it = Iteration{cost: s.it.cost[:0], p2p: s.it.p2p[:0]}
+	s.it = Iteration{cost: s.it.cost[:0], p2p: s.it.p2p[:0], gOff: s.it.gOff[:0], shard: s.it.shard[:0]}
 	s.lengths = nil
 	m.scratches.Put(s)
 }
@@ -168,8 +177,8 @@ func (m *Model) Price(l *step.Layout, lengths []int, exec Exec, stallSeconds flo
 // price prices layout l into it, reusing the storage of its cost and p2p.
 func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, stallSeconds float64) error {
 	m := p.m
-	costs, p2p := it.cost[:0], it.p2p[:0]
-	*it = Iteration{cost: costs, p2p: p2p}
+	costs, p2p, gOff, shard := it.cost[:0], it.p2p[:0], it.gOff[:0], it.shard[:0]
+	*it = Iteration{cost: costs, p2p: p2p, gOff: gOff, shard: shard}
 	switch {
 	case l == nil || l.Plan == nil:
 		return fmt.Errorf("costmodel: nil layout")
@@ -188,7 +197,7 @@ func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, 
 	}
 	nd := len(l.Domains)
 	costs = slices.Grow(costs, classes*nd)[:classes*nd]
-	*it = Iteration{m: m, layout: l, stallSeconds: stallSeconds, classes: classes, cost: costs, p2p: p2p}
+	*it = Iteration{m: m, layout: l, stallSeconds: stallSeconds, classes: classes, cost: costs, p2p: p2p, gOff: gOff, shard: shard}
 	p.lengths, p.exec = lengths, exec
 	if exec.CP == sched.Ulysses {
 		heads := network.MaxCPDegree(sched.Ulysses, m.topo, m.job.Model)
@@ -224,6 +233,8 @@ func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, 
 		}
 		it.p2p = p2p
 	}
+	it.shard = slices.Grow(it.shard, groupsOf(l.Plan))
+	p.shards(it, l)
 	return nil
 }
 

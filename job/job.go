@@ -91,6 +91,10 @@ type Parallel struct {
 	EP int `toml:"ep"`
 	// BudgetTokens is B, the most tokens one rank may hold in one microbatch.
 	BudgetTokens int `toml:"budget_tokens"`
+	// BudgetAuto says B is the largest budget whose peak memory fits
+	// (scenarios' budget_tokens = "auto", memory.Model.AutoBudgetTokens):
+	// BudgetTokens is 0 until the scenario resolves it.
+	BudgetAuto bool `toml:"-"`
 	// FirstStageLayers, when positive, is the layer count of the first pipeline
 	// stage (Megatron's --decoder-first-pipeline-num-layers); 0 means an even share.
 	FirstStageLayers int `toml:"first_stage_layers"`
@@ -256,7 +260,9 @@ func (j Job) Validate() error {
 	add(checkRange("parallel.vpp", p.VPP, 1, MaxVPP))
 	epOK := checkRange("parallel.ep", p.EP, 1, MaxGPUs)
 	add(epOK)
-	add(checkRange("parallel.budget_tokens", p.BudgetTokens, 1, MaxBudgetTokens))
+	if !p.BudgetAuto || p.BudgetTokens != 0 {
+		add(checkRange("parallel.budget_tokens", p.BudgetTokens, 1, MaxBudgetTokens))
+	}
 	add(checkRange("context_tokens", j.ContextTokens, 1, MaxContextTokens))
 	if p.FirstStageLayers < 0 {
 		add(fieldErr("parallel.first_stage_layers", p.FirstStageLayers, "must be >= 0 (0 = even share)"))

@@ -47,27 +47,3 @@ func TestPoolsValidate(t *testing.T) {
 		}
 	}
 }
-
-// TestKindBudgetTokens: the first pool's budget is parallel.budget_tokens,
-// another kind's scales with its HBM left after states and reserve (or is
-// its own), and a kind with no room is an error naming its pool.
-func TestKindBudgetTokens(t *testing.T) {
-	j := mixedJob(Pool{GPU: "H100-SXM", GPUs: 32}, Pool{GPU: "H200", GPUs: 16}, Pool{GPU: "x", GPUs: 16, BudgetTokens: 1234})
-	states := j.StateBytesPerGPU()
-	if states < 15e9 || states > 40e9 {
-		t.Fatalf("Llama-3-8B states per GPU %.1f GB: want 15-40", states/1e9)
-	}
-	b, err := j.KindBudgetTokens([]float64{80e9, 141e9, 1e9})
-	want := int(8192 * (141e9 - states - ReserveBytes) / (80e9 - states - ReserveBytes))
-	if err != nil || b[0] != 8192 || b[1] != want || b[2] != 1234 {
-		t.Errorf("budgets %v, %v; want [8192 %d 1234]", b, err, want)
-	}
-	if _, err := j.KindBudgetTokens([]float64{80e9, 20e9, 1e9}); err == nil || !strings.Contains(err.Error(), "cluster.pools[1].gpu") {
-		t.Errorf("a 20 GB kind: %v, want an error naming cluster.pools[1]", err)
-	}
-	one := mixedJob()
-	one.Cluster = Cluster{GPU: "H20", GPUs: 16, GPUsPerNode: 8}
-	if b, err := one.KindBudgetTokens(nil); err != nil || len(b) != 1 || b[0] != 8192 {
-		t.Errorf("one kind: %v, %v", b, err)
-	}
-}

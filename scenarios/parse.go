@@ -19,7 +19,7 @@ type rawFile struct {
 	Description string         `toml:"description"`
 	Cluster     job.Cluster    `toml:"cluster"`
 	Model       toml.Primitive `toml:"model"`
-	Parallel    job.Parallel   `toml:"parallel"`
+	Parallel    rawParallel    `toml:"parallel"`
 	Workload    rawWorkload    `toml:"workload"`
 	Run         rawRun         `toml:"run"`
 	Sweep       *rawSweep      `toml:"sweep"`
@@ -138,7 +138,7 @@ func Parse(data []byte, file string) (*Scenario, error) {
 func (p *parser) decode(data []byte) (raw *rawFile, md *toml.MetaData, ok bool) {
 	raw = &rawFile{
 		Cluster:  job.Cluster{GPUsPerNode: DefaultGPUsPerNode},
-		Parallel: job.Parallel{TP: 1, VPP: 1, EP: 1, SequenceParallel: true},
+		Parallel: newRawParallel(job.Parallel{TP: 1, VPP: 1, EP: 1, SequenceParallel: true}),
 		Run:      rawRun{Iterations: DefaultIterations, Seed: DefaultSeed},
 		Workload: rawWorkload{Overlong: "split", Order: "resample"},
 	}
@@ -179,7 +179,7 @@ func (p *parser) layout(md *toml.MetaData, raw *rawFile, sc *Scenario) (pools bo
 		p.addf("cluster.gpu", "cluster.gpu = %q: no calibration profile; known: %s", raw.Cluster.GPU, strings.Join(calib.ProfileNames(), ", "))
 	}
 	sc.Job.Cluster = raw.Cluster
-	sc.Job.Parallel = raw.Parallel
+	sc.Job.Parallel = raw.Parallel.parallel()
 	return pools
 }
 
@@ -300,7 +300,7 @@ func (p *parser) sweepTable(md *toml.MetaData, raw *rawFile, pools bool, names [
 	if pools && len(raw.Sweep.GPUs) > 0 {
 		p.addf("sweep.gpus", "sweep.gpus: a mixed cluster (cluster.pools) cannot be swept by GPU count; write one scenario per pool size")
 	}
-	sc.Sweep = p.sweep(md, raw.Sweep, raw.Parallel, names)
+	sc.Sweep = p.sweep(md, raw.Sweep, raw.Parallel.parallel(), names)
 }
 
 // finish returns sc, or every problem found; a sweep's points must also be

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/memory"
 )
 
 // pools checks [cluster] pools, the mixed-cluster form: it excludes gpu and
@@ -61,8 +62,10 @@ func (s *Scenario) Profiles() ([]*calib.Profile, error) {
 }
 
 // KindBudgetTokens returns each kind's per-rank token budget
-// (job.Job.KindBudgetTokens with the kinds' HBM): parallel.budget_tokens for a
-// one-kind cluster.
+// (memory.Model.KindBudgetTokens with the kinds' HBM and FlashAttention, the
+// kernel every scenario runs): parallel.budget_tokens for a one-kind cluster,
+// or with budget_tokens = "auto" the largest whose peak fits. It fails when a
+// kind cannot hold a stage's model states and the reserve.
 func (s *Scenario) KindBudgetTokens() ([]int, error) {
 	profs, err := s.Profiles()
 	if err != nil {
@@ -72,13 +75,21 @@ func (s *Scenario) KindBudgetTokens() ([]int, error) {
 	for i, pr := range profs {
 		hbm[i] = pr.HBMBytes.Value
 	}
-	return s.Job.KindBudgetTokens(hbm)
+	mem, err := memory.New(s.Job, calib.FlashAttention)
+	if err != nil {
+		return nil, err
+	}
+	return mem.KindBudgetTokens(hbm)
 }
 
-// kindBudgets checks a valid job's per-kind memory: every kind keeps room for
-// activations, and the pool holds the context (Σ ranks·budget over the kinds).
+// kindBudgets checks a valid job's per-kind memory: every kind holds the
+// model states and the reserve and keeps room for activations; it resolves
+// budget_tokens = "auto" (the first kind's budget becomes
+// parallel.budget_tokens); and the pool holds the context (Σ ranks·budget
+// over the kinds).
 func (p *parser) kindBudgets(sc *Scenario, where string) {
-	if !sc.Job.Cluster.Mixed() {
+	if _, err := sc.Profiles(); err != nil {
+		p.addf("costs.profile", "%s%v", where, err)
 		return
 	}
 	budgets, err := sc.KindBudgetTokens()
@@ -90,6 +101,12 @@ func (p *parser) kindBudgets(sc *Scenario, where string) {
 		for _, o := range others {
 			p.addf("cluster.pools", "%s%v", where, o)
 		}
+		return
+	}
+	if sc.Job.Parallel.BudgetAuto {
+		sc.Job.Parallel.BudgetTokens = budgets[0]
+	}
+	if !sc.Job.Cluster.Mixed() {
 		return
 	}
 	var capacity int64

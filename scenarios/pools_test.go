@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/memory"
 )
 
 const mixedSrc = `name = "mixed"
@@ -63,8 +66,12 @@ func TestMixedPoolBudgetScales(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	states := sc.Job.StateBytesPerGPU()
-	want := int(8192 * (141e9 - states - 10e9) / (80e9 - states - 10e9))
+	mem, err := memory.New(sc.Job, calib.FlashAttention)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, _ := mem.MaxStates()
+	want := int(8192 * (141e9 - states - memory.ReserveBytes) / (80e9 - states - memory.ReserveBytes))
 	if b[1] != want || b[1] <= 8192 {
 		t.Errorf("H200 budget %d, want %d (states %.1f GB)", b[1], want, states/1e9)
 	}

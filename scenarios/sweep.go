@@ -50,10 +50,11 @@ func (p *parser) sweep(md *toml.MetaData, s *rawSweep, base job.Parallel, policy
 				p.addf("sweep.variant.model", "%s.model = %q: unknown model; known: %s", at, v.Model, strings.Join(job.ModelNames(), ", "))
 			}
 		}
-		par := base
-		if err := md.PrimitiveDecode(v.Parallel, &par); err != nil {
+		rp := newRawParallel(base)
+		if err := md.PrimitiveDecode(v.Parallel, &rp); err != nil {
 			p.decodeErr("sweep.variant.parallel", err)
 		}
+		par := rp.parallel()
 		out.Variants = append(out.Variants, Variant{Name: v.Name, Model: v.Model, Parallel: par,
 			Options: p.variantOptions(md, v.Options, at, policyNames)})
 	}

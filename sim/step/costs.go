@@ -42,6 +42,19 @@ type CommSplitter interface {
 	ChunkExposedCommSeconds(stage, chunk int, d *Domain) (forward, backward float64)
 }
 
+// ActivationSizer is implemented by Costs that say what a microbatch's
+// activations weigh, so Run follows each rank's held activations through its
+// schedule and reports their peak (RankResult.PeakActivationBytes,
+// StageResult.Peak).
+type ActivationSizer interface {
+	// ChunkActivationBytes returns, for each rank of group gi (an index into
+	// d.Groups) of domain d's microbatch, the bytes it keeps from the forward
+	// of chunk on stage until that chunk's backward (kept), and the transient
+	// bytes the backward adds while it runs (backward: recomputed
+	// activations). Both must be finite and >= 0.
+	ChunkActivationBytes(stage, chunk int, d *Domain, gi int) (kept, backward float64)
+}
+
 // LoadSecondsPerToken2 is the load mode's price of one unit of per-rank load
 // (one token²) for a whole forward pass through the model: 1e-12 s.
 const LoadSecondsPerToken2 = 1e-12

@@ -31,6 +31,25 @@ type RankResult struct {
 	// − PlannerStall − Busy − DPBubble − the stage's gradient sync and
 	// optimizer time.
 	PPBubble sim.Nanos
+	// PeakActivationBytes is the most activation bytes the rank held at once
+	// (ActivationSizer; 0 otherwise): the chunks it had run forward and not
+	// yet backward, plus a running backward's transient.
+	PeakActivationBytes float64
+}
+
+// ActivationPeak is where a stage's held activations peaked: on which rank,
+// in which op, and when.
+type ActivationPeak struct {
+	// Bytes is the peak (0 when no rank held anything, or the Costs are no
+	// ActivationSizer).
+	Bytes float64
+	// Rank is the HDP rank, MB the microbatch (index in Plan.Microbatches),
+	// Chunk and Backward the op at whose end (a forward) or during which (a
+	// backward, with its transient) the peak was reached.
+	Rank, MB, Chunk int
+	Backward        bool
+	// At is the end of that forward or the start of that backward.
+	At sim.Nanos
 }
 
 // StageResult is the end of the iteration on one pipeline stage.
@@ -42,6 +61,9 @@ type StageResult struct {
 	GradSyncEnd, OptimizerEnd sim.Nanos
 	// Ranks is indexed by HDP rank.
 	Ranks []RankResult
+	// Peak is the stage's largest RankResult.PeakActivationBytes (the lowest
+	// such rank) and where it was reached.
+	Peak ActivationPeak
 }
 
 // Result is the timeline of one iteration, which starts at time 0.

@@ -143,6 +143,11 @@ type Runner struct {
 	next            []int32      // [stage·nc+class]: index of the class's next op in its schedule
 	acc             []classAcc   // [stage·nc+class]
 	eng             sim.Engine
+	// The activations phase's: each domain's first group among all groups,
+	// the kept and backward bytes by (stage, chunk, group), and per
+	// microbatch of the class walked its group cursor and the rank's group.
+	gOff, cursor, gidx []int32
+	actTab             []float64
 }
 
 // schedCacheOps bounds the ops of the schedules a Runner keeps for its next
@@ -161,7 +166,7 @@ type classAcc struct {
 // each class's stream of domains (streams), one schedule per microbatch count
 // (schedules), the dependency edges (edges), the op durations (price), the
 // event loop (events), the end of each stage (finish), each rank's record
-// (ranks), the planner's stall (shift) and the shares of the iteration
+// (ranks), the planner's stall (shift), the held activations (activations) and the shares of the iteration
 // (shares). The Result is the caller's: it shares no storage with the Runner
 // (Result.Domains is a copy of l.Domains, whose Groups are the plan's).
 //
@@ -189,6 +194,9 @@ func (r *Runner) Run(l *Layout, pp, vpp int, costs Costs) (*Result, error) {
 	}
 	r.ranks()
 	if err := r.shift(); err != nil {
+		return nil, err
+	}
+	if err := r.activations(); err != nil {
 		return nil, err
 	}
 	r.shares()

@@ -1,0 +1,254 @@
+package memory
+
+import (
+	"fmt"
+
+	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/job"
+)
+
+// Bytes per element and per parameter.
+const (
+	// WeightBytesPerParam is a BF16 weight.
+	WeightBytesPerParam = 2
+	// GradientBytesPerParam is an FP32 main gradient (Megatron-LM's default
+	// for BF16 training; theoretical_memory_usage.py's 6 = 2 + 4).
+	GradientBytesPerParam = 4
+	// OptimizerBytesPerParam is Adam's FP32 master weight, first and second
+	// moments (the 12 of 6 + 12/DP).
+	OptimizerBytesPerParam = 12
+	// ReserveBytes is the HBM every GPU keeps out of the model's reach: the
+	// CUDA context and kernels (about 0.5-1 GB), cuBLAS and attention
+	// workspaces, NCCL's buffers for every communicator a job creates, and
+	// the PyTorch caching allocator's fragmentation. Assumption, one number for
+	// every kind: ByteScale (Ge et al., SIGCOMM 2025, §7) measures 5-10 GB per
+	// GPU for the NCCL groups of dynamic context parallelism, and the 10 GB
+	// is its upper end (research/costmodel.md §7.3).
+	ReserveBytes = 10e9
+)
+
+// States is the model-state memory of one GPU of a pipeline stage.
+type States struct {
+	// DenseParams and ExpertParams are the parameters the GPU holds: dense
+	// ones over tp (embedding on the first stage, output layer on the last),
+	// routed experts over tp·ep.
+	DenseParams, ExpertParams float64
+	// WeightBytes, GradientBytes and OptimizerBytes are the BF16 weights, the
+	// FP32 gradients and the GPU's share of Adam's FP32 states.
+	WeightBytes, GradientBytes, OptimizerBytes float64
+}
+
+// Bytes is the GPU's model-state total.
+func (s States) Bytes() float64 { return s.WeightBytes + s.GradientBytes + s.OptimizerBytes }
+
+// Chunk is what one rank keeps from the forward pass of one model chunk of
+// one stage until its backward, as a function of its shard: PerToken bytes
+// per token it holds plus PerScore bytes per attention score Σ s²/k (softmax
+// kernel only). Backward* is the transient its backward rebuilds on top
+// (recomputation of one layer at a time), in the same two units.
+type Chunk struct {
+	PerToken, PerScore                 float64
+	BackwardPerToken, BackwardPerScore float64
+}
+
+// Kept returns the bytes a rank holding tokens tokens with scores Σ s²/k
+// keeps.
+func (c Chunk) Kept(tokens, scores float64) float64 { return c.PerToken*tokens + c.PerScore*scores }
+
+// Backward returns the transient bytes the chunk's backward adds.
+func (c Chunk) Backward(tokens, scores float64) float64 {
+	return c.BackwardPerToken*tokens + c.BackwardPerScore*scores
+}
+
+// Model is the memory model of one job under one attention kernel. It is
+// immutable after New.
+type Model struct {
+	job    job.Job
+	kernel calib.AttentionKernel
+	// first[s], layers[s]: stage s's first layer and layer count.
+	first, layers []int
+	states        []States
+	chunks        [][]Chunk // [stage][chunk]
+}
+
+// New builds the memory model of job j with core attention run by kernel. It
+// fails when the layers do not split over the stages and chunks.
+func New(j job.Job, kernel calib.AttentionKernel) (*Model, error) {
+	stages, err := j.StageLayers()
+	if err != nil {
+		return nil, err
+	}
+	v := max(j.Parallel.VPP, 1)
+	m := &Model{job: j, kernel: kernel}
+	first := 0
+	for s, n := range stages {
+		if n < v {
+			return nil, fmt.Errorf("memory: stage %d has %d layers, fewer than vpp = %d chunks", s, n, v)
+		}
+		m.first = append(m.first, first)
+		m.layers = append(m.layers, n)
+		m.states = append(m.states, m.stageStates(s, first, n, len(stages)))
+		cs := make([]Chunk, v)
+		for c := range v {
+			cs[c] = m.chunk(s, c, first, n, len(stages))
+		}
+		m.chunks = append(m.chunks, cs)
+		first += n
+	}
+	return m, nil
+}
+
+// Job returns the job modelled.
+func (m *Model) Job() job.Job { return m.job }
+
+// Stages returns the number of pipeline stages.
+func (m *Model) Stages() int { return len(m.states) }
+
+// States returns the model states per GPU of stage s.
+func (m *Model) States(s int) States { return m.states[s] }
+
+// Chunk returns what one rank keeps from chunk c of stage s (chunk c holds
+// the stage's layers [c·n/v, (c+1)·n/v), as the cost model splits them).
+func (m *Model) Chunk(s, c int) Chunk { return m.chunks[s][c] }
+
+// MaxStates returns the largest model-state total over the stages and the
+// stage holding it.
+func (m *Model) MaxStates() (bytes float64, stage int) {
+	for s, st := range m.states {
+		if b := st.Bytes(); b > bytes {
+			bytes, stage = b, s
+		}
+	}
+	return bytes, stage
+}
+
+func (m *Model) stageStates(s, first, n, pp int) States {
+	mod, par := m.job.Model, m.job.Parallel
+	var dense, expert float64
+	for l := first; l < first+n; l++ {
+		e := mod.LayerExpertParams(l)
+		dense += mod.LayerParams(l) - e
+		expert += e
+	}
+	if s == 0 {
+		dense += mod.EmbeddingParams()
+	}
+	if s == pp-1 {
+		dense += mod.OutputParams()
+	}
+	tp, ep := float64(max(par.TP, 1)), float64(max(par.EP, 1))
+	st := States{DenseParams: dense / tp, ExpertParams: expert / (tp * ep)}
+	all := st.DenseParams + st.ExpertParams
+	st.WeightBytes = WeightBytesPerParam * all
+	st.GradientBytes = GradientBytesPerParam * all
+	st.OptimizerBytes = OptimizerBytesPerParam * all
+	if par.GradSyncMode() == job.GradReduceScatter {
+		g := float64(max(m.job.PoolRanks(), 1))
+		st.OptimizerBytes = OptimizerBytesPerParam * (st.DenseParams/g + st.ExpertParams*ep/g)
+	}
+	return st
+}
+
+// dropout reports whether the job trains with dropout (the Megatron softmax
+// kernel's era; see the package doc).
+func (m *Model) dropout() bool { return m.kernel == calib.MegatronSoftmax }
+
+// LayerBytes returns what one rank keeps of one 0-based layer per token of its
+// shard (perToken) and per attention score (perScore), under granularity rc,
+// and the layer's whole keep without recomputation (what full recompute's
+// backward rebuilds).
+func (m *Model) LayerBytes(layer int, rc job.RecomputeGranularity) (perToken, perScore float64) {
+	mod, par := m.job.Model, m.job.Parallel
+	t := float64(max(par.TP, 1))
+	rep := func(x float64) float64 { // replicated over TP unless SP
+		if par.SequenceParallel {
+			return x / t
+		}
+		return x
+	}
+	split := func(x float64) float64 { return x / t }
+	h := float64(mod.Hidden)
+	if rc == job.RecomputeFull {
+		return rep(2 * h), 0
+	}
+	nh, nkv := float64(mod.QueryHeads), float64(mod.KVHeads)
+	dqk, dv := float64(mod.HeadDimQK), float64(mod.HeadDimV)
+	var drop float64
+	if m.dropout() {
+		drop = 1
+	}
+	// Attention block.
+	a := rep(2*h + 2*h + drop*h)
+	if mod.Attention == job.MLA {
+		ql, kl := float64(mod.QLoRARank), float64(mod.KVLoRARank)
+		a += rep(2*2*ql + 2*(kl+float64(mod.QKRopeHeadDim)) + 2*kl)
+	}
+	a += split(2*(nh+nkv)*dqk + 2*nkv*dv + 2*nh*dv)
+	if mod.GatedAttention {
+		a += split(4 * nh * dv)
+	}
+	if rc != job.RecomputeSelective {
+		if m.kernel == calib.MegatronSoftmax {
+			perScore = split(nh * (2 + 3*drop))
+		} else {
+			a += split(4 * nh)
+		}
+	}
+	// FFN block.
+	f := rep(2*h + 2*h + drop*h)
+	if !mod.IsMoELayer(layer) {
+		ff := float64(mod.DenseFFN)
+		if mod.Activation == job.GELU {
+			f += split(4 * ff)
+		} else {
+			f += split(6 * ff)
+		}
+	} else {
+		k := float64(mod.TopK)
+		f += rep(4*float64(mod.RoutedExperts) + k*4*h)
+		f += split(k*6*float64(mod.ExpertFFN) + float64(mod.SharedExperts)*6*float64(mod.SharedExpertFFN))
+	}
+	return a + f, perScore
+}
+
+// chunk sums the layers of chunk c of stage s and adds the embedding and the
+// output layer where they sit.
+func (m *Model) chunk(s, c, first, n, pp int) Chunk {
+	mod, par := m.job.Model, m.job.Parallel
+	v := max(par.VPP, 1)
+	rc := par.RecomputeMode()
+	var ch Chunk
+	for l := first + c*n/v; l < first+(c+1)*n/v; l++ {
+		tok, sc := m.LayerBytes(l, rc)
+		ch.PerToken += tok
+		ch.PerScore += sc
+		switch rc {
+		case job.RecomputeFull:
+			// The backward rebuilds one whole layer at a time.
+			ft, fs := m.LayerBytes(l, job.RecomputeNone)
+			ch.BackwardPerToken = max(ch.BackwardPerToken, ft)
+			ch.BackwardPerScore = max(ch.BackwardPerScore, fs)
+		case job.RecomputeSelective:
+			// ... or one layer's core attention.
+			nt, ns := m.LayerBytes(l, job.RecomputeNone)
+			ch.BackwardPerToken = max(ch.BackwardPerToken, nt-tok)
+			ch.BackwardPerScore = max(ch.BackwardPerScore, ns-sc)
+		}
+	}
+	t := float64(max(par.TP, 1))
+	h := float64(mod.Hidden)
+	if s == 0 && c == 0 {
+		ch.PerToken += 8 // token ids (int64)
+		if m.dropout() {
+			if par.SequenceParallel {
+				ch.PerToken += h / t
+			} else {
+				ch.PerToken += h
+			}
+		}
+	}
+	if s == pp-1 && c == v-1 {
+		ch.PerToken += 4*h/t + 4*float64(mod.Vocab)/t
+	}
+	return ch
+}

@@ -1,0 +1,260 @@
+package step
+
+import (
+	"cmp"
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/policies"
+	"github.com/dcpsim/dcpsim/sim"
+	"github.com/dcpsim/dcpsim/sim/pipeline"
+)
+
+// sized is hashed with activations: each group's chunk keeps a hashed 1-1000
+// bytes per rank and its backward adds a hashed share of that.
+type sized struct{ hashed }
+
+func (sized) ChunkActivationBytes(s, c int, d *Domain, gi int) (float64, float64) {
+	g := d.Groups[gi]
+	h := mix(s, c, d.MB, g.FirstRank, g.Size, 7)
+	kept := float64(1 + h%1000)
+	return kept, kept * float64(h>>12%3) / 2
+}
+
+// timelinePeak is the oracle: one rank's peak on one stage read from the
+// simulated timeline alone (the ops' start and end times), not from the
+// schedule's order: + kept at a forward's end, + transient from a backward's
+// start to its end, − kept at its end.
+func timelinePeak(res *Result, costs ActivationSizer, s, rank int) float64 {
+	type ev struct {
+		at    sim.Nanos
+		order int // at equal times ends (of the previous op) before starts
+		delta float64
+	}
+	var evs []ev
+	for di := range res.Domains {
+		d := &res.Domains[di]
+		if rank < d.FirstRank || rank > d.LastRank() {
+			continue
+		}
+		gi := slices.IndexFunc(d.Groups, func(g sched.Group) bool { return g.FirstRank <= rank && rank <= g.LastRank() })
+		if gi < 0 {
+			continue
+		}
+		for c := range res.VPP {
+			kept, bwd := costs.ChunkActivationBytes(s, c, d, gi)
+			f := res.Ops[res.OpIndex(s, di, c, false)]
+			b := res.Ops[res.OpIndex(s, di, c, true)]
+			evs = append(evs, ev{f.End, 0, kept}, ev{b.Start, 1, bwd}, ev{b.End, 0, -bwd - kept})
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b ev) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.order, b.order))
+	})
+	var held, peak float64
+	for _, e := range evs {
+		held += e.delta
+		peak = max(peak, held)
+	}
+	return peak
+}
+
+// TestPeakActivationsMatchTimeline: on the policies' plans and on random
+// partial plans, every (stage, rank)'s peak equals the one read off the
+// simulated timeline, each stage's Peak is its largest, and the rest of the
+// Result is what Run gives without activations.
+func TestPeakActivationsMatchTimeline(t *testing.T) {
+	x := uint64(5)
+	rnd := func(n int) int {
+		x = x*6364136223846793005 + 1442695040888963407
+		return int(x>>33) % n
+	}
+	var r Runner
+	checked := 0
+	check := func(name string, plan *sched.Plan, pp, vpp, ep int) {
+		t.Helper()
+		l, err := NewLayout(plan, ep)
+		if err != nil {
+			return
+		}
+		costs := sized{}
+		got, err := r.Run(l, pp, vpp, costs)
+		if err != nil {
+			return
+		}
+		for s := range pp {
+			st := &got.Stages[s]
+			var worst float64
+			for rank := range st.Ranks {
+				want := timelinePeak(got, costs, s, rank)
+				if g := st.Ranks[rank].PeakActivationBytes; math.Abs(g-want) > 1e-9*max(1, want) {
+					t.Fatalf("%s (pp %d vpp %d ep %d): stage %d rank %d peak %v, timeline %v", name, pp, vpp, ep, s, rank, g, want)
+				}
+				worst = max(worst, st.Ranks[rank].PeakActivationBytes)
+				checked++
+			}
+			if st.Peak.Bytes != worst || worst > 0 && st.Ranks[st.Peak.Rank].PeakActivationBytes != worst {
+				t.Fatalf("%s: stage %d Peak %+v, largest rank peak %v", name, s, st.Peak, worst)
+			}
+		}
+		plain, err := Run(l, pp, vpp, costs.hashed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := range got.Stages {
+			for k := range got.Stages[s].Ranks {
+				got.Stages[s].Ranks[k].PeakActivationBytes = 0
+			}
+			got.Stages[s].Peak = ActivationPeak{}
+		}
+		if !equalResults(got, plain) {
+			t.Fatalf("%s: tracking activations changed the timeline", name)
+		}
+	}
+	for trial := range 20 {
+		for _, name := range policies.Names() {
+			pol, err := policies.New(name)
+			if errors.Is(err, sched.ErrEnvMissing) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := []int{4, 8, 16, 64}[trial%4]
+			pp, vpp, ep := []int{1, 2, 4}[rnd(3)], []int{1, 2}[rnd(2)], []int{1, 2, 4}[rnd(3)]
+			const budget = 4096
+			lengths := make([]int, 8+rnd(60))
+			for i := range lengths {
+				lengths[i] = 64 + rnd(budget*g/2)
+			}
+			plan, err := pol.Plan(lengths, sched.Inputs{PoolRanks: g, BudgetTokens: budget, PP: pp, VPP: vpp, OverheadRatio: 1 << 20})
+			if err != nil {
+				continue
+			}
+			check(name, plan, pp, vpp, ep)
+		}
+		g := 4 * (1 + rnd(6))
+		plan := &sched.Plan{PoolRanks: g, PartialMicrobatches: rnd(4) > 0}
+		for range 1 + rnd(12) {
+			var mb sched.Microbatch
+			for r := rnd(3); r < g; r += 1 + rnd(4) {
+				size := 1 + rnd(min(4, g-r))
+				mb.Groups = append(mb.Groups, sched.Group{FirstRank: r, Size: size, Seqs: []int{rnd(5)}})
+				r += size - 1
+			}
+			plan.Microbatches = append(plan.Microbatches, mb)
+		}
+		check("random", plan, 1+rnd(3), 1+rnd(2), []int{1, 2, 4}[rnd(3)])
+	}
+	if checked < 5000 {
+		t.Errorf("%d (stage, rank) peaks checked: want at least 5000", checked)
+	}
+}
+
+// equalResults compares two Results field by field where it matters to the
+// timeline (the Domains' groups are the same slices).
+func equalResults(a, b *Result) bool {
+	if a.Iteration != b.Iteration || !slices.Equal(a.Ops, b.Ops) || !slices.Equal(a.MBSeconds, b.MBSeconds) ||
+		a.PPBubbleShare != b.PPBubbleShare || a.DPBubbleShare != b.DPBubbleShare {
+		return false
+	}
+	for s := range a.Stages {
+		if !slices.Equal(a.Stages[s].Ranks, b.Stages[s].Ranks) || a.Stages[s].GradSyncStart != b.Stages[s].GradSyncStart {
+			return false
+		}
+	}
+	return true
+}
+
+// perChunk keeps one byte per token of a rank's shard in every chunk, and
+// its backward nothing.
+type perChunk struct {
+	LoadCosts
+	tokens []int
+}
+
+func (c perChunk) ChunkActivationBytes(_, _ int, d *Domain, gi int) (float64, float64) {
+	g := d.Groups[gi]
+	var n int
+	for _, id := range g.Seqs {
+		n += c.tokens[id]
+	}
+	return float64(n / g.Size), 0
+}
+
+// TestEqualMicrobatchesClosedForm: with m equal microbatches, stage s of p
+// holds min(p − s, m) microbatches at its peak under 1F1B, and under
+// interleaved 1F1B the warmup's forwards plus one, min(w_s + 1, m·v), chunks
+// (Korthikanti et al. 2022 §4.2.3: the first stage holds p microbatches,
+// L·(1 + (p−1)/(p·m)) layers' worth when interleaved).
+func TestEqualMicrobatchesClosedForm(t *testing.T) {
+	const g, tokens = 4, 1000
+	for _, tc := range []struct{ p, v, m int }{
+		{1, 1, 3}, {2, 1, 1}, {4, 1, 8}, {4, 1, 2}, {8, 1, 16},
+		{2, 2, 4}, {4, 2, 8}, {4, 3, 12}, {8, 3, 24}, {4, 2, 4},
+	} {
+		lengths := make([]int, tc.m*g)
+		plan := &sched.Plan{PoolRanks: g}
+		for k := range tc.m {
+			var mb sched.Microbatch
+			for r := range g {
+				id := k*g + r
+				lengths[id] = tokens
+				mb.Groups = append(mb.Groups, sched.Group{FirstRank: r, Size: 1, Seqs: []int{id}})
+			}
+			plan.Microbatches = append(plan.Microbatches, mb)
+		}
+		costs := perChunk{LoadCosts{Lengths: lengths, PP: tc.p, VPP: tc.v}, lengths}
+		res, err := Simulate(plan, tc.p, tc.v, 1, costs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := range tc.p {
+			held := min(tc.p-s, tc.m)
+			if tc.v > 1 {
+				held = min(pipeline.Warmup(tc.p, tc.v, tc.m, 0, s)+1, tc.m*tc.v)
+			}
+			want := float64(held * tokens)
+			for r, rr := range res.Stages[s].Ranks {
+				if rr.PeakActivationBytes != want {
+					t.Errorf("p %d v %d m %d: stage %d rank %d peak %v, want %d chunks = %v", tc.p, tc.v, tc.m, s, r, rr.PeakActivationBytes, held, want)
+				}
+			}
+			if pk := res.Stages[s].Peak; pk.Bytes != want || pk.Rank != 0 || pk.Backward {
+				t.Errorf("p %d v %d m %d: stage %d Peak %+v, want %v on rank 0 at a forward's end", tc.p, tc.v, tc.m, s, pk, want)
+			}
+		}
+		// Korthikanti's interleaving factor, on the first stage when its
+		// warmup does not cover every forward.
+		if tc.v > 1 && pipeline.Warmup(tc.p, tc.v, tc.m, 0, 0) < tc.m*tc.v {
+			layers := float64(res.Stages[0].Peak.Bytes) / tokens / float64(tc.v) // in whole-stage units
+			want := float64(tc.p) * (1 + float64(tc.p-1)/float64(tc.p*tc.v))
+			if math.Abs(layers-want) > 1e-12 {
+				t.Errorf("p %d v %d: the first stage holds %v stages' worth, Korthikanti %v", tc.p, tc.v, layers, want)
+			}
+		}
+	}
+}
+
+// badSizer answers NaN for one group.
+type badSizer struct{ hashed }
+
+func (badSizer) ChunkActivationBytes(s, c int, d *Domain, gi int) (float64, float64) {
+	if d.MB == 1 {
+		return math.NaN(), 0
+	}
+	return 1, 0
+}
+
+func TestActivationErrors(t *testing.T) {
+	plan := &sched.Plan{PoolRanks: 2, Microbatches: []sched.Microbatch{
+		{Groups: []sched.Group{{FirstRank: 0, Size: 2, Seqs: []int{0}}}},
+		{Groups: []sched.Group{{FirstRank: 0, Size: 1, Seqs: []int{1}}}},
+	}}
+	if _, err := Simulate(plan, 1, 1, 1, badSizer{}); err == nil {
+		t.Fatal("a NaN activation size was accepted")
+	}
+}
