@@ -181,8 +181,9 @@ type policyRun struct {
 	sim      *costmodel.Simulator // this run's own scratch for pricing and running plans
 	exec     costmodel.Exec
 	err      error
-	skipped  bool    // err names a program the policy needs that is not installed
-	lastStep float64 // the previous iteration's step seconds (PlansAhead)
+	skipped  bool                // err names a program the policy needs that is not installed
+	oom      *report.OutOfMemory // set with err when a plan did not fit
+	lastStep float64             // the previous iteration's step seconds (PlansAhead)
 	sum      report.PolicySummary
 	rows     []report.IterationRow
 	timeline *report.Timeline
@@ -231,6 +232,7 @@ type measured struct {
 	result   *step.Result
 	stats    sched.Stats
 	fallback int64 // costmodel.Outcome.FallbackSlots
+	memory   costmodel.MemoryUse
 }
 
 // step runs iteration k on the straight road: the plan, then one call that
@@ -260,7 +262,14 @@ func (r *policyRun) step(k int, b workload.Batch) (*measured, error) {
 	if err != nil {
 		return nil, err
 	}
+	if oom := out.OutOfMemory; oom != nil {
+		r.oom = &report.OutOfMemory{Iteration: k, Stage: oom.Stage, Rank: oom.Rank, Kind: oom.Kind,
+			NeededBytes: oom.TotalBytes(), AvailableBytes: oom.HBMBytes,
+			StatesBytes: oom.StatesBytes, ReserveBytes: oom.ReserveBytes, ActivationBytes: oom.ActivationBytes}
+		return nil, oom
+	}
 	res := out.Result
+	peak := out.Memory.Peak()
 	st := sched.ComputeStats(plan, lengths, in.EPSize())
 	t := res.IterationSeconds()
 	cv, maxMin := spread(res.MBSeconds)
@@ -275,9 +284,10 @@ func (r *policyRun) step(k int, b workload.Batch) (*measured, error) {
 			StepSecondsNoStall: t - res.PlannerStall.Seconds(), MFU: r.setup.Model.MFU(lengths, t),
 			MBTimeCV: cv, MBTimeMaxOverMin: maxMin, Microbatches: st.RankMicrobatchesMean,
 			PlannerModeledSeconds: stall, PlannerWorkUnits: float64(plan.WorkUnits),
+			PeakMemoryBytes: peak.TotalBytes(), PeakActivationBytes: peak.ActivationBytes,
 		},
 	}
-	return &measured{row: row, plan: plan, result: res, stats: st, fallback: out.FallbackSlots}, nil
+	return &measured{row: row, plan: plan, result: res, stats: st, fallback: out.FallbackSlots, memory: out.Memory}, nil
 }
 
 // keep records an iteration: its row, and for a measured one what the
@@ -307,6 +317,16 @@ func (r *policyRun) keep(m *measured) error {
 		r.slots[d.Degree] += d.Share * float64(m.stats.Slots)
 	}
 	r.fallbackSlots += float64(m.fallback)
+	ps := &r.sum
+	if ps.PeakMemoryByStageBytes == nil {
+		ps.PeakMemoryByStageBytes = make([]float64, len(m.memory.Stages))
+	}
+	for s, g := range m.memory.Stages {
+		ps.PeakMemoryByStageBytes[s] = max(ps.PeakMemoryByStageBytes[s], g.TotalBytes())
+	}
+	if peak := m.memory.Peak(); peak.TotalBytes() > ps.PeakMemoryMaxBytes {
+		ps.PeakMemoryMaxBytes, ps.HBMBytes = peak.TotalBytes(), peak.HBMBytes
+	}
 	return nil
 }
 
@@ -335,7 +355,7 @@ func (r *policyRun) finish() {
 		r.err = errors.New("no iteration after the warm-up")
 	}
 	if r.err != nil {
-		*ps = report.PolicySummary{Policy: ps.Policy, CPExec: ps.CPExec, OverlapAllToAll: ps.OverlapAllToAll, Error: r.err.Error(), Skipped: r.skipped}
+		*ps = report.PolicySummary{Policy: ps.Policy, CPExec: ps.CPExec, OverlapAllToAll: ps.OverlapAllToAll, Error: r.err.Error(), Skipped: r.skipped, OutOfMemory: r.oom}
 		r.rows, r.timeline, r.goSeconds = nil, nil, nil
 		r.timings = report.PolicyTimings{Policy: ps.Policy}
 		return

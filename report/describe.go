@@ -70,6 +70,17 @@ func WriteScenario(w io.Writer, sc *scenarios.Scenario) error {
 	fmt.Fprintf(w, "parallel     tp%d pp%d vpp%d ep%d, stage layers %v\n", j.Parallel.TP, j.Parallel.PP, j.Parallel.VPP, j.Parallel.EP, stages)
 	fmt.Fprintf(w, "HDP pool     G = %d ranks per stage, %d EP groups, budget B = %d tokens/rank, G·B = %d\n",
 		j.PoolRanks(), j.EPGroups(), j.Parallel.BudgetTokens, j.PoolCapacityTokens())
+	mem, err := NewMemoryReport(sc)
+	if err != nil {
+		return err
+	}
+	for i, l := range MemoryLines(mem) {
+		label := "memory"
+		if i > 0 {
+			label = ""
+		}
+		fmt.Fprintf(w, "%-12s %s\n", label, l)
+	}
 	wl := sc.Workload
 	src := wl.Preset
 	switch {

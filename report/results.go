@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -100,6 +101,29 @@ type Measures struct {
 	// measured wall time of our Go planner is in Timings, never here.
 	PlannerModeledSeconds float64 `json:"planner_modeled_seconds"`
 	PlannerWorkUnits      float64 `json:"planner_work_units"`
+	// PeakMemoryBytes is the iteration's peak memory on its GPU with the
+	// least headroom (model states + reserve + peak held activations,
+	// costmodel.MemoryUse.Peak); PeakActivationBytes its activations.
+	PeakMemoryBytes     float64 `json:"peak_memory_bytes"`
+	PeakActivationBytes float64 `json:"peak_activation_bytes"`
+}
+
+// OutOfMemory is a plan that cannot run: on its GPU with the least
+// headroom, the peak exceeds the HBM.
+type OutOfMemory struct {
+	// Iteration is the iteration whose plan it was (warm-up included).
+	Iteration int `json:"iteration"`
+	// Stage and Rank place the GPU (a pipeline stage's HDP rank), Kind names
+	// its GPU kind.
+	Stage int    `json:"stage"`
+	Rank  int    `json:"rank"`
+	Kind  string `json:"kind"`
+	// NeededBytes is states + reserve + activations; AvailableBytes the HBM.
+	NeededBytes     float64 `json:"needed_bytes"`
+	AvailableBytes  float64 `json:"available_bytes"`
+	StatesBytes     float64 `json:"states_bytes"`
+	ReserveBytes    float64 `json:"reserve_bytes"`
+	ActivationBytes float64 `json:"activation_bytes"`
 }
 
 // PolicySummary is one policy's means over the measured iterations.
@@ -139,6 +163,16 @@ type PolicySummary struct {
 	ChosenOptions ChosenOptions `json:"chosen_options,omitempty"`
 	// DollarsPer1TTokens is GPUs × $/GPU-hour × hours per 10^12 tokens.
 	DollarsPer1TTokens float64 `json:"dollars_per_1t_tokens"`
+	// PeakMemoryMaxBytes is the largest PeakMemoryBytes of the measured
+	// iterations, HBMBytes the memory of the GPU it was reached on, and
+	// PeakMemoryByStageBytes each stage's largest (its GPU with the least
+	// headroom) over the measured iterations.
+	PeakMemoryMaxBytes     float64    `json:"peak_memory_max_bytes"`
+	HBMBytes               float64    `json:"hbm_bytes"`
+	PeakMemoryByStageBytes StageBytes `json:"peak_memory_by_stage_bytes"`
+	// OutOfMemory is set when the policy failed because a plan's peak
+	// exceeded a GPU's HBM (Error says so too).
+	OutOfMemory *OutOfMemory `json:"out_of_memory,omitempty"`
 	// MBSeconds are the measured iterations' microbatch times pooled (for the
 	// MB-time distribution figure), as many whole iterations as fit in 2^20
 	// values; not in summary.json.
@@ -156,6 +190,28 @@ func (d DegreeShares) CSVText() string {
 		parts[i] = strconv.Itoa(s.Degree) + ":" + formatFloat(s.Share)
 	}
 	return strings.Join(parts, " ")
+}
+
+// StageBytes are bytes per pipeline stage; the CSV cell lists them by stage.
+type StageBytes []float64
+
+// CSVText is the CSV cell: "7.1e+10 6.5e+10".
+func (b StageBytes) CSVText() string {
+	parts := make([]string, len(b))
+	for i, v := range b {
+		parts[i] = formatFloat(v)
+	}
+	return strings.Join(parts, " ")
+}
+
+// CSVText is the CSV cell of an out-of-memory policy: "iteration 3 stage 0
+// rank 17 H800 needs 9.1e+10 of 8e+10 bytes", empty when it fitted.
+func (o *OutOfMemory) CSVText() string {
+	if o == nil {
+		return ""
+	}
+	return fmt.Sprintf("iteration %d stage %d rank %d %s needs %s of %s bytes",
+		o.Iteration, o.Stage, o.Rank, o.Kind, formatFloat(o.NeededBytes), formatFloat(o.AvailableBytes))
 }
 
 // ChosenOptions are option values a policy chose itself, by key; its CSV

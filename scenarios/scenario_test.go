@@ -39,7 +39,7 @@ func TestPresetsParse(t *testing.T) {
 		"weak-scaling":                 {8192, 1024, 128, 134217728, 8},
 		// Mixed GPU kinds (HexiSeq review): G = gpus/tp, one EP group per rank.
 		"hexiseq-h100-a100":  {64, 64, 64, 1048576, 1},
-		"hexiseq-contexts":   {64, 64, 64, 1572864, 8},
+		"hexiseq-contexts":   {64, 64, 64, 1572864, 6},
 		"hexiseq-four-kinds": {128, 128, 128, 2097152, 3},
 		"hetero-long-256k":   {64, 64, 64, 2097152, 1},
 		"hexiseq-flop-mixed": {80, 80, 80, 1572864, 1},

@@ -9,6 +9,7 @@
 // help, flags included):
 //
 //	calibrate        measure operator costs (cpu, cuda) or read a CSV, fit, write a profile
+//	memory           per-GPU memory of a scenario by stage and GPU kind (states, activations at B, HBM)
 //	merge            join the folders of a sharded sweep
 //	models           model presets and their derived quantities
 //	plan             plan one batch with a DCP policy (a summary, or JSON lines for --batches)
@@ -65,6 +66,7 @@ func commands() map[string]command {
 	cmds := []command{
 		scenariosCommand(),
 		modelsCommand(),
+		memoryCommand(),
 		planCommand(),
 		runCommand(),
 		sweepCommand(),
