@@ -34,8 +34,10 @@
 //     each pass (network.TPLayerSeconds: sequence parallelism's all-gathers
 //     and reduce-scatters, or the all-reduces without it; not overlapped, as
 //     in Megatron-LM 2022), and the backward pass runs again what
-//     job.Parallel.Recompute names: the layer's whole forward (full) or its
-//     core attention's (selective) (layer.go);
+//     job.Parallel.Recompute names: the layer's whole forward (full; for the
+//     first RecomputeLayers layers of each chunk when set) or its core
+//     attention's (selective) (layer.go); a group with a CP × HP layout pays
+//     the same for its fullest rank;
 //   - the domain's layer time is the slowest group's, plus on an MoE layer the
 //     slowest EP block's dispatch and combine (network.MoELayer at the most
 //     tokens any rank of the block routes): the all-to-all is a barrier, so the
@@ -128,8 +130,9 @@ type Model struct {
 	scratches sync.Pool
 }
 
-// chunkLayers counts a chunk's dense and MoE layers.
-type chunkLayers struct{ dense, moe int }
+// chunkLayers counts a chunk's dense and MoE layers, and of them the
+// recomputed ones (job.Parallel.Recomputed).
+type chunkLayers struct{ dense, moe, rdense, rmoe int }
 
 // New builds the cost model of job j with every rank on the GPU kind of prof.
 // It fails when the profile, the job and the network do not fit together (a
@@ -213,11 +216,18 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 		chunks := make([]chunkLayers, m.vpp)
 		for c := range m.vpp {
 			k := &chunks[c]
-			for l := first + c*n/m.vpp; l < first+(c+1)*n/m.vpp; l++ {
+			lo := first + c*n/m.vpp
+			for l := lo; l < first+(c+1)*n/m.vpp; l++ {
+				r := 0
+				if par.Recomputed(l - lo) {
+					r = 1
+				}
 				if model.IsMoELayer(l) {
 					k.moe++
+					k.rmoe += r
 				} else {
 					k.dense++
+					k.rdense += r
 				}
 			}
 		}

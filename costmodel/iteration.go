@@ -59,8 +59,12 @@ type domainCost struct {
 	// denseComm and moeCPComm are the exposed CP part of dense and moe (the
 	// slowest group's).
 	denseComm, moeCPComm [2]float64
-	moeComm              [2]float64 // EP dispatch + combine, max over blocks
-	maxTokens            int        // the fullest rank's tokens
+	// recompute[kind] is the backward of a recomputed layer of the kind
+	// (dense, MoE), its forward run again included, max over groups, and
+	// recomputeComm its exposed CP and TP part.
+	recompute, recomputeComm [2]float64
+	moeComm                  [2]float64 // EP dispatch + combine, max over blocks
+	maxTokens                int        // the fullest rank's tokens
 	// head is the last stage's head (final norm, LM head, loss), forward and
 	// backward: the slowest device's for the most tokens a rank of it holds
 	// (every rank on device 0: for maxTokens).
@@ -488,17 +492,7 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 				b += cp.Bwd.ExposedSeconds
 			}
 			x := m.layerExtra(t, per, c.ops[kind][0], c.attn[0], f-compF) // TP and recomputation (layer.go)
-			f, b = f+x.tpFwd, b+x.tpBwd+x.recomputeCompute+x.recomputeComm
-			compB += x.recomputeCompute
-			dst, comm := &dc.dense, &dc.denseComm
-			if kind == 1 {
-				dst, comm = &dc.moe, &dc.moeCPComm
-			}
-			for k, sec := range [2]float64{f, b} {
-				if sec > dst[k] {
-					dst[k], comm[k] = sec, sec-[2]float64{compF, compB}[k]
-				}
-			}
+			dc.raise(kind, [2]float64{compF, compB}, [2]float64{f - compF, b - compB}, x)
 		}
 	}
 	if !m.opts.NoComm && m.moeLayer >= 0 && m.ep > 1 {
@@ -538,14 +532,19 @@ func (it *Iteration) lookup(stage, chunk int, d *step.Domain) (domainCost, chunk
 	return it.cost[class*len(it.layout.Domains)+d.Index], m.layerKind[stage][chunk], true
 }
 
-// times is a chunk's forward and backward seconds from per-layer ones: dense
-// layers × dense, MoE layers × (moe + the EP dispatch and combine moeComm).
-func (ck chunkLayers) times(dense, moe, moeComm [2]float64) [2]float64 {
-	var out [2]float64
-	for k := range 2 {
-		out[k] = float64(ck.dense)*dense[k] + float64(ck.moe)*(moe[k]+moeComm[k])
+// times is a chunk's forward and backward seconds from the domain's
+// per-layer ones (comm: their exposed communication parts): dense layers ×
+// dense, MoE layers × (moe + the EP dispatch and combine moeComm), with a
+// recomputed layer's backward at recompute.
+func (ck chunkLayers) times(dc *domainCost, comm bool) [2]float64 {
+	dense, moe, rec := dc.dense, dc.moe, dc.recompute
+	if comm {
+		dense, moe, rec = dc.denseComm, dc.moeCPComm, dc.recomputeComm
 	}
-	return out
+	fwd := float64(ck.dense)*dense[0] + float64(ck.moe)*(moe[0]+dc.moeComm[0])
+	bwd := float64(ck.dense-ck.rdense)*dense[1] + float64(ck.rdense)*rec[0] +
+		float64(ck.moe-ck.rmoe)*(moe[1]+dc.moeComm[1]) + float64(ck.rmoe)*(rec[1]+dc.moeComm[1])
+	return [2]float64{fwd, bwd}
 }
 
 // ChunkSeconds returns the chunk's layers × the domain's per-layer times (see
@@ -557,7 +556,7 @@ func (it *Iteration) ChunkSeconds(stage, chunk int, d *step.Domain) (forward, ba
 	if !ok {
 		return math.NaN(), math.NaN()
 	}
-	out := ck.times(dc.dense, dc.moe, dc.moeComm)
+	out := ck.times(&dc, false)
 	if stage == len(it.m.layerKind)-1 && chunk == it.m.vpp-1 && dc.maxTokens > 0 {
 		out[0] += dc.head[0]
 		out[1] += dc.head[1]
@@ -573,7 +572,7 @@ func (it *Iteration) ChunkExposedCommSeconds(stage, chunk int, d *step.Domain) (
 	if !ok {
 		return math.NaN(), math.NaN()
 	}
-	out := ck.times(dc.denseComm, dc.moeCPComm, dc.moeComm)
+	out := ck.times(&dc, true)
 	return out[0], out[1]
 }
 
@@ -631,7 +630,9 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 	var ops, window [2][2]float64 // max over ranks [dense, moe][fwd, bwd]; window: min over ranks
 	var attn [2]float64
 	first := true
+	most := 0 // the group's fullest rank's tokens
 	for i, tok := range l.ShardTokens {
+		most = max(most, tok)
 		r := g.FirstRank + i
 		dev := 0
 		if m.rankDevice != nil {
@@ -685,29 +686,37 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 			if err != nil {
 				return err
 			}
-			p.addLayerKind(dc, kind, ops[kind], attn, [2]float64{cp.Fwd.ExposedSeconds, cp.Bwd.ExposedSeconds})
+			exposed := [2]float64{cp.Fwd.ExposedSeconds, cp.Bwd.ExposedSeconds}
+			x := m.layerExtra(t, most, ops[kind][0], attn[0], exposed[0])
+			dc.raise(kind, [2]float64{ops[kind][0] + attn[0], ops[kind][1] + attn[1]}, exposed, x)
 		}
 		return nil
 	}
 	for kind, layer := range [2]int{m.denseLayer, m.moeLayer} {
 		if layer >= 0 {
-			p.addLayerKind(dc, kind, ops[kind], attn, [2]float64{})
+			x := m.layerExtra(t, most, ops[kind][0], attn[0], 0)
+			dc.raise(kind, [2]float64{ops[kind][0] + attn[0], ops[kind][1] + attn[1]}, [2]float64{}, x)
 		}
 	}
 	return nil
 }
 
-// addLayerKind raises dc's per-layer times of one layer kind (0 dense, 1
-// MoE) to a group's compute (ops + attention) plus exposed CP communication,
-// forward and backward, when the group is slower.
-func (p *pricer) addLayerKind(dc *domainCost, kind int, ops, attn, exposed [2]float64) {
+// raise raises dc's per-layer times of one layer kind (0 dense, 1 MoE) to
+// a group's, when the group is slower: its compute (ops + attention) and
+// exposed CP communication in each pass, plus the TP collectives and, for a
+// recomputed layer's backward, the forward run again (x, layer.go).
+func (dc *domainCost) raise(kind int, comp, exposed [2]float64, x layerExtra) {
 	dst, comm := &dc.dense, &dc.denseComm
 	if kind == 1 {
 		dst, comm = &dc.moe, &dc.moeCPComm
 	}
+	tp := [2]float64{x.tpFwd, x.tpBwd}
 	for k := range 2 {
-		if sec := ops[k] + attn[k] + exposed[k]; sec > dst[k] {
-			dst[k], comm[k] = sec, exposed[k]
+		if sec := comp[k] + exposed[k] + tp[k]; sec > dst[k] {
+			dst[k], comm[k] = sec, exposed[k]+tp[k]
 		}
+	}
+	if sec := comp[1] + exposed[1] + tp[1] + x.recomputeCompute + x.recomputeComm; sec > dc.recompute[kind] {
+		dc.recompute[kind], dc.recomputeComm[kind] = sec, exposed[1]+tp[1]+x.recomputeComm
 	}
 }

@@ -113,3 +113,64 @@ func TestGradSyncChoice(t *testing.T) {
 
 // near reports whether got is within rel of want (relative).
 func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+
+// TestPartialRecompute: recompute_layers = k recomputes exactly k of the 48
+// layers, so the backward grows linearly from none's to full's, the forward
+// does not move, and recompute_layers = 48 is full recomputation.
+func TestPartialRecompute(t *testing.T) {
+	_, none, d := gptCase(t, job.Parallel{SequenceParallel: true})
+	_, full, _ := gptCase(t, job.Parallel{SequenceParallel: true, Recompute: job.RecomputeFull})
+	nf, nb := none.ChunkSeconds(0, 0, d)
+	_, fb := full.ChunkSeconds(0, 0, d)
+	for _, k := range []int{1, 12, 47, 48} {
+		_, part, _ := gptCase(t, job.Parallel{SequenceParallel: true, Recompute: job.RecomputeFull, RecomputeLayers: k})
+		pf, pb := part.ChunkSeconds(0, 0, d)
+		if want := nb + float64(k)/48*(fb-nb); pf != nf || !near(pb, want, 1e-9) {
+			t.Errorf("k = %d: forward %v (none %v), backward %v, want none + k/48·(full − none) = %v", k, pf, nf, pb, want)
+		}
+	}
+}
+
+// TestLayoutGroupsPayRecompute: a group with a CP × HP layout (HexiSeq, USP)
+// pays recomputation in its backward as an even-split group does: the same
+// extra seconds for the equal layout.
+func TestLayoutGroupsPayRecompute(t *testing.T) {
+	lengths := []int{40000, 9000, 700}
+	back := func(rc job.RecomputeGranularity, laid bool) float64 {
+		m, err := job.LookupModel(job.ModelLlama3With8B)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := job.Job{Model: m, Cluster: job.Cluster{GPUs: 32, GPUsPerNode: 8,
+			Pools: []job.Pool{{GPU: "H100-SXM", GPUs: 16}, {GPU: "A100-80G", GPUs: 16}}},
+			Parallel: job.Parallel{TP: 1, PP: 1, VPP: 1, EP: 1, BudgetTokens: 8192, Recompute: rc}, ContextTokens: 65536}
+		var profs []*calib.Profile
+		for _, name := range []string{"H100-SXM", "A100-80G"} {
+			p, _ := calib.LookupProfile(name)
+			profs = append(profs, p)
+		}
+		mod, err := NewMixed(j, profs, Options{UlyssesAcrossNodes: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := sched.Group{FirstRank: 0, Size: 16, Seqs: []int{0, 1, 2}}
+		if laid {
+			g.Layout = equalLayout(16, network.UlyssesDegreeWithin(mod.Topology(), m, 16, true), 49700, m.QueryHeads)
+		}
+		l, err := step.NewLayout(&sched.Plan{PoolRanks: 32, Microbatches: []sched.Microbatch{{Groups: []sched.Group{g}}}}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, err := mod.Price(l, lengths, Exec{CP: sched.UlyssesRing}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, b := it.ChunkSeconds(0, 0, &l.Domains[0])
+		return b
+	}
+	even := back(job.RecomputeFull, false) - back(job.RecomputeNone, false)
+	laid := back(job.RecomputeFull, true) - back(job.RecomputeNone, true)
+	if even <= 0 || math.Abs(laid-even) > 2e-3*even {
+		t.Errorf("full recomputation adds %v s to an even group's backward and %v s to the equal layout's", even, laid)
+	}
+}

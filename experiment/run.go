@@ -164,7 +164,8 @@ func summaryHead(sc *scenarios.Scenario, in sched.Inputs, opts Options) report.S
 		Iterations: sc.Run.Iterations, WarmupIterations: sc.Run.WarmupIterations,
 		Layout: report.Layout{GPUs: j.Cluster.GPUs, GPU: j.Cluster.Label(), Model: j.Model.Name,
 			TP: par.TP, PP: in.PP, VPP: in.VPP, EP: in.EPSize(), PoolRanks: in.PoolRanks,
-			BudgetTokens: in.BudgetTokens, ContextTokens: j.ContextTokens, Recompute: string(par.RecomputeMode())},
+			BudgetTokens: in.BudgetTokens, ContextTokens: j.ContextTokens, Recompute: string(par.RecomputeMode()),
+			RecomputeLayers: par.RecomputeLayers, BudgetAuto: par.BudgetAuto},
 		DollarsPerGPUHour: dollars, PlannerStall: sc.PlannerStall, UlyssesAcrossNodes: sc.UlyssesAcrossNodes,
 	}
 }

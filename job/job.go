@@ -110,6 +110,12 @@ type Parallel struct {
 	// Recompute is the activation recomputation: RecomputeNone (or ""),
 	// RecomputeSelective or RecomputeFull.
 	Recompute RecomputeGranularity `toml:"recompute"`
+	// RecomputeLayers, with RecomputeFull, recomputes only the first
+	// RecomputeLayers layers of every model chunk (Megatron-LM's
+	// --recompute-method block --recompute-num-layers N, per virtual
+	// pipeline stage); the others keep their activations. 0 recomputes every
+	// layer (--recompute-method uniform --recompute-num-layers 1).
+	RecomputeLayers int `toml:"recompute_layers"`
 	// GradSync is the data-parallel gradient synchronisation:
 	// GradReduceScatter (or "", the distributed optimizer) or GradAllReduce.
 	GradSync GradSync `toml:"grad_sync"`
@@ -121,6 +127,21 @@ func (p Parallel) RecomputeMode() RecomputeGranularity {
 		return RecomputeNone
 	}
 	return p.Recompute
+}
+
+// Recomputed reports whether the layer at 0-based position i of its model
+// chunk runs its forward again in the backward pass: every layer under
+// selective recomputation (its core attention) and full recomputation with
+// RecomputeLayers 0, the first RecomputeLayers of each chunk otherwise, and
+// none without recomputation.
+func (p Parallel) Recomputed(i int) bool {
+	switch p.RecomputeMode() {
+	case RecomputeSelective:
+		return true
+	case RecomputeFull:
+		return p.RecomputeLayers == 0 || i < p.RecomputeLayers
+	}
+	return false
 }
 
 // GradSyncMode is GradSync with the empty value read as GradReduceScatter.
@@ -275,6 +296,12 @@ func (j Job) Validate() error {
 	default:
 		add(fieldErr("parallel.recompute", fmt.Sprintf("%q", string(p.Recompute)), "must be %q, %q or %q",
 			RecomputeNone, RecomputeSelective, RecomputeFull))
+	}
+	switch {
+	case p.RecomputeLayers < 0 || p.RecomputeLayers > maxModelLayers:
+		add(checkRange("parallel.recompute_layers", p.RecomputeLayers, 0, maxModelLayers))
+	case p.RecomputeLayers > 0 && p.RecomputeMode() != RecomputeFull:
+		add(fieldErr("parallel.recompute_layers", p.RecomputeLayers, "needs recompute = %q (it counts the layers of each model chunk fully recomputed); 0 otherwise", RecomputeFull))
 	}
 	switch p.GradSync {
 	case "", GradReduceScatter, GradAllReduce:

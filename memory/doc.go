@@ -62,7 +62,10 @@
 // FlashAttention its log-sum-exp), and its backward rebuilds them for one
 // layer at a time; full keeps only each layer's input, 2h per token
 // (replicated without SP), and the backward rebuilds one whole layer's
-// activations at a time (the transient counted in Chunk.Backward).
+// activations at a time (the transient counted in Chunk.Backward). With
+// job.Parallel.RecomputeLayers = N only the first N layers of each chunk are
+// recomputed (Megatron's --recompute-method block) and the others keep
+// everything.
 //
 // The first stage's first chunk adds the embedding's token ids (8 bytes per
 // token) and dropout mask (h bytes, with dropout); the last stage's last

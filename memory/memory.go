@@ -218,11 +218,16 @@ func (m *Model) chunk(s, c, first, n, pp int) Chunk {
 	v := max(par.VPP, 1)
 	rc := par.RecomputeMode()
 	var ch Chunk
-	for l := first + c*n/v; l < first+(c+1)*n/v; l++ {
-		tok, sc := m.LayerBytes(l, rc)
+	lo := first + c*n/v
+	for l := lo; l < first+(c+1)*n/v; l++ {
+		lrc := job.RecomputeNone
+		if par.Recomputed(l - lo) {
+			lrc = rc
+		}
+		tok, sc := m.LayerBytes(l, lrc)
 		ch.PerToken += tok
 		ch.PerScore += sc
-		switch rc {
+		switch lrc {
 		case job.RecomputeFull:
 			// The backward rebuilds one whole layer at a time.
 			ft, fs := m.LayerBytes(l, job.RecomputeNone)

@@ -61,8 +61,14 @@ type Layout struct {
 	// BudgetTokens is B; ContextTokens the context length.
 	BudgetTokens  int `json:"budget_tokens"`
 	ContextTokens int `json:"context_tokens"`
-	// Recompute is the activation recomputation: none, selective or full.
-	Recompute string `json:"recompute"`
+	// Recompute is the activation recomputation: none, selective or full;
+	// RecomputeLayers, under full, the layers of each model chunk
+	// recomputed (0: all).
+	Recompute       string `json:"recompute"`
+	RecomputeLayers int    `json:"recompute_layers"`
+	// BudgetAuto says BudgetTokens was chosen as the largest budget whose
+	// peak memory fits (budget_tokens = "auto").
+	BudgetAuto bool `json:"budget_auto"`
 }
 
 // Measures are one iteration's figures (in an IterationRow) or, in a

@@ -20,8 +20,19 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 	if strings.Contains(s.GPU, "×") { // a mixed cluster's label: "32×H100-SXM + 32×A100-80G"
 		gpus = fmt.Sprintf("%d GPUs (%s)", s.GPUs, s.GPU)
 	}
-	fmt.Fprintf(w, "%s: %s, %s, tp%d pp%d vpp%d ep%d, G = %d, B = %d; %d iterations (%d warm-up excluded from the means)\n",
-		s.Scenario, gpus, s.Model, s.TP, s.PP, s.VPP, s.EP, s.PoolRanks, s.BudgetTokens, s.Iterations, s.WarmupIterations)
+	budget := fmt.Sprint(s.BudgetTokens)
+	if s.BudgetAuto {
+		budget += " (auto: the largest whose peak memory fits)"
+	}
+	recompute := ""
+	if s.Recompute != "" && s.Recompute != "none" {
+		recompute = ", " + s.Recompute + " recompute"
+		if s.RecomputeLayers > 0 {
+			recompute += fmt.Sprintf(" of %d layers per chunk", s.RecomputeLayers)
+		}
+	}
+	fmt.Fprintf(w, "%s: %s, %s, tp%d pp%d vpp%d ep%d%s, G = %d, B = %s; %d iterations (%d warm-up excluded from the means)\n",
+		s.Scenario, gpus, s.Model, s.TP, s.PP, s.VPP, s.EP, recompute, s.PoolRanks, budget, s.Iterations, s.WarmupIterations)
 	fmt.Fprint(w, "cost model: calib compute + sim/network communication; CP exec")
 	for i, p := range s.Policies {
 		sep := ","
@@ -49,15 +60,18 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\tstep mean (s)\tstep p95 (s)\ttokens/day (B)\tstep / "+ref+" (×)\tMFU (%)\tPP bubble (%)\tDP bubble (%)\t"+
 		"PP rank 0 (%)\tDP rank 0 (%)\tcompute-busy (%)\texposed comm (%)\tplanner stall (%)\tMB-time CV (%)\tMB max/min (×)\tMBs per rank\t"+
-		"planner modelled (ms)\t$ per 1T tokens (k$)\t")
+		"planner modelled (ms)\t$ per 1T tokens (k$)\tpeak memory (GiB)\t")
 	var failed []PolicySummary
 	for _, p := range s.Policies {
 		if p.Error != "" {
 			what := "error (below)"
-			if p.Skipped {
+			switch {
+			case p.Skipped:
 				what = "skipped (below)"
+			case p.OutOfMemory != nil:
+				what = "out of memory (below)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Policy, what, strings.Repeat("-\t", 17))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Policy, what, strings.Repeat("-\t", 18))
 			failed = append(failed, p)
 			continue
 		}
@@ -65,11 +79,11 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 		if p.SpeedupOfFirst > 0 {
 			speed = fmt.Sprintf("%.2f", p.SpeedupOfFirst)
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.1f\t\n",
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f / %.1f\t\n",
 			p.Policy, p.StepSecondsMean, p.StepSecondsP95, p.TokensPerDay/1e9, speed, 100*p.MFU,
 			100*p.PPBubbleShare, 100*p.DPBubbleShare, 100*p.PPBubbleRank0Share, 100*p.DPBubbleRank0Share, 100*p.ComputeShare, 100*p.ExposedCommShare, 100*p.PlannerStallShare,
 			100*p.MBTimeCV, p.MBTimeMaxOverMin, p.Microbatches, 1e3*p.PlannerModeledSeconds,
-			p.DollarsPer1TTokens/1e3)
+			p.DollarsPer1TTokens/1e3, p.PeakMemoryMaxBytes/(1<<30), p.HBMBytes/(1<<30))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -113,6 +127,8 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 		"MFU = model FLOPs (6 per active weight per token, attention at 3× its forward) over the GPUs' BF16 peak; compute-busy includes time a light rank is held by a slower one of its CP/EP domain. "+
 		"MB-time = a microbatch's forward+backward time through one stage. planner modelled = the policy's planning work priced at the "+
 		"measured CPython per-operation costs (calib.CPython), on the critical path (FlexSP: its MILPs' CBC work at calib.CBC, solved a batch ahead, so only the part beyond the previous step); "+
-		"$ per 1T tokens at $%g per GPU-hour.\n", measured, ref, ref, ref, s.DollarsPerGPUHour)
+		"$ per 1T tokens at $%g per GPU-hour. peak memory = the most any GPU held in a measured iteration (model states + a 10 GB reserve + "+
+		"the activations it kept for its pipeline's backward passes, from the simulated schedule) over that GPU's HBM; "+
+		"a plan over its HBM is that policy's out-of-memory, never timed.\n", measured, ref, ref, ref, s.DollarsPerGPUHour)
 	return nil
 }
