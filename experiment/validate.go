@@ -19,6 +19,7 @@ import (
 	"github.com/dcpsim/dcpsim/costmodel"
 	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/static"
@@ -346,6 +347,14 @@ func validateRunOn(r ValidationRun, prof *calib.Profile) (report.ValidationResul
 	if err != nil {
 		return report.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
 	}
+	mem, err := memory.New(j, calib.MegatronSoftmax)
+	if err != nil {
+		return report.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
+	}
+	var act float64
+	if len(out.Memory.Stages) > 0 {
+		act = out.Memory.Stages[0].ActivationBytes
+	}
 	res := out.Result
 	t := res.IterationSeconds()
 	sp := "SP"
@@ -357,7 +366,8 @@ func validateRunOn(r ValidationRun, prof *calib.Profile) (report.ValidationResul
 		Layout: fmt.Sprintf("%d×%s tp%d pp%d vpp%d dp%d, %d MBs of %d, %s, %s", r.GPUs, r.GPU, r.TP, r.PP, r.VPP, r.DP(),
 			r.Microbatches(), r.MicroBatch, r.Recompute, sp),
 		ComputeShare: res.ComputeShare, ExposedCommShare: res.ExposedCommShare, PPBubbleShare: res.PPBubbleShare + res.DPBubbleShare,
-		SyncShare: res.SyncShare,
+		SyncShare:                      res.SyncShare,
+		PredictedWeightsOptimizerBytes: mem.States(0).Bytes(), PredictedActivationBytes: act,
 	}, nil
 }
 
@@ -369,10 +379,14 @@ const ValidateUsage = `  dcpsim validate --table FILE.csv [--json]
   trained with Megatron-LM; header name,gpu,gpus,hidden,ffn,heads,layers,vocab,
   seq_len,tp,pp,vpp,global_batch,micro_batch,recompute,sequence_parallel,
   measured_seconds) and print it beside the measured one with the relative error,
-  then the mean and max |error|; --json prints one object per run instead:
-  {"name", "predicted_seconds", "measured_seconds", "error"}, error = predicted /
-  measured - 1. Exit 0 whatever the errors; 2 for a bad table (line and column
-  named). validation/megatron-lm.csv holds the published runs (make validate).`
+  and the first stage's predicted memory per GPU in GiB (model states: weights,
+  gradients and optimizer; peak activations of the simulated iteration), then the
+  mean and max |error|; --json prints one object per run instead:
+  {"name", "predicted_seconds", "measured_seconds", "error",
+  "predicted_weights_optimizer_bytes", "predicted_activation_bytes"}, error =
+  predicted / measured - 1, the bytes per GPU of the first pipeline stage. Exit 0
+  whatever the errors; 2 for a bad table (line and column named).
+  validation/megatron-lm.csv holds the published runs (make validate).`
 
 // ValidateTable reads the table at path (ReadValidationTable), predicts
 // every run (Validate) and writes the table of predictions beside

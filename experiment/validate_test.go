@@ -14,6 +14,7 @@ import (
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/report"
 )
 
@@ -316,5 +317,35 @@ func TestCommittedValidationUpToDate(t *testing.T) {
 	if b.String() != string(want) {
 		t.Errorf("results/%s is stale: run make figures (or bin/dcpsim validate --table validation/megatron-lm.csv --json > results/%s, then dcpsim report) and commit it",
 			report.ValidationFile, report.ValidationFile)
+	}
+}
+
+// TestValidateMemory: every committed run's predicted memory is the first
+// stage's model states under all-reduce (18 bytes per parameter it holds)
+// and its simulated peak of held activations, which, every microbatch
+// filling its ranks' budget with sequences of seq_len, is the budget's
+// worst case B·PeakPerToken(0, seq_len) of the memory model.
+func TestValidateMemory(t *testing.T) {
+	for _, r := range committedRuns(t) {
+		res, err := ValidateRun(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, _, err := ValidationJob(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, err := memory.New(j, calib.MegatronSoftmax)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := mem.States(0)
+		if res.PredictedWeightsOptimizerBytes != st.Bytes() || math.Abs(st.Bytes()-18*st.DenseParams) > 1e-6*st.Bytes() {
+			t.Errorf("%s: states %.0f, memory model %.0f (18 × %.0f params)", r.Name, res.PredictedWeightsOptimizerBytes, st.Bytes(), st.DenseParams)
+		}
+		worst := float64(j.Parallel.BudgetTokens) * mem.PeakPerToken(0, r.SeqLen)
+		if !(res.PredictedActivationBytes > 0) || math.Abs(res.PredictedActivationBytes-worst) > 1e-9*worst {
+			t.Errorf("%s: activations %.0f, the budget's worst case %.0f", r.Name, res.PredictedActivationBytes, worst)
+		}
 	}
 }

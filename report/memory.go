@@ -63,8 +63,10 @@ type MemoryReport struct {
 	VPP       int `json:"vpp"`
 	EP        int `json:"ep"`
 	PoolRanks int `json:"pool_ranks"`
-	// Recompute, SequenceParallel and GradSync are the job's.
+	// Recompute, RecomputeLayers, SequenceParallel and GradSync are the
+	// job's.
 	Recompute        string `json:"recompute"`
+	RecomputeLayers  int    `json:"recompute_layers"`
 	SequenceParallel bool   `json:"sequence_parallel"`
 	GradSync         string `json:"grad_sync"`
 	// ContextTokens is the longest sequence.
@@ -106,7 +108,7 @@ func NewMemoryReport(sc *scenarios.Scenario) (*MemoryReport, error) {
 	r := &MemoryReport{
 		Scenario: sc.Name, Model: j.Model.Name, Cluster: j.Cluster.Label(), GPUs: j.Cluster.GPUs,
 		TP: p.TP, PP: p.PP, VPP: max(p.VPP, 1), EP: max(p.EP, 1), PoolRanks: j.PoolRanks(),
-		Recompute: string(p.RecomputeMode()), SequenceParallel: p.SequenceParallel, GradSync: string(p.GradSyncMode()),
+		Recompute: string(p.RecomputeMode()), RecomputeLayers: p.RecomputeLayers, SequenceParallel: p.SequenceParallel, GradSync: string(p.GradSyncMode()),
 		ContextTokens: j.ContextTokens, BudgetTokens: p.BudgetTokens, BudgetAuto: p.BudgetAuto, Fits: true,
 	}
 	kinds := j.Cluster.Kinds()
@@ -200,7 +202,11 @@ func WriteMemoryTable(w io.Writer, r *MemoryReport) error {
 		sp = "no SP"
 	}
 	fmt.Fprintf(w, "scenario  %s: %s on %d GPUs (%s)\n", r.Scenario, r.Model, r.GPUs, r.Cluster)
-	fmt.Fprintf(w, "layout    %s, recompute %s, %s, grad sync %s\n", r.memoryLayout(), r.Recompute, sp, r.GradSync)
+	rc := r.Recompute
+	if r.RecomputeLayers > 0 {
+		rc += fmt.Sprintf(" (the first %d layers of each model chunk)", r.RecomputeLayers)
+	}
+	fmt.Fprintf(w, "layout    %s, recompute %s, %s, grad sync %s\n", r.memoryLayout(), rc, sp, r.GradSync)
 	fmt.Fprintf(w, "budget    %s, context %d tokens\n\n", r.budgetText(), r.ContextTokens)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "stage\tkind\tlayers\tB\tweights\tgradients\toptimizer\tactivations at B\treserve\ttotal\tHBM\theadroom\t")

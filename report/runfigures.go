@@ -34,6 +34,10 @@ import (
 //     rings, unconnected.
 //   - mb-time: empirical CDF of each policy's microbatch times
 //     (PolicySummary.MBSeconds), log-scale x when they span more than 20×.
+//   - memory: each policy's peak memory per GPU (GiB) by pipeline stage, the
+//     most any GPU of the stage held in a measured iteration (model states,
+//     reserve and held activations), bars grouped by stage, with the HBM as
+//     a dashed line.
 //   - cp-degrees: share of GPU-slots (%) at each CP degree, bars grouped by
 //     degree, one bar per policy. When the degrees are not all powers of two
 //     (ByteScale's) or more than 12 distinct, the groups are the ranges
@@ -56,7 +60,7 @@ func WriteRunFigures(dir string, s *Summary, rows []IterationRow, tls []Timeline
 		return nil, fmt.Errorf("report: WriteRunFigures: nil summary")
 	}
 	var figs []figure
-	for _, build := range []func(*Summary) (*figure, error){throughputFigure, breakdownFigure, mbTimeFigure, cpDegreesFigure} {
+	for _, build := range []func(*Summary) (*figure, error){throughputFigure, breakdownFigure, mbTimeFigure, cpDegreesFigure, memoryFigure} {
 		f, err := build(s)
 		if err != nil {
 			return nil, err
@@ -494,4 +498,70 @@ func (b degreeBins) values(shares []sched.DegreeShare) plotter.Values {
 		vals[b.of(d.Degree)] += finite(100 * d.Share)
 	}
 	return vals
+}
+
+// memoryFigure is each policy's peak memory per GPU by stage, against the
+// HBM; nil without a policy that has per-stage peaks.
+func memoryFigure(s *Summary) (*figure, error) {
+	var with []okPolicy
+	stages := 0
+	var hbm float64
+	for _, op := range okPolicies(s) {
+		if len(op.ps.PeakMemoryByStageBytes) == 0 {
+			continue
+		}
+		with = append(with, op)
+		stages = max(stages, len(op.ps.PeakMemoryByStageBytes))
+		if hbm == 0 || op.ps.HBMBytes < hbm {
+			hbm = op.ps.HBMBytes
+		}
+	}
+	if len(with) == 0 {
+		return nil, nil
+	}
+	const gib = 1 << 30
+	w := min(nominalWidth(stages*len(with), 0.3*vg.Inch), cpDegreesMaxW)
+	group := barWidth(w, stages, 0.8, vg.Length(len(with))*vg.Points(28))
+	bw := group / vg.Length(len(with))
+	p := plot.New()
+	p.Title.Text = runTitle(s, "peak memory per GPU")
+	p.X.Label.Text = "pipeline stage"
+	p.Y.Label.Text = "GiB (states + reserve + held activations)"
+	p.Add(hGrid())
+	leg := newLegend()
+	top := hbm / gib
+	for j, op := range with {
+		vals := make(plotter.Values, stages)
+		for st, b := range op.ps.PeakMemoryByStageBytes {
+			vals[st] = finite(b / gib)
+			top = max(top, vals[st])
+		}
+		b, err := plotter.NewBarChart(vals, bw)
+		if err != nil {
+			return nil, fmt.Errorf("report: memory figure: %w", err)
+		}
+		b.Color = policyColor(op.idx)
+		b.LineStyle.Width = 0
+		b.Offset = (vg.Length(j) - vg.Length(len(with)-1)/2) * bw
+		p.Add(b)
+		leg.Add(op.ps.Policy, b)
+	}
+	if hbm > 0 {
+		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: hbm / gib}, {X: float64(stages) - 0.5, Y: hbm / gib}})
+		if err != nil {
+			return nil, fmt.Errorf("report: memory figure: %w", err)
+		}
+		l.Color, l.Width = color.Gray{60}, vg.Points(1)
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(l)
+		leg.Add(fmt.Sprintf("HBM (%.1f GiB)", hbm/gib), l)
+	}
+	names := make([]string, stages)
+	for i := range names {
+		names[i] = strconv.Itoa(i)
+	}
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.5, float64(stages)-0.5
+	p.Y.Min, p.Y.Max = 0, 1.05*top
+	return &figure{name: "memory", p: p, legend: leg, w: w, h: figH}, nil
 }

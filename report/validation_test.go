@@ -10,25 +10,34 @@ import (
 )
 
 var validationSample = []ValidationResult{
-	{Name: "a", PredictedSeconds: 1.1, MeasuredSeconds: 1, Error: 0.1, Layout: "8×A100-80G"},
+	{Name: "a", PredictedSeconds: 1.1, MeasuredSeconds: 1, Error: 0.1, Layout: "8×A100-80G",
+		PredictedWeightsOptimizerBytes: 3 << 30, PredictedActivationBytes: 1.5 * (1 << 30)},
 	{Name: ValidationFittedRun, PredictedSeconds: 1, MeasuredSeconds: 1, Error: 0},
 	{Name: "b", PredictedSeconds: 0.97, MeasuredSeconds: 1, Error: -0.03},
 }
 
 // TestValidationJSONRoundTrip: the JSON lines hold exactly name,
-// predicted_seconds, measured_seconds and error, and read back strictly.
+// predicted_seconds, measured_seconds, error,
+// predicted_weights_optimizer_bytes and predicted_activation_bytes, and read
+// back strictly (a line of the first four alone, as written before the
+// memory keys, too).
 func TestValidationJSONRoundTrip(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteValidationJSON(&b, validationSample); err != nil {
 		t.Fatal(err)
 	}
 	first := strings.SplitN(b.String(), "\n", 2)[0]
-	if first != `{"name":"a","predicted_seconds":1.1,"measured_seconds":1,"error":0.1}` {
+	if first != `{"name":"a","predicted_seconds":1.1,"measured_seconds":1,"error":0.1,"predicted_weights_optimizer_bytes":3221225472,"predicted_activation_bytes":1610612736}` {
 		t.Errorf("first line %s", first)
 	}
 	got, err := ReadValidationJSON(strings.NewReader("\n" + b.String()))
-	if err != nil || len(got) != 3 || got[2].Name != "b" || got[0].Layout != "" {
+	if err != nil || len(got) != 3 || got[2].Name != "b" || got[0].Layout != "" || got[0].PredictedActivationBytes != 1.5*(1<<30) ||
+		got[0].PredictedWeightsOptimizerBytes != 3<<30 {
 		t.Errorf("read back %+v, %v", got, err)
+	}
+	if old, err := ReadValidationJSON(strings.NewReader(`{"name":"a","predicted_seconds":1.1,"measured_seconds":1,"error":0.1}` + "\n")); err != nil ||
+		len(old) != 1 || old[0].PredictedSeconds != 1.1 || old[0].PredictedActivationBytes != 0 {
+		t.Errorf("a line without the memory keys: %+v, %v", old, err)
 	}
 	for _, bad := range []string{`{"name":"a","extra":1}`, `{"name":"a"} {}`, `[1]`} {
 		if _, err := ReadValidationJSON(strings.NewReader(bad + "\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
@@ -48,7 +57,8 @@ func TestValidationTableAndStats(t *testing.T) {
 	if err := WriteValidationTable(&b, validationSample); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"+10.0", "-3.0", "8×A100-80G", "3 runs: mean |error| 4.3%, max |error| 10.0% (a)"} {
+	for _, want := range []string{"+10.0", "-3.0", "8×A100-80G", "states (GiB)  activations (GiB)", "  3.0                1.5  8×A100-80G",
+		"3 runs: mean |error| 4.3%, max |error| 10.0% (a)", "states: weights, gradients and optimizer per GPU of the first stage"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

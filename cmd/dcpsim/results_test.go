@@ -36,7 +36,7 @@ func TestRunWritesResults(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	want := []string{"iterations.csv", "manifest.json", "summary.json", "timings.json", "trace-hydra.json", "trace-mcore.json"}
-	for _, fig := range []string{"throughput", "breakdown", "step-time", "mb-time", "cp-degrees", "timeline-hydra", "timeline-mcore"} {
+	for _, fig := range []string{"throughput", "breakdown", "step-time", "mb-time", "cp-degrees", "memory", "timeline-hydra", "timeline-mcore"} {
 		want = append(want, fig+".png", fig+".svg")
 	}
 	slices.Sort(want)

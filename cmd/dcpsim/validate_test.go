@@ -20,7 +20,7 @@ func TestValidateCommand(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"predicted (s)", "measured (s)", "error (%)", "sc21-1008.0b", "k22-1t-selective-sp", "18 runs: mean |error|", "max |error|"} {
+	for _, want := range []string{"predicted (s)", "measured (s)", "error (%)", "states (GiB)", "activations (GiB)", "sc21-1008.0b", "k22-1t-selective-sp", "18 runs: mean |error|", "max |error|"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -28,8 +28,9 @@ func TestValidateCommand(t *testing.T) {
 }
 
 // TestValidateJSON: --json prints one object per run and line, with exactly
-// the keys name, predicted_seconds, measured_seconds and error, error =
-// predicted / measured - 1.
+// the keys name, predicted_seconds, measured_seconds, error,
+// predicted_weights_optimizer_bytes and predicted_activation_bytes, error =
+// predicted / measured - 1, the bytes positive.
 func TestValidateJSON(t *testing.T) {
 	code, out, errOut := dcpsim(t, "validate", "--json", "--table", committedTable)
 	if code != exitOK {
@@ -50,13 +51,15 @@ func TestValidateJSON(t *testing.T) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		if !slices.Equal(keys, []string{"error", "measured_seconds", "name", "predicted_seconds"}) {
+		if !slices.Equal(keys, []string{"error", "measured_seconds", "name", "predicted_activation_bytes", "predicted_seconds", "predicted_weights_optimizer_bytes"}) {
 			t.Errorf("line %q: keys %v", l, keys)
 		}
 		p, _ := m["predicted_seconds"].(float64)
 		ms, _ := m["measured_seconds"].(float64)
 		e, _ := m["error"].(float64)
-		if _, ok := m["name"].(string); !ok || !(p > 0) || !(ms > 0) || math.Abs(e-(p/ms-1)) > 1e-12 {
+		wo, _ := m["predicted_weights_optimizer_bytes"].(float64)
+		act, _ := m["predicted_activation_bytes"].(float64)
+		if _, ok := m["name"].(string); !ok || !(p > 0) || !(ms > 0) || math.Abs(e-(p/ms-1)) > 1e-12 || !(wo > 0) || !(act > 0) {
 			t.Errorf("line %q: inconsistent values", l)
 		}
 	}

@@ -1,0 +1,50 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestOutOfMemoryIsReported: with a budget far past what the H20 holds, a
+// policy whose plan does not fit is that policy's out-of-memory, reported
+// with the iteration, stage, rank, kind and bytes, never timed; a policy
+// that fits reports a peak within the HBM, per stage.
+func TestOutOfMemoryIsReported(t *testing.T) {
+	src := strings.NewReplacer("budget_tokens = 8192", "budget_tokens = 131072",
+		"context_tokens = 32768", "context_tokens = 131072", "batch_tokens = 131072", "batch_tokens = 524288").Replace(tiny)
+	out, err := Run(parse(t, src), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oom, fit := 0, 0
+	for _, p := range out.Summary.Policies {
+		switch o := p.OutOfMemory; {
+		case o != nil:
+			oom++
+			if !strings.Contains(p.Error, "out of memory: stage") || p.StepSecondsMean != 0 ||
+				o.NeededBytes <= o.AvailableBytes || o.Kind != "H20" || o.AvailableBytes != 96e9 ||
+				o.NeededBytes != o.StatesBytes+o.ReserveBytes+o.ActivationBytes {
+				t.Errorf("%s: out of memory %+v, error %q", p.Policy, o, p.Error)
+			}
+		case p.Error == "":
+			fit++
+			if p.PeakMemoryMaxBytes <= 0 || p.PeakMemoryMaxBytes > p.HBMBytes || len(p.PeakMemoryByStageBytes) != 3 {
+				t.Errorf("%s: peak %v of %v, by stage %v", p.Policy, p.PeakMemoryMaxBytes, p.HBMBytes, p.PeakMemoryByStageBytes)
+			}
+		}
+	}
+	if oom == 0 {
+		t.Errorf("no policy ran out of memory at B = 131072 on 96 GB H20s: %+v", out.Summary.Policies)
+	}
+	t.Logf("%d out of memory, %d fit", oom, fit)
+	// At the scenario's own budget every policy fits.
+	out, err = Run(parse(t, tiny), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range out.Summary.Policies {
+		if p.Error != "" || p.PeakMemoryMaxBytes <= 0 || p.PeakMemoryMaxBytes > p.HBMBytes {
+			t.Errorf("%s at B = 8192: error %q, peak %v of %v", p.Policy, p.Error, p.PeakMemoryMaxBytes, p.HBMBytes)
+		}
+	}
+}
