@@ -119,7 +119,10 @@ type Model struct {
 	rankDevice []int
 	topo       network.Topology
 	mem        *memory.Model
-	vpp, ep    int
+	// scores says a chunk's activations count attention scores (the
+	// Megatron softmax kernel keeps them), so groups' shards need them.
+	scores  bool
+	vpp, ep int
 	// One dense and one MoE layer of the model (-1: none): layers of a kind
 	// cost the same.
 	denseLayer, moeLayer int
@@ -178,7 +181,7 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 		return nil, err
 	}
 	ranks := j.KindRanks()
-	m := &Model{job: j, opts: opts, topo: topo, mem: mem,
+	m := &Model{job: j, opts: opts, topo: topo, mem: mem, scores: mem.KeepsScores(),
 		vpp: max(par.VPP, 1), ep: max(par.EP, 1), denseLayer: -1, moeLayer: -1}
 	for i, prof := range profs {
 		comp, err := calib.NewCompute(prof, j)

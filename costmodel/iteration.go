@@ -213,16 +213,26 @@ func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, 
 			}
 		}
 	}
+	// The first class records every group's shard for the memory model
+	// (recordShard), domain by domain.
+	it.gOff = append(it.gOff[:0], 0)
+	p.shard, p.record = slices.Grow(it.shard[:0], groupsOf(l.Plan)), true
 	for c := range classes {
 		t := m.topo.ForStage(c)
 		for i := range l.Domains {
 			dc, err := p.domain(t, &l.Domains[i])
 			if err != nil {
+				p.record = false
 				return err
 			}
 			costs[c*nd+i] = dc
+			if p.record {
+				it.gOff = append(it.gOff, int32(len(p.shard)))
+			}
 		}
+		p.record = false
 	}
+	it.shard, p.shard = p.shard, nil
 	if !m.opts.NoComm && m.topo.PP >= 2 {
 		// Every boundary is crossed by every domain (forward and backward):
 		// priced once here instead of at each crossing. A domain's fullest
@@ -237,9 +247,16 @@ func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, 
 		}
 		it.p2p = p2p
 	}
-	it.shard = slices.Grow(it.shard, groupsOf(l.Plan))
-	p.shards(it, l)
 	return nil
+}
+
+// groupsOf counts a plan's groups.
+func groupsOf(plan *sched.Plan) int {
+	n := 0
+	for _, mb := range plan.Microbatches {
+		n += len(mb.Groups)
+	}
+	return n
 }
 
 // pricer prices the domains of one plan, in storage reused from one plan to
@@ -253,6 +270,9 @@ type pricer struct {
 	// (mixed clusters).
 	heads []int
 	ops   []calib.Op // a layer's or the head's ops
+	// record makes domain append each group's shard to shard.
+	record bool
+	shard  []groupShard
 	// memo[dev][tokens] memoises a rank's layer ops and head on device dev
 	// for tokens below memoTokens: many groups of a plan, and of the next,
 	// hold the same per-rank tokens.
@@ -350,6 +370,28 @@ func (p *pricer) groupTokens(g sched.Group) (perRank, total int, err error) {
 		total += p.lengths[id]
 	}
 	return (total + g.Size - 1) / g.Size, total, nil
+}
+
+// recordShard appends group g's shard (memory) to p.shard: its per-rank
+// tokens (the fullest rank's under a CP × HP layout) and, when the memory
+// model counts them, Σ s²/k. Its sequences were checked by groupTokens.
+func (p *pricer) recordShard(g sched.Group, perRank int) {
+	sh := groupShard{tokens: float64(perRank)}
+	if p.m.scores { // only a kernel that keeps the scores needs them
+		for _, id := range g.Seqs {
+			s := float64(p.lengths[id])
+			sh.scores += s * s
+		}
+		sh.scores /= float64(g.Size)
+	}
+	if g.Layout != nil {
+		var most int
+		for _, t := range g.Layout.ShardTokens {
+			most = max(most, t)
+		}
+		sh.tokens = float64(most)
+	}
+	p.shard = append(p.shard, sh)
 }
 
 // cpExec returns the execution of a group of degree k and its ring degree
@@ -455,6 +497,9 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 		per, total, err := p.groupTokens(g)
 		if err != nil {
 			return dc, fmt.Errorf("costmodel: microbatch %d: %w", d.MB, err)
+		}
+		if p.record {
+			p.recordShard(g, per)
 		}
 		if g.Layout != nil {
 			if err := p.layoutGroup(t, d, g, int64(total), &dc); err != nil {

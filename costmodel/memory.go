@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/dcpsim/dcpsim/memory"
-	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/step"
 )
 
@@ -15,42 +14,19 @@ var _ step.ActivationSizer = (*Iteration)(nil)
 // scores Σ s²/k.
 type groupShard struct{ tokens, scores float64 }
 
-// shards records every group's groupShard, domain by domain (gOff[i] is
-// domain i's first group).
-func (p *pricer) shards(it *Iteration, l *step.Layout) {
-	it.gOff = append(it.gOff[:0], 0)
-	it.shard = it.shard[:0]
-	for i := range l.Domains {
-		for _, g := range l.Domains[i].Groups {
-			var sh groupShard
-			var total int
-			for _, id := range g.Seqs { // ids were checked when the domain was priced
-				s := float64(p.lengths[id])
-				total += p.lengths[id]
-				sh.scores += s * s
-			}
-			sh.scores /= float64(g.Size)
-			sh.tokens = float64((total + g.Size - 1) / g.Size)
-			if g.Layout != nil {
-				var most int
-				for _, t := range g.Layout.ShardTokens {
-					most = max(most, t)
-				}
-				sh.tokens = float64(most)
-			}
-			it.shard = append(it.shard, sh)
-		}
-		it.gOff = append(it.gOff, int32(len(it.shard)))
-	}
+// GroupShard returns each rank of group gi of domain d's tokens and
+// attention scores (step.ActivationSizer).
+func (it *Iteration) GroupShard(d *step.Domain, gi int) (tokens, scores float64) {
+	sh := it.shard[int(it.gOff[d.Index])+gi]
+	return sh.tokens, sh.scores
 }
 
-// ChunkActivationBytes returns what each rank of group gi of domain d keeps
-// from chunk's forward on stage (memory.Model.Chunk of its tokens and scores)
-// and the transient its backward adds.
-func (it *Iteration) ChunkActivationBytes(stage, chunk int, d *step.Domain, gi int) (kept, backward float64) {
-	sh := it.shard[int(it.gOff[d.Index])+gi]
+// ChunkActivation returns chunk's activation rates on stage
+// (memory.Model.Chunk; step.ActivationSizer).
+func (it *Iteration) ChunkActivation(stage, chunk int) step.ActivationRate {
 	c := it.m.mem.Chunk(stage, chunk)
-	return c.Kept(sh.tokens, sh.scores), c.Backward(sh.tokens, sh.scores)
+	return step.ActivationRate{KeptPerToken: c.PerToken, KeptPerScore: c.PerScore,
+		BackwardPerToken: c.BackwardPerToken, BackwardPerScore: c.BackwardPerScore}
 }
 
 // GPUMemory is one GPU's memory at its peak in an iteration.
@@ -125,13 +101,4 @@ func (m *Model) memoryUse(res *step.Result) (MemoryUse, *OutOfMemoryError) {
 		return u, &OutOfMemoryError{p}
 	}
 	return u, nil
-}
-
-// groupsOf counts a plan's groups (the shards' storage).
-func groupsOf(plan *sched.Plan) int {
-	n := 0
-	for _, mb := range plan.Microbatches {
-		n += len(mb.Groups)
-	}
-	return n
 }

@@ -111,6 +111,19 @@ func (m *Model) States(s int) States { return m.states[s] }
 // the stage's layers [c·n/v, (c+1)·n/v), as the cost model splits them).
 func (m *Model) Chunk(s, c int) Chunk { return m.chunks[s][c] }
 
+// KeepsScores reports whether any chunk's activations count attention
+// scores (Chunk.PerScore or BackwardPerScore > 0: the softmax kernel).
+func (m *Model) KeepsScores() bool {
+	for _, cs := range m.chunks {
+		for _, c := range cs {
+			if c.PerScore > 0 || c.BackwardPerScore > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // MaxStates returns the largest model-state total over the stages and the
 // stage holding it.
 func (m *Model) MaxStates() (bytes float64, stage int) {

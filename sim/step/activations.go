@@ -2,8 +2,9 @@ package step
 
 import (
 	"fmt"
-	"github.com/dcpsim/dcpsim/sim/pipeline"
 	"math"
+
+	"github.com/dcpsim/dcpsim/sim/pipeline"
 )
 
 // activations follows every rank's held activations through its schedule
@@ -12,11 +13,17 @@ import (
 // backward, so its peak is reached at the end of a forward, or during a
 // backward with that backward's transient on top. The order of a rank's ops
 // is its pipeline schedule, and with variable-length microbatches the peak is
-// the largest prefix of that stream, which is what is summed here. Ranks of a
-// class whose CP groups are the same in every microbatch share one walk.
+// the largest prefix of that stream.
 //
-// It costs pp·vpp calls per CP group, then per rank with its own groups
-// pp·2·vpp·m additions (m its microbatches).
+// A rank's microbatches are read once into its shard per microbatch (tokens
+// and scores; ranks of a class whose CP groups are the same in every
+// microbatch share it and its peaks). Without interleaving stage s runs
+// w = min(p−s−1, m) warm-up forwards, then pairs of a forward and a
+// backward, then the rest of the backwards: after the forward of microbatch
+// k+w the rank holds the window k..k+w, and while the backward of k runs the
+// window k..min(k+w, m−1) plus k's transient, so the peak is read off prefix
+// sums of the rank's shards in O(m) per stage, in the schedule's order. With
+// interleaving the schedule's ops are walked one by one.
 func (r *Runner) activations() error {
 	sizer, ok := r.costs.(ActivationSizer)
 	if !ok {
@@ -24,28 +31,36 @@ func (r *Runner) activations() error {
 	}
 	pp, v, nd := r.pp, r.v, r.nd
 	doms := r.l.Domains
-	// gOff[di] is the index of domain di's first group among all groups.
+	// gOff[di] is the index of domain di's first group among all groups;
+	// shard[2·g], shard[2·g+1] are group g's tokens and scores per rank.
 	r.gOff = resize(r.gOff, nd+1)
 	for i := range doms {
 		r.gOff[i+1] = r.gOff[i] + int32(len(doms[i].Groups))
 	}
 	ng := int(r.gOff[nd])
-	r.actTab = resize(r.actTab, pp*v*ng*2)
-	tab := r.actTab
-	for s := range pp {
-		for di := range doms {
-			d := &doms[di]
-			for c := range v {
-				base := ((s*v+c)*ng + int(r.gOff[di])) * 2
-				for gi := range d.Groups {
-					kept, bwd := sizer.ChunkActivationBytes(s, c, d, gi)
-					if !finiteBytes(kept) || !finiteBytes(bwd) {
-						return fmt.Errorf("step: stage %d chunk %d microbatch %d group at rank %d: activations %v + %v bytes: need finite values >= 0",
-							s, c, d.MB, d.Groups[gi].FirstRank, kept, bwd)
-					}
-					tab[base+2*gi], tab[base+2*gi+1] = kept, bwd
-				}
+	r.shard = resize(r.shard, 2*ng)
+	scores := false
+	for di := range doms {
+		d := &doms[di]
+		for gi := range d.Groups {
+			t, q := sizer.GroupShard(d, gi)
+			if !finiteBytes(t) || !finiteBytes(q) {
+				return fmt.Errorf("step: microbatch %d group at rank %d: shard of %v tokens, %v scores: need finite values >= 0",
+					d.MB, d.Groups[gi].FirstRank, t, q)
 			}
+			g := 2 * (int(r.gOff[di]) + gi)
+			r.shard[g], r.shard[g+1] = t, q
+		}
+	}
+	r.rates = resize(r.rates, pp*v)
+	for s := range pp {
+		for c := range v {
+			a := sizer.ChunkActivation(s, c)
+			if !finiteBytes(a.KeptPerToken) || !finiteBytes(a.KeptPerScore) || !finiteBytes(a.BackwardPerToken) || !finiteBytes(a.BackwardPerScore) {
+				return fmt.Errorf("step: stage %d chunk %d: activation rates %+v: need finite values >= 0", s, c, a)
+			}
+			scores = scores || a.KeptPerScore > 0 || a.BackwardPerScore > 0
+			r.rates[s*v+c] = a
 		}
 	}
 	res := r.res
@@ -58,8 +73,14 @@ func (r *Runner) activations() error {
 		lo, hi := int(r.off[c]), int(r.off[c+1])
 		cdoms := r.classDom[lo:hi]
 		m := hi - lo
+		if v == 1 && !scores {
+			r.classPeaks(c, cdoms)
+			continue
+		}
 		r.cursor = resize(r.cursor, m)
 		r.gidx = resize(r.gidx, m)
+		r.tok = resize(r.tok, m)
+		r.sco = resize(r.sco, m)
 		for k := range r.gidx {
 			r.gidx[k] = -2 // no rank seen yet
 		}
@@ -79,11 +100,26 @@ func (r *Runner) activations() error {
 				if gi != r.gidx[k] {
 					same = false
 					r.gidx[k] = gi
+					r.tok[k], r.sco[k] = 0, 0
+					if gi >= 0 {
+						g := 2 * (int(r.gOff[di]) + int(gi))
+						r.tok[k], r.sco[k] = r.shard[g], r.shard[g+1]
+					}
 				}
 			}
 			if !same {
+				if v == 1 {
+					r.prefixes(scores)
+				}
 				for s := range pp {
-					peaks[s] = r.walk(s, sc.Ops(s), cdoms, ng, rank)
+					if v == 1 {
+						pk, at, bwd := r.windowPeak(s, scores)
+						if peaks[s] = pk; at >= 0 {
+							r.notePeak(s, pk, rank, int(cdoms[at]), 0, bwd)
+						}
+					} else {
+						peaks[s] = r.walk(s, sc.Ops(s), cdoms, rank)
+					}
 				}
 			}
 			for s := range pp {
@@ -94,43 +130,252 @@ func (r *Runner) activations() error {
 	return nil
 }
 
+// classPeaks is windowPeak for every rank of class c (one chunk per stage,
+// rates per token only), all stages in one pass over each rank's
+// microbatches: with the rank's token prefix sums padded past m with their
+// total, stage s's candidate at microbatch k is
+// KeptPerToken·(P[k+p−s] − P[k]) + BackwardPerToken·T[k] (the window
+// k..min(k+w, m−1) of windowPeak), and its warm-up's P[w]. The rank that sets
+// a stage's Peak is walked again by windowPeak for the op; the value stays
+// this pass's.
+func (r *Runner) classPeaks(c int, cdoms []int32) {
+	first, nr := int(r.classFirst[c]), int(r.classRanks(c))
+	m, pp := len(cdoms), r.pp
+	doms := r.l.Domains
+	nb := (pp + 7) / 8     // blocks of 8 stages
+	stride := m + 1 + 8*nb // a rank's prefix sums, padded
+	r.matT = resize(r.matT, nr*m)
+	r.matP = grow(r.matP, stride) // one rank's at a time; every entry is written below
+	tm, pt := r.matT, r.matP
+	for k, di := range cdoms {
+		for gi, g := range doms[di].Groups {
+			lo, hi := max(g.FirstRank, first), min(g.LastRank()+1, first+nr)
+			t := r.shard[2*(int(r.gOff[di])+gi)]
+			for x := lo; x < hi; x++ {
+				tm[(x-first)*m+k] = t
+			}
+		}
+	}
+	// Indexed by j = p−1−s (the window's end is k+1+j), in blocks of 8:
+	// stage s's rates (0 past the last stage), and one rank's peaks.
+	r.rate8 = resize(r.rate8, 2*nb)
+	r.best8 = resize(r.best8, nb)
+	rate, best := r.rate8, r.best8
+	for s := range pp {
+		j := pp - 1 - s
+		rate[2*(j/8)][j%8], rate[2*(j/8)+1][j%8] = r.rates[s].KeptPerToken, r.rates[s].BackwardPerToken
+	}
+	peaks := r.best[:0]
+	for x := range nr {
+		tok := tm[x*m : (x+1)*m]
+		pt[0] = 0
+		for k, t := range tok {
+			pt[k+1] = pt[k] + t
+		}
+		for j := m + 1; j < stride; j++ {
+			pt[j] = pt[m]
+		}
+		// Every candidate is a finite float >= 0 (+0, never −0), whose bits
+		// order as the values do: the maximum is an integer one, without a
+		// branch on the data. Eight stages at a time keep their rates and
+		// peaks in fixed arrays the compiler can hold.
+		for bi := range nb {
+			a, c := rate[2*bi], rate[2*bi+1]
+			var o [8]uint64
+			for j := range 8 {
+				o[j] = math.Float64bits(a[j] * pt[min(8*bi+j, m)]) // the warm-up's last forward
+			}
+			if c == ([8]float64{}) {
+				// No transient: the largest window, times the rate once
+				// (rounding is monotone, so the product is the same).
+				var d [8]uint64
+				for k := range tok {
+					pk := pt[k]
+					win := (*[8]float64)(pt[k+1+8*bi : k+9+8*bi])
+					for j := range 8 {
+						d[j] = max(d[j], math.Float64bits(win[j]-pk))
+					}
+				}
+				for j := range 8 {
+					o[j] = max(o[j], math.Float64bits(a[j]*math.Float64frombits(d[j])+0))
+				}
+			} else {
+				for k, t := range tok {
+					pk := pt[k]
+					win := (*[8]float64)(pt[k+1+8*bi : k+9+8*bi])
+					for j := range 8 {
+						o[j] = max(o[j], math.Float64bits(a[j]*(win[j]-pk)+c[j]*t))
+					}
+				}
+			}
+			best[bi] = o
+		}
+		for s := range pp {
+			j := pp - 1 - s
+			peaks = append(peaks, math.Float64frombits(best[j/8][j%8]))
+		}
+	}
+	r.best = peaks
+	for s := range pp {
+		ranks := r.res.Stages[s].Ranks[first : first+nr]
+		top := 0
+		for x := range nr {
+			ranks[x].PeakActivationBytes = peaks[x*pp+s]
+			if peaks[x*pp+s] > peaks[top*pp+s] {
+				top = x
+			}
+		}
+		if v := peaks[top*pp+s]; v > r.res.Stages[s].Peak.Bytes {
+			r.tok = append(r.tok[:0], tm[top*m:(top+1)*m]...)
+			r.prefixes(false)
+			_, at, bwd := r.windowPeak(s, false)
+			r.notePeak(s, v, first+top, int(cdoms[at]), 0, bwd)
+		}
+	}
+}
+
+// prefixes fills r.preT and r.preQ with the prefix sums of the rank's
+// tokens and scores per microbatch (r.tok, r.sco); r.preQ only when a rate
+// counts scores.
+func (r *Runner) prefixes(scores bool) {
+	m := len(r.tok)
+	r.preT = resize(r.preT, m+1)
+	for k, t := range r.tok {
+		r.preT[k+1] = r.preT[k] + t
+	}
+	if scores {
+		r.preQ = resize(r.preQ, m+1)
+		for k, q := range r.sco {
+			r.preQ[k+1] = r.preQ[k] + q
+		}
+	}
+}
+
+// windowPeak is walk for one chunk per stage (plain 1F1B): the same
+// candidates in the schedule's order, from the prefix sums of the rank's
+// tokens and scores (prefixes) at the stage's rates; it returns the peak and
+// where it is reached: the microbatch position at (−1: none) of a forward's
+// end or, with bwd, a backward. At microbatch k of m
+// the forward of k+w (when there is one) ends holding the window k..k+w, and
+// the backward of k then runs with the window k..min(k+w, m−1) and k's
+// transient: the backward's candidate is never below the forward's, so the
+// forward is the peak's op only when the transient is 0.
+func (r *Runner) windowPeak(s int, scores bool) (peak float64, at int, bwd bool) {
+	m := len(r.tok)
+	a := r.rates[s]
+	pt, pq, tok := r.preT, r.preQ, r.tok
+	held := func(lo, hi int) float64 { // kept bytes of microbatches [lo, hi)
+		x := a.KeptPerToken * (pt[hi] - pt[lo])
+		if scores {
+			x += a.KeptPerScore * (pq[hi] - pq[lo])
+		}
+		return x
+	}
+	w := min(r.pp-s-1, m)
+	at = -1
+	for j := range w { // the warm-up's forwards
+		if x := held(0, j+1); x > peak {
+			peak, at, bwd = x, j, false
+		}
+	}
+	note := func(k int, f, b float64, full bool) {
+		if b > peak {
+			peak = b
+			if full && b == f {
+				at, bwd = k+w, false
+			} else {
+				at, bwd = k, true
+			}
+		}
+	}
+	if !scores {
+		// The largest backward candidate (the first, at a tie), branch-light;
+		// where it is reached is settled after.
+		kt, bt := a.KeptPerToken, a.BackwardPerToken
+		best, bk := -1.0, -1
+		n := m - w
+		lo, hi, tk := pt[:n], pt[w+1:w+1+n], tok[:n]
+		for k := range n { // steady state: full windows
+			if b := kt*(hi[k]-lo[k]) + bt*tk[k]; b > best {
+				best, bk = b, k
+			}
+		}
+		end := pt[m]
+		for k := n; k < m; k++ { // cool-down
+			if b := kt*(end-pt[k]) + bt*tok[k]; b > best {
+				best, bk = b, k
+			}
+		}
+		if best > peak {
+			f := kt * (pt[min(bk+w, m-1)+1] - pt[bk])
+			note(bk, f, best, bk < n)
+		}
+	} else {
+		for k := range m {
+			full := k+w < m
+			f := held(k, min(k+w, m-1)+1)
+			note(k, f, f+a.BackwardPerToken*tok[k]+a.BackwardPerScore*r.sco[k], full)
+		}
+	}
+	return peak, at, bwd
+}
+
 // walk returns the peak of one rank's held activations on stage s over its
-// ops, and records it in the stage's Peak when it is the largest yet.
-func (r *Runner) walk(s int, ops []pipeline.Op, cdoms []int32, ng, rank int) float64 {
-	v, tab := r.v, r.actTab
+// ops (any number of chunks), and records it in the stage's Peak when it is
+// the largest yet.
+func (r *Runner) walk(s int, ops []pipeline.Op, cdoms []int32, rank int) float64 {
+	v := r.v
 	var held, peak float64
 	at := -1
 	for n, op := range ops {
-		gi := r.gidx[op.MB]
-		if gi < 0 {
+		k := op.MB
+		if r.gidx[k] < 0 {
 			continue
 		}
-		di := int(cdoms[op.MB])
-		base := ((s*v+int(op.Chunk))*ng + int(r.gOff[di]) + int(gi)) * 2
+		a := &r.rates[s*v+int(op.Chunk)]
+		kept := a.KeptPerToken*r.tok[k] + a.KeptPerScore*r.sco[k]
 		if !op.Backward {
-			held += tab[base]
+			held += kept
 			if held > peak {
 				peak, at = held, n
 			}
 			continue
 		}
-		if x := held + tab[base+1]; x > peak {
+		if x := held + a.BackwardPerToken*r.tok[k] + a.BackwardPerScore*r.sco[k]; x > peak {
 			peak, at = x, n
 		}
-		held -= tab[base]
+		held -= kept
 	}
-	st := &r.res.Stages[s]
-	if at >= 0 && peak > st.Peak.Bytes {
+	if at >= 0 {
 		op := ops[at]
-		di := int(cdoms[op.MB])
-		i := opIndex(s, di, int(op.Chunk), op.Backward, r.nd, v)
-		when := r.res.Ops[i].End
-		if op.Backward {
-			when = r.res.Ops[i].Start
-		}
-		st.Peak = ActivationPeak{Bytes: peak, Rank: rank, MB: r.l.Domains[di].MB, Chunk: int(op.Chunk), Backward: op.Backward, At: when}
+		r.notePeak(s, peak, rank, int(cdoms[op.MB]), int(op.Chunk), op.Backward)
 	}
 	return peak
+}
+
+// notePeak records a rank's peak on stage s, reached in domain di's op of
+// chunk (at the forward's end or the backward's start), as the stage's Peak
+// when it is the largest yet.
+func (r *Runner) notePeak(s int, peak float64, rank, di, chunk int, backward bool) {
+	st := &r.res.Stages[s]
+	if peak <= st.Peak.Bytes {
+		return
+	}
+	i := opIndex(s, di, chunk, backward, r.nd, r.v)
+	when := r.res.Ops[i].End
+	if backward {
+		when = r.res.Ops[i].Start
+	}
+	st.Peak = ActivationPeak{Bytes: peak, Rank: rank, MB: r.l.Domains[di].MB, Chunk: chunk, Backward: backward, At: when}
+}
+
+// grow returns s with length n, its contents unspecified, reusing its
+// storage when it is large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // finiteBytes reports whether b is a usable byte count: finite and >= 0.

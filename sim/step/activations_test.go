@@ -13,15 +13,40 @@ import (
 	"github.com/dcpsim/dcpsim/sim/pipeline"
 )
 
-// sized is hashed with activations: each group's chunk keeps a hashed 1-1000
-// bytes per rank and its backward adds a hashed share of that.
+// sized is hashed with activations: each group's ranks hold a hashed
+// 1-1000 tokens and 0-99 scores, and each chunk keeps a hashed 1-16 bytes per
+// token and 0-3 per score, its backward adding a hashed share of them.
 type sized struct{ hashed }
 
-func (sized) ChunkActivationBytes(s, c int, d *Domain, gi int) (float64, float64) {
+func (sized) GroupShard(d *Domain, gi int) (float64, float64) {
 	g := d.Groups[gi]
-	h := mix(s, c, d.MB, g.FirstRank, g.Size, 7)
-	kept := float64(1 + h%1000)
-	return kept, kept * float64(h>>12%3) / 2
+	h := mix(d.MB, g.FirstRank, g.Size, 7)
+	return float64(1 + h%1000), float64(h >> 10 % 100)
+}
+
+func (sized) ChunkActivation(s, c int) ActivationRate {
+	h := mix(s, c, 11)
+	kt, ks := float64(1+h%16), float64(h>>5%4)
+	f := float64(h>>9%3) / 2
+	return ActivationRate{KeptPerToken: kt, KeptPerScore: ks, BackwardPerToken: f * kt, BackwardPerScore: f * ks}
+}
+
+// sizedTokens is sized with rates per token only: the engine's matrix path
+// for one chunk per stage (classPeaks) instead of the walk.
+type sizedTokens struct{ sized }
+
+func (c sizedTokens) ChunkActivation(s, ch int) ActivationRate {
+	a := c.sized.ChunkActivation(s, ch)
+	a.KeptPerScore, a.BackwardPerScore = 0, 0
+	return a
+}
+
+// bytes is what a rank of group gi keeps of chunk c on stage s, and its
+// backward's transient.
+func bytes(costs ActivationSizer, s, c int, d *Domain, gi int) (kept, bwd float64) {
+	t, q := costs.GroupShard(d, gi)
+	a := costs.ChunkActivation(s, c)
+	return a.KeptPerToken*t + a.KeptPerScore*q, a.BackwardPerToken*t + a.BackwardPerScore*q
 }
 
 // timelinePeak is the oracle: one rank's peak on one stage read from the
@@ -45,7 +70,7 @@ func timelinePeak(res *Result, costs ActivationSizer, s, rank int) float64 {
 			continue
 		}
 		for c := range res.VPP {
-			kept, bwd := costs.ChunkActivationBytes(s, c, d, gi)
+			kept, bwd := bytes(costs, s, c, d, gi)
 			f := res.Ops[res.OpIndex(s, di, c, false)]
 			b := res.Ops[res.OpIndex(s, di, c, true)]
 			evs = append(evs, ev{f.End, 0, kept}, ev{b.Start, 1, bwd}, ev{b.End, 0, -bwd - kept})
@@ -74,13 +99,19 @@ func TestPeakActivationsMatchTimeline(t *testing.T) {
 	}
 	var r Runner
 	checked := 0
+	var checkOne func(name string, plan *sched.Plan, pp, vpp, ep int, costs sizedCosts)
 	check := func(name string, plan *sched.Plan, pp, vpp, ep int) {
+		t.Helper()
+		for _, costs := range []sizedCosts{sized{}, sizedTokens{}} {
+			checkOne(name, plan, pp, vpp, ep, costs)
+		}
+	}
+	checkOne = func(name string, plan *sched.Plan, pp, vpp, ep int, costs sizedCosts) {
 		t.Helper()
 		l, err := NewLayout(plan, ep)
 		if err != nil {
 			return
 		}
-		costs := sized{}
 		got, err := r.Run(l, pp, vpp, costs)
 		if err != nil {
 			return
@@ -100,7 +131,7 @@ func TestPeakActivationsMatchTimeline(t *testing.T) {
 				t.Fatalf("%s: stage %d Peak %+v, largest rank peak %v", name, s, st.Peak, worst)
 			}
 		}
-		plain, err := Run(l, pp, vpp, costs.hashed)
+		plain, err := Run(l, pp, vpp, hashed{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,6 +185,12 @@ func TestPeakActivationsMatchTimeline(t *testing.T) {
 	}
 }
 
+// sizedCosts are the costs TestPeakActivationsMatchTimeline runs.
+type sizedCosts interface {
+	Costs
+	ActivationSizer
+}
+
 // equalResults compares two Results field by field where it matters to the
 // timeline (the Domains' groups are the same slices).
 func equalResults(a, b *Result) bool {
@@ -176,7 +213,7 @@ type perChunk struct {
 	tokens []int
 }
 
-func (c perChunk) ChunkActivationBytes(_, _ int, d *Domain, gi int) (float64, float64) {
+func (c perChunk) GroupShard(d *Domain, gi int) (float64, float64) {
 	g := d.Groups[gi]
 	var n int
 	for _, id := range g.Seqs {
@@ -184,6 +221,8 @@ func (c perChunk) ChunkActivationBytes(_, _ int, d *Domain, gi int) (float64, fl
 	}
 	return float64(n / g.Size), 0
 }
+
+func (perChunk) ChunkActivation(_, _ int) ActivationRate { return ActivationRate{KeptPerToken: 1} }
 
 // TestEqualMicrobatchesClosedForm: with m equal microbatches, stage s of p
 // holds min(p − s, m) microbatches at its peak under 1F1B, and under
@@ -242,11 +281,21 @@ func TestEqualMicrobatchesClosedForm(t *testing.T) {
 // badSizer answers NaN for one group.
 type badSizer struct{ hashed }
 
-func (badSizer) ChunkActivationBytes(s, c int, d *Domain, gi int) (float64, float64) {
+func (badSizer) GroupShard(d *Domain, gi int) (float64, float64) {
 	if d.MB == 1 {
 		return math.NaN(), 0
 	}
 	return 1, 0
+}
+
+func (badSizer) ChunkActivation(_, _ int) ActivationRate { return ActivationRate{KeptPerToken: 1} }
+
+// badRate answers a negative rate.
+type badRate struct{ hashed }
+
+func (badRate) GroupShard(*Domain, int) (float64, float64) { return 1, 0 }
+func (badRate) ChunkActivation(s, _ int) ActivationRate {
+	return ActivationRate{KeptPerToken: 1, BackwardPerScore: -float64(s)}
 }
 
 func TestActivationErrors(t *testing.T) {
@@ -255,6 +304,9 @@ func TestActivationErrors(t *testing.T) {
 		{Groups: []sched.Group{{FirstRank: 0, Size: 1, Seqs: []int{1}}}},
 	}}
 	if _, err := Simulate(plan, 1, 1, 1, badSizer{}); err == nil {
-		t.Fatal("a NaN activation size was accepted")
+		t.Fatal("a NaN shard was accepted")
+	}
+	if _, err := Simulate(plan, 2, 1, 1, badRate{}); err == nil {
+		t.Fatal("a negative rate was accepted")
 	}
 }

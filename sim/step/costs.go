@@ -45,14 +45,27 @@ type CommSplitter interface {
 // ActivationSizer is implemented by Costs that say what a microbatch's
 // activations weigh, so Run follows each rank's held activations through its
 // schedule and reports their peak (RankResult.PeakActivationBytes,
-// StageResult.Peak).
+// StageResult.Peak). What a rank keeps is linear in what it holds of the
+// microbatch: its tokens and its attention scores (Σ s²/k over its CP
+// group's sequences, which only a kernel that stores the scores keeps), at
+// rates set by the stage and chunk (their layers).
 type ActivationSizer interface {
-	// ChunkActivationBytes returns, for each rank of group gi (an index into
-	// d.Groups) of domain d's microbatch, the bytes it keeps from the forward
-	// of chunk on stage until that chunk's backward (kept), and the transient
-	// bytes the backward adds while it runs (backward: recomputed
-	// activations). Both must be finite and >= 0.
-	ChunkActivationBytes(stage, chunk int, d *Domain, gi int) (kept, backward float64)
+	// GroupShard returns what each rank of group gi (an index into
+	// d.Groups) of domain d's microbatch holds: its tokens and its
+	// attention scores. Both must be finite and >= 0.
+	GroupShard(d *Domain, gi int) (tokens, scores float64)
+	// ChunkActivation returns the rates of chunk on stage: the bytes a rank
+	// keeps from the chunk's forward until its backward, and the transient
+	// bytes the backward adds while it runs (recomputed activations), per
+	// token and per score. All must be finite and >= 0.
+	ChunkActivation(stage, chunk int) ActivationRate
+}
+
+// ActivationRate is one chunk's activation bytes per token and per
+// attention score of a rank's shard (ActivationSizer).
+type ActivationRate struct {
+	KeptPerToken, KeptPerScore         float64
+	BackwardPerToken, BackwardPerScore float64
 }
 
 // LoadSecondsPerToken2 is the load mode's price of one unit of per-rank load

@@ -144,10 +144,18 @@ type Runner struct {
 	acc             []classAcc   // [stage·nc+class]
 	eng             sim.Engine
 	// The activations phase's: each domain's first group among all groups,
-	// the kept and backward bytes by (stage, chunk, group), and per
-	// microbatch of the class walked its group cursor and the rank's group.
+	// every group's shard (tokens, scores), the rates by (stage, chunk), and
+	// per microbatch of the class walked its group cursor, the rank's group
+	// and shard, and the prefix sums of its tokens and scores.
 	gOff, cursor, gidx []int32
-	actTab             []float64
+	shard, tok, sco    []float64
+	preT, preQ         []float64
+	// classPeaks': a class's tokens and their prefix sums by (microbatch,
+	// rank), and its ranks' peaks on one stage.
+	matT, matP, best []float64
+	rate8            [][8]float64 // per block of 8 stages: kept and backward rates
+	best8            [][8]uint64  // per block of 8 stages: one rank's peaks' bits
+	rates            []ActivationRate
 }
 
 // schedCacheOps bounds the ops of the schedules a Runner keeps for its next
