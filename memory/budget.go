@@ -17,6 +17,19 @@ import (
 // at most the context); they count only under the softmax kernel. The peak
 // of any plan whose ranks hold at most B tokens is at most B·PeakPerToken(s).
 func (m *Model) PeakPerToken(s, contextTokens int) float64 {
+	return m.fullPipeline(s, contextTokens, true)
+}
+
+// HeldPerToken is PeakPerToken without the backward's transient: the most
+// kept activations stage s holds per budget token with the pipeline full,
+// the quantity Korthikanti et al.'s first-stage formulas count (§4.2.3).
+func (m *Model) HeldPerToken(s, contextTokens int) float64 {
+	return m.fullPipeline(s, contextTokens, false)
+}
+
+// fullPipeline walks stage s's schedule with every microbatch alike, with
+// or without the backward's transient.
+func (m *Model) fullPipeline(s, contextTokens int, transient bool) float64 {
 	p, v := m.Stages(), len(m.chunks[s])
 	// Enough microbatches that the warm-up does not cover every forward:
 	// more only repeat the steady state.
@@ -34,7 +47,9 @@ func (m *Model) PeakPerToken(s, contextTokens int) float64 {
 			peak = max(peak, held)
 			continue
 		}
-		peak = max(peak, held+c.BackwardPerToken+c.BackwardPerScore*ctx)
+		if transient {
+			peak = max(peak, held+c.BackwardPerToken+c.BackwardPerScore*ctx)
+		}
 		held -= kept
 	}
 	return peak

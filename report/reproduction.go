@@ -399,6 +399,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 	ts := fidelityTargets(sums, scaling)
 	writeTargets(w, ts)
 	writeHetero(w, dir) // hetero.go
+	writeMemory(w, dir) // korthikanti.go
 	w.WriteString(fidelityProse)
 	writeProse(w, newProseData(sums, scaling, ts)) // reproductionprose.go
 	fmt.Fprintln(w)
