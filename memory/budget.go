@@ -142,7 +142,7 @@ func (m *Model) KindBudgetTokens(hbm []float64) ([]int, error) {
 			key = fmt.Sprintf("cluster.pools[%d].gpu", i)
 		}
 		if err := m.CheckStates(kind, hbm[i]); err != nil {
-			errs = append(errs, &job.FieldError{Key: key, Value: kind, Rule: err.Error()})
+			errs = append(errs, &job.FieldError{Key: key, Value: fmt.Sprintf("%q", kind), Rule: err.Error()})
 			continue
 		}
 		switch {
@@ -151,7 +151,7 @@ func (m *Model) KindBudgetTokens(hbm []float64) ([]int, error) {
 		case j.Parallel.BudgetAuto:
 			auto, err := m.AutoBudgetTokens(kind, hbm[i], j.ContextTokens)
 			if err != nil {
-				errs = append(errs, &job.FieldError{Key: key, Value: kind, Rule: err.Error()})
+				errs = append(errs, &job.FieldError{Key: key, Value: fmt.Sprintf("%q", kind), Rule: err.Error()})
 				continue
 			}
 			out[i] = auto
@@ -159,7 +159,7 @@ func (m *Model) KindBudgetTokens(hbm []float64) ([]int, error) {
 			out[i] = b
 		case m.Room(hbm[0]) <= 0 || m.Room(hbm[i]) <= 0:
 			st, _ := m.MaxStates()
-			errs = append(errs, &job.FieldError{Key: key, Value: kind, Rule: fmt.Sprintf(
+			errs = append(errs, &job.FieldError{Key: key, Value: fmt.Sprintf("%q", kind), Rule: fmt.Sprintf(
 				"its %.1f GiB and the first pool's %.1f GiB leave no room for activations after %.1f GiB of model states and a %.0f GB reserve; set budget_tokens in every pool",
 				hbm[i]/GiB, hbm[0]/GiB, st/GiB, ReserveBytes/1e9)})
 		default:

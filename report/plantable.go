@@ -26,8 +26,12 @@ func WritePlanTable(w io.Writer, sc *scenarios.Scenario, iteration int, lengths 
 	for _, s := range lengths {
 		tokens += int64(s)
 	}
-	fmt.Fprintf(w, "policy %s on %s, iteration %d: %s sequences, %s tokens; G = %d, B = %d, pp %d, vpp %d\n",
-		plan.Policy, sc.Name, iteration, thousands(int64(len(lengths))), thousands(tokens), in.PoolRanks, in.BudgetTokens, in.PP, in.VPP)
+	budget := fmt.Sprint(in.BudgetTokens)
+	if sc.Job.Parallel.BudgetAuto {
+		budget += " (auto: the largest whose peak memory fits)"
+	}
+	fmt.Fprintf(w, "policy %s on %s, iteration %d: %s sequences, %s tokens; G = %d, B = %s, pp %d, vpp %d\n",
+		plan.Policy, sc.Name, iteration, thousands(int64(len(lengths))), thousands(tokens), in.PoolRanks, budget, in.PP, in.VPP)
 	if plan.Lengths != nil { // a policy with state between iterations trains its own set; the ids index it
 		lengths = plan.Trained(lengths)
 		tokens = 0

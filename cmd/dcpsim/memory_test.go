@@ -2,12 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/scenarios"
 )
 
 // TestMemoryCommand: dcpsim memory prints the table, the verdict and the
@@ -132,3 +137,44 @@ warmup_iterations = 0
 seed = 1
 policies = ["static"]
 `
+
+// TestBudgetAutoPrinted: with budget_tokens = "auto", plan and run print the
+// budget the memory model chose, the largest whose worst case fits.
+func TestBudgetAutoPrinted(t *testing.T) {
+	dir := t.TempDir()
+	sc := writeTiny(t, dir, "tiny-auto", `["hydra"]`, "")
+	src, err := os.ReadFile(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`budget_tokens = \d+`).ReplaceAllString(string(src), `budget_tokens = "auto"`)
+	if text == string(src) {
+		t.Fatal("the tiny scenario has no budget_tokens to replace")
+	}
+	if err := os.WriteFile(sc, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := scenarios.Load(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := memory.New(parsed.Job, calib.FlashAttention)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := parsed.Profile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := mem.AutoBudgetTokens(prof.Name, prof.HBMBytes.Value, parsed.Job.ContextTokens)
+	if err != nil || want != parsed.Job.Parallel.BudgetTokens {
+		t.Fatalf("auto budget %d (%v), the scenario's %d", want, err, parsed.Job.Parallel.BudgetTokens)
+	}
+	line := fmt.Sprintf("B = %d (auto: the largest whose peak memory fits)", want)
+	for _, args := range [][]string{{"plan", "--policy", "hydra", "--scenario", sc}, {"run", "--no-files", sc}} {
+		code, out, errOut := dcpsim(t, args...)
+		if code != exitOK || !strings.Contains(out, line) {
+			t.Errorf("%v: exit %d, stderr %s; want %q in:\n%s", args, code, errOut, line, out)
+		}
+	}
+}

@@ -44,6 +44,8 @@ var rules = []rule{
 		why: "calib knows nothing of policies or the engine"},
 	{dir: "costmodel", forbidden: append([]string{module + "sched/", module + "experiment"}, coreForbidden...),
 		why: "the cost model is deterministic and knows no policy: it prices plans"},
+	{dir: "memory", forbidden: append([]string{module + "sched/", module + "sim/step", module + "sim/network"}, append(slices.Clone(above), coreForbidden...)...),
+		why: "the memory model is deterministic, knows no policy and no engine: it sizes what a GPU holds"},
 	{dir: "scenarios", forbidden: above, why: "scenarios describe runs; they do not run them"},
 	{dir: "report", forbidden: above, why: "report draws and writes results; experiments fill them"},
 	{dir: "experiment", forbidden: []string{module + "cmd/"}, why: "the CLI sits on top of the experiments"},

@@ -73,6 +73,20 @@
 // and domains (so over ranks); the spread (CV, max/min) of MB times comes
 // from it.
 //
+// # Held activations
+//
+// When the Costs are an ActivationSizer, Run follows each (stage, rank)'s
+// held activations through its schedule: a chunk's activations are kept from
+// the end of its forward to the end of its backward, and a backward adds its
+// transient (recomputed activations) while it runs. What a rank keeps of a
+// microbatch is linear in its shard (its tokens and attention scores) at the
+// chunk's rates. RankResult.PeakActivationBytes is each rank's peak and
+// StageResult.Peak the stage's largest, with the op and the time it was
+// reached. With variable-length microbatches the peak is no closed form; the
+// test oracle reads it off the simulated timeline, and equal microbatches give
+// p − s held on stage s of plain 1F1B and the warm-up's forwards plus one
+// under interleaving.
+//
 // # Load mode
 //
 // LoadCosts is the transparent cost mode for checking by hand: a rank's
