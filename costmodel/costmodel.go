@@ -296,23 +296,12 @@ func PlannerStallSeconds(w sched.StallWork) float64 {
 		float64(w.SolverIterations)*s.IterationSeconds.Value
 }
 
-// stageParams returns a stage's dense and routed-expert parameters per GPU.
+// stageParams returns a stage's dense and routed-expert parameters per GPU
+// (memory.States: dense over tp with the embedding on the first stage and
+// the output layer on the last, experts over tp·ep).
 func (m *Model) stageParams(stage int) (dense, expert float64) {
-	model := m.job.Model
-	first, n := m.devices[0].Compute.StageLayers(stage)
-	for l := first; l < first+n; l++ {
-		e := model.LayerExpertParams(l)
-		dense += model.LayerParams(l) - e
-		expert += e
-	}
-	if stage == 0 {
-		dense += model.EmbeddingParams()
-	}
-	if stage == m.topo.PP-1 {
-		dense += model.OutputParams()
-	}
-	tp := float64(m.topo.TP)
-	return dense / tp, expert / (tp * float64(m.ep))
+	st := m.mem.States(stage)
+	return st.DenseParams, st.ExpertParams
 }
 
 // ModelFLOPs is the model FLOPs of one training iteration over a batch: the

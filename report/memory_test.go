@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -15,38 +16,21 @@ import (
 )
 
 // memoryTOML is a scenario of its own, so that the numbers below move only
-// with the memory model: testbed-256k's job with every layer recomputed.
-const memoryTOML = `name = "mem"
-description = "testbed-256k with full recomputation"
-[cluster]
-gpu = "H20"
-gpus = 512
-gpus_per_node = 8
-[model]
-preset = "paper-mla"
-[parallel]
-tp = 1
-pp = 4
-vpp = 1
-ep = 8
-budget_tokens = 8192
-recompute = "full"
-[workload]
-preset = "long-256k"
-context_tokens = 262144
-batch_tokens = 4194304
-overlong = "split"
-[run]
-iterations = 2
-warmup_iterations = 0
-seed = 1
-policies = ["static"]
-`
+// with the memory model: testbed-256k's job with every layer recomputed
+// (scenarios/testdata/memory-full-recompute.toml).
+func memoryTOML(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("../scenarios/testdata/memory-full-recompute.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 // memoryScenario parses memoryTOML with the replacements old → new made.
 func memoryScenario(t *testing.T, replace ...string) *scenarios.Scenario {
 	t.Helper()
-	text := strings.NewReplacer(replace...).Replace(memoryTOML)
+	text := strings.NewReplacer(replace...).Replace(memoryTOML(t))
 	sc, err := scenarios.Parse([]byte(text), "mem.toml")
 	if err != nil {
 		t.Fatal(err)

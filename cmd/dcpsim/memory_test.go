@@ -30,7 +30,7 @@ func TestMemoryCommand(t *testing.T) {
 		}
 	}
 	big := filepath.Join(t.TempDir(), "big-b.toml")
-	if err := os.WriteFile(big, []byte(strings.Replace(memoryTOML, "budget_tokens = 8192", "budget_tokens = 262144", 1)), 0o644); err != nil {
+	if err := os.WriteFile(big, []byte(strings.Replace(memoryTOML(t), "budget_tokens = 8192", "budget_tokens = 262144", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut = dcpsim(t, "memory", big)
@@ -100,7 +100,7 @@ policies = ["static"]
 // TestScenariosShowMemory: scenarios show has the memory line.
 func TestScenariosShowMemory(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "mem.toml")
-	if err := os.WriteFile(f, []byte(memoryTOML), 0o644); err != nil {
+	if err := os.WriteFile(f, []byte(memoryTOML(t)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := dcpsim(t, "scenarios", "show", f)
@@ -110,33 +110,16 @@ func TestScenariosShowMemory(t *testing.T) {
 }
 
 // memoryTOML is a scenario of its own, so that the numbers above move only
-// with the memory model: testbed-256k's job with every layer recomputed.
-const memoryTOML = `name = "mem"
-description = "testbed-256k with full recomputation"
-[cluster]
-gpu = "H20"
-gpus = 512
-gpus_per_node = 8
-[model]
-preset = "paper-mla"
-[parallel]
-tp = 1
-pp = 4
-vpp = 1
-ep = 8
-budget_tokens = 8192
-recompute = "full"
-[workload]
-preset = "long-256k"
-context_tokens = 262144
-batch_tokens = 4194304
-overlong = "split"
-[run]
-iterations = 2
-warmup_iterations = 0
-seed = 1
-policies = ["static"]
-`
+// with the memory model: testbed-256k's job with every layer recomputed
+// (scenarios/testdata/memory-full-recompute.toml).
+func memoryTOML(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("../../scenarios/testdata/memory-full-recompute.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 // TestBudgetAutoPrinted: with budget_tokens = "auto", plan and run print the
 // budget the memory model chose, the largest whose worst case fits.

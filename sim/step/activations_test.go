@@ -2,13 +2,11 @@ package step
 
 import (
 	"cmp"
-	"errors"
 	"math"
 	"slices"
 	"testing"
 
 	"github.com/dcpsim/dcpsim/sched"
-	"github.com/dcpsim/dcpsim/sched/policies"
 	"github.com/dcpsim/dcpsim/sim"
 	"github.com/dcpsim/dcpsim/sim/pipeline"
 )
@@ -92,11 +90,6 @@ func timelinePeak(res *Result, costs ActivationSizer, s, rank int) float64 {
 // simulated timeline, each stage's Peak is its largest, and the rest of the
 // Result is what Run gives without activations.
 func TestPeakActivationsMatchTimeline(t *testing.T) {
-	x := uint64(5)
-	rnd := func(n int) int {
-		x = x*6364136223846793005 + 1442695040888963407
-		return int(x>>33) % n
-	}
 	var r Runner
 	checked := 0
 	var checkOne func(name string, plan *sched.Plan, pp, vpp, ep int, costs sizedCosts)
@@ -145,41 +138,7 @@ func TestPeakActivationsMatchTimeline(t *testing.T) {
 			t.Fatalf("%s: tracking activations changed the timeline", name)
 		}
 	}
-	for trial := range 20 {
-		for _, name := range policies.Names() {
-			pol, err := policies.New(name)
-			if errors.Is(err, sched.ErrEnvMissing) {
-				continue
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := []int{4, 8, 16, 64}[trial%4]
-			pp, vpp, ep := []int{1, 2, 4}[rnd(3)], []int{1, 2}[rnd(2)], []int{1, 2, 4}[rnd(3)]
-			const budget = 4096
-			lengths := make([]int, 8+rnd(60))
-			for i := range lengths {
-				lengths[i] = 64 + rnd(budget*g/2)
-			}
-			plan, err := pol.Plan(lengths, sched.Inputs{PoolRanks: g, BudgetTokens: budget, PP: pp, VPP: vpp, OverheadRatio: 1 << 20})
-			if err != nil {
-				continue
-			}
-			check(name, plan, pp, vpp, ep)
-		}
-		g := 4 * (1 + rnd(6))
-		plan := &sched.Plan{PoolRanks: g, PartialMicrobatches: rnd(4) > 0}
-		for range 1 + rnd(12) {
-			var mb sched.Microbatch
-			for r := rnd(3); r < g; r += 1 + rnd(4) {
-				size := 1 + rnd(min(4, g-r))
-				mb.Groups = append(mb.Groups, sched.Group{FirstRank: r, Size: size, Seqs: []int{rnd(5)}})
-				r += size - 1
-			}
-			plan.Microbatches = append(plan.Microbatches, mb)
-		}
-		check("random", plan, 1+rnd(3), 1+rnd(2), []int{1, 2, 4}[rnd(3)])
-	}
+	testPlans(t, 5, 20, func(name string, plan *sched.Plan, pp, vpp, ep int, _ float64) { check(name, plan, pp, vpp, ep) })
 	if checked < 5000 {
 		t.Errorf("%d (stage, rank) peaks checked: want at least 5000", checked)
 	}
