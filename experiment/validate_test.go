@@ -347,5 +347,9 @@ func TestValidateMemory(t *testing.T) {
 		if !(res.PredictedActivationBytes > 0) || math.Abs(res.PredictedActivationBytes-worst) > 1e-9*worst {
 			t.Errorf("%s: activations %.0f, the budget's worst case %.0f", r.Name, res.PredictedActivationBytes, worst)
 		}
+		// Every published run ran, on 80 GB A100s: the model must let it fit.
+		if need := st.Bytes() + memory.ReserveBytes + res.PredictedActivationBytes; need > 80e9 {
+			t.Errorf("%s: the first stage needs %.1f GiB, more than the A100's 80 GB the run had", r.Name, need/memory.GiB)
+		}
 	}
 }

@@ -51,11 +51,15 @@ import (
 //   - sweep-context: tokens/day (billions) vs the context length
 //     (log2 x when it spans 4× or more), one line per policy and model;
 //     only with at least two distinct context lengths.
+//   - sweep-memory: each policy's peak memory per GPU (GiB: model states,
+//     reserve and held activations, PeakMemoryMaxBytes) vs GPUs, or vs the
+//     context length when the GPUs do not vary, with the smallest HBM as a
+//     dashed line; only with at least two distinct values on that axis.
 func WriteSweepFigures(dir string, pts []SweepPoint) ([]string, error) {
 	pts = slices.Clone(pts)
 	slices.SortStableFunc(pts, func(a, b SweepPoint) int { return cmp.Compare(a.Index, b.Index) })
 	colors := sweepPolicyColors(pts)
-	builds := []func([]SweepPoint, map[string]int) (*figure, error){sweepThroughputFigure, sweepPlannerFigure, sweepVariantsFigure, sweepContextFigure}
+	builds := []func([]SweepPoint, map[string]int) (*figure, error){sweepThroughputFigure, sweepPlannerFigure, sweepVariantsFigure, sweepContextFigure, sweepMemoryFigure}
 	for _, key := range optionAxes(pts) {
 		builds = append(builds, func(pts []SweepPoint, colors map[string]int) (*figure, error) {
 			return sweepOptionFigure(pts, colors, key)
@@ -331,6 +335,66 @@ func sweepThroughputFigure(pts []SweepPoint, colors map[string]int) (*figure, er
 	trX := gpuAxis(&p.X, xs)
 	ss := gpuSeries(newSeriesSet(), pts, colors, func(ps *PolicySummary) float64 { return ps.TokensPerDay / 1e9 }, false, trX)
 	return seriesLinesFigure(p, ss, "sweep-throughput")
+}
+
+// sweepMemoryFigure is the peak memory per GPU vs GPUs (or the context
+// length), against the HBM; nil with fewer than two values on the axis.
+func sweepMemoryFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
+	const gib = 1 << 30
+	peak := func(ps *PolicySummary) float64 { return ps.PeakMemoryMaxBytes / gib }
+	p := plot.New()
+	p.Title.Text = "peak memory per GPU"
+	p.Y.Label.Text = "GiB (states + reserve + held activations)"
+	var ss *seriesSet
+	var lo, hi float64
+	if xs := distinctGPUs(pts); len(xs) >= 2 {
+		trX := gpuAxis(&p.X, xs)
+		ss = gpuSeries(newSeriesSet(), pts, colors, peak, true, trX)
+		lo, hi = trX(xs[0]), trX(xs[len(xs)-1])
+	} else {
+		var cs []float64
+		for _, pt := range pts {
+			cs = append(cs, float64(pt.ContextTokens))
+		}
+		cs = slices.Compact(slices.Sorted(slices.Values(cs)))
+		if len(cs) < 2 {
+			return nil, nil
+		}
+		tr := func(x float64) float64 { return x }
+		p.X.Label.Text = "context length (tokens)"
+		if cs[len(cs)-1] >= 4*cs[0] {
+			tr = math.Log2
+			p.X.Label.Text = "context length (tokens, log2 scale)"
+			p.X.Tick.Marker = pow2Ticks
+		}
+		ss = pointSeries(newSeriesSet(), pts, colors, peak, true,
+			func(pt *SweepPoint) float64 { return tr(float64(pt.ContextTokens)) }, contextField)
+		lo, hi = tr(cs[0]), tr(cs[len(cs)-1])
+	}
+	f, err := seriesLinesFigure(p, ss, "sweep-memory")
+	if f == nil || err != nil {
+		return f, err
+	}
+	var hbm float64
+	for _, pt := range pts {
+		for _, ps := range pt.Summary.Policies {
+			if ps.Error == "" && ps.HBMBytes > 0 && (hbm == 0 || ps.HBMBytes < hbm) {
+				hbm = ps.HBMBytes
+			}
+		}
+	}
+	if hbm > 0 {
+		l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: hbm / gib}, {X: hi, Y: hbm / gib}})
+		if err != nil {
+			return nil, fmt.Errorf("report: sweep-memory figure: %w", err)
+		}
+		l.Color, l.Width = color.Gray{60}, vg.Points(1)
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(l)
+		f.legend.Add(fmt.Sprintf("HBM (%.1f GiB)", hbm/gib), l)
+		p.Y.Max = max(p.Y.Max, 1.05*hbm/gib)
+	}
+	return f, nil
 }
 
 // seriesLinesFigure draws every series of ss as a line on p (a grid, y from

@@ -72,7 +72,8 @@ func TestMostCommon(t *testing.T) {
 // variant (model "m-" + variant), GPUs and context length, on the axes named.
 func axesPoint(i int, variant string, gpus, ctx int, keys ...string) SweepPoint {
 	pol := func(name string, scale float64) PolicySummary {
-		return PolicySummary{Policy: name, StepSecondsMean: scale * float64(ctx) / 1e4, TokensPerDay: float64(gpus) * 1e9 / scale / float64(ctx>>17+1)}
+		return PolicySummary{Policy: name, StepSecondsMean: scale * float64(ctx) / 1e4, TokensPerDay: float64(gpus) * 1e9 / scale / float64(ctx>>17+1),
+			PeakMemoryMaxBytes: scale * float64(ctx) * 1e5, HBMBytes: 80e9}
 	}
 	pt := SweepPoint{Index: i, GPUs: gpus, Model: "m-" + variant, ContextTokens: ctx,
 		Summary: Summary{Policies: []PolicySummary{pol("hydra", 1), pol("mcore", 1.3), {Policy: "x", Error: "failed"}}, Layout: Layout{GPUs: gpus}}}
@@ -104,12 +105,12 @@ func TestWriteSweepFiguresAxes(t *testing.T) {
 		want []string
 	}{
 		{"variants only", grid(two, []int{64}, []int{131072}, "variant"), []string{"sweep-variants"}},
-		{"one variant", grid(two[:1], []int{64}, []int{131072, 262144}, "variant", "context_tokens"), []string{"sweep-context"}},
-		{"contexts only", grid([]string{""}, []int{64}, []int{131072, 262144, 786432}, "context_tokens"), []string{"sweep-context"}},
+		{"one variant", grid(two[:1], []int{64}, []int{131072, 262144}, "variant", "context_tokens"), []string{"sweep-context", "sweep-memory"}},
+		{"contexts only", grid([]string{""}, []int{64}, []int{131072, 262144, 786432}, "context_tokens"), []string{"sweep-context", "sweep-memory"}},
 		{"variants and contexts", grid(two, []int{64}, []int{131072, 262144, 524288, 786432}, "variant", "context_tokens"),
-			[]string{"sweep-context", "sweep-variants"}},
+			[]string{"sweep-context", "sweep-memory", "sweep-variants"}},
 		{"variants and gpus", grid(two, []int{8192, 16384, 32768}, []int{8192}, "variant", "gpus"),
-			[]string{"sweep-throughput", "sweep-variants"}},
+			[]string{"sweep-memory", "sweep-throughput", "sweep-variants"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

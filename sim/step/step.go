@@ -153,8 +153,9 @@ type Runner struct {
 	// classPeaks': a class's tokens and their prefix sums by (microbatch,
 	// rank), and its ranks' peaks on one stage.
 	matT, matP, best []float64
-	rate8            [][8]float64 // per block of 8 stages: kept and backward rates
-	best8            [][8]uint64  // per block of 8 stages: one rank's peaks' bits
+	rate8            [][8]float64   // per block of 8 stages: kept and backward rates
+	best8            [][8]uint64    // per block of 8 stages: one rank's peaks' bits
+	rowSeen          map[uint64]int // a class's ranks by the hash of their tokens
 	rates            []ActivationRate
 }
 
