@@ -1,9 +1,12 @@
 package step
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/dcpsim/dcpsim/sched"
 
 	"github.com/dcpsim/dcpsim/sim/pipeline"
 )
@@ -30,29 +33,11 @@ func (r *Runner) activations() error {
 	if !ok {
 		return nil
 	}
-	pp, v, nd := r.pp, r.v, r.nd
+	pp, v := r.pp, r.v
 	doms := r.l.Domains
-	// gOff[di] is the index of domain di's first group among all groups;
-	// shard[2·g], shard[2·g+1] are group g's tokens and scores per rank.
-	r.gOff = resize(r.gOff, nd+1)
-	for i := range doms {
-		r.gOff[i+1] = r.gOff[i] + int32(len(doms[i].Groups))
-	}
-	ng := int(r.gOff[nd])
-	r.shard = resize(r.shard, 2*ng)
+	r.sizer = sizer
+	defer func() { r.sizer = nil }()
 	scores := false
-	for di := range doms {
-		d := &doms[di]
-		for gi := range d.Groups {
-			t, q := sizer.GroupShard(d, gi)
-			if !finiteBytes(t) || !finiteBytes(q) {
-				return fmt.Errorf("step: microbatch %d group at rank %d: shard of %v tokens, %v scores: need finite values >= 0",
-					d.MB, d.Groups[gi].FirstRank, t, q)
-			}
-			g := 2 * (int(r.gOff[di]) + gi)
-			r.shard[g], r.shard[g+1] = t, q
-		}
-	}
 	r.rates = resize(r.rates, pp*v)
 	for s := range pp {
 		for c := range v {
@@ -75,7 +60,9 @@ func (r *Runner) activations() error {
 		cdoms := r.classDom[lo:hi]
 		m := hi - lo
 		if v == 1 && !scores {
-			r.classPeaks(c, cdoms)
+			if err := r.classPeaks(c, cdoms); err != nil {
+				return err
+			}
 			continue
 		}
 		r.cursor = resize(r.cursor, m)
@@ -103,8 +90,11 @@ func (r *Runner) activations() error {
 					r.gidx[k] = gi
 					r.tok[k], r.sco[k] = 0, 0
 					if gi >= 0 {
-						g := 2 * (int(r.gOff[di]) + int(gi))
-						r.tok[k], r.sco[k] = r.shard[g], r.shard[g+1]
+						t, q, err := r.groupShard(&doms[di], int(gi))
+						if err != nil {
+							return err
+						}
+						r.tok[k], r.sco[k] = t, q
 					}
 				}
 			}
@@ -139,7 +129,7 @@ func (r *Runner) activations() error {
 // k..min(k+w, m−1) of windowPeak), and its warm-up's P[w]. The rank that sets
 // a stage's Peak is walked again by windowPeak for the op; the value stays
 // this pass's.
-func (r *Runner) classPeaks(c int, cdoms []int32) {
+func (r *Runner) classPeaks(c int, cdoms []int32) error {
 	first, nr := int(r.classFirst[c]), int(r.classRanks(c))
 	m, pp := len(cdoms), r.pp
 	doms := r.l.Domains
@@ -149,9 +139,17 @@ func (r *Runner) classPeaks(c int, cdoms []int32) {
 	r.matP = grow(r.matP, stride) // one rank's at a time; every entry is written below
 	tm, pt := r.matT, r.matP
 	for k, di := range cdoms {
-		for gi, g := range doms[di].Groups {
+		d := &doms[di]
+		gs := d.Groups
+		// The groups on the class's ranks: from the first that ends in it.
+		gi, _ := slices.BinarySearchFunc(gs, first, func(g sched.Group, rank int) int { return cmp.Compare(g.LastRank(), rank) })
+		for ; gi < len(gs) && gs[gi].FirstRank < first+nr; gi++ {
+			g := gs[gi]
+			t, _, err := r.groupShard(d, gi)
+			if err != nil {
+				return err
+			}
 			lo, hi := max(g.FirstRank, first), min(g.LastRank()+1, first+nr)
-			t := r.shard[2*(int(r.gOff[di])+gi)]
 			for x := lo; x < hi; x++ {
 				tm[(x-first)*m+k] = t
 			}
@@ -248,6 +246,17 @@ func (r *Runner) classPeaks(c int, cdoms []int32) {
 			r.notePeak(s, v, first+top, int(cdoms[at]), 0, bwd)
 		}
 	}
+	return nil
+}
+
+// groupShard is the sizer's shard of group gi of domain d, checked.
+func (r *Runner) groupShard(d *Domain, gi int) (tokens, scores float64, err error) {
+	t, q := r.sizer.GroupShard(d, gi)
+	if !finiteBytes(t) || !finiteBytes(q) {
+		return 0, 0, fmt.Errorf("step: microbatch %d group at rank %d: shard of %v tokens, %v scores: need finite values >= 0",
+			d.MB, d.Groups[gi].FirstRank, t, q)
+	}
+	return t, q, nil
 }
 
 // prefixes fills r.preT and r.preQ with the prefix sums of the rank's

@@ -143,13 +143,14 @@ type Runner struct {
 	next            []int32      // [stage·nc+class]: index of the class's next op in its schedule
 	acc             []classAcc   // [stage·nc+class]
 	eng             sim.Engine
-	// The activations phase's: each domain's first group among all groups,
-	// every group's shard (tokens, scores), the rates by (stage, chunk), and
-	// per microbatch of the class walked its group cursor, the rank's group
-	// and shard, and the prefix sums of its tokens and scores.
-	gOff, cursor, gidx []int32
-	shard, tok, sco    []float64
-	preT, preQ         []float64
+	// The activations phase's: the costs' sizer (during Run), the rates by
+	// (stage, chunk), and per microbatch of the class walked its group
+	// cursor, the rank's group and shard, and the prefix sums of its tokens
+	// and scores.
+	sizer        ActivationSizer
+	cursor, gidx []int32
+	tok, sco     []float64
+	preT, preQ   []float64
 	// classPeaks': a class's tokens and their prefix sums by (microbatch,
 	// rank), and its ranks' peaks on one stage.
 	matT, matP, best []float64
