@@ -280,9 +280,9 @@ func TestBusBytes(t *testing.T) {
 		{KindAllReduce, false, 8, 0, 2 * 7.0 / 8},
 		{KindAllToAll, false, 8, 0, 7.0 / 8},
 		{KindSendRecv, false, 2, 0, 1},
-		{KindAllReduce, true, 32, 8, 2 * 3.0 / 4 / 8},
+		{KindAllReduce, true, 32, 8, 2 * 31.0 / 32 / 8},
 		{KindAllToAll, true, 32, 8, 24.0 / 32},
-		{KindAllGather, true, 16, 8, 1.0 / 2 / 8},
+		{KindAllGather, true, 16, 8, 15.0 / 16 / 8},
 	} {
 		got, err := BusBytes(tc.kind, tc.inter, 1, tc.n, tc.g)
 		if err != nil || math.Abs(got-tc.want) > 1e-15 {

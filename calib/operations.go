@@ -235,19 +235,21 @@ func AttentionFwdFLOPs(batch, seq, heads, headDimQK, headDimV float64, causal bo
 // BusBytes is the bytes one rank moves over its bottleneck link in a collective
 // of the given kind with bytes bytes per rank among ranks ranks: over NVLink when
 // inter is false, over its one NIC when inter is true (gpusPerNode GPUs per node,
-// ranks/gpusPerNode nodes, hierarchical algorithms). Dividing by the measured
+// ranks/gpusPerNode nodes, NCCL's ring over all the ranks, its channels leaving
+// each node through the node's gpusPerNode NICs). Dividing by the measured
 // seconds gives the achieved bus bandwidth, and by the profile's link bandwidth the
 // efficiency η:
 //
 //	kind            intra (n ranks)   inter (k = n/g nodes, one NIC per GPU)
-//	all_reduce      2(n−1)/n·S        2(k−1)/k·S/g   (reduce-scatter + all-gather inside nodes)
-//	all_gather      (n−1)/n·S         (k−1)/k·S/g
-//	reduce_scatter  (n−1)/n·S         (k−1)/k·S/g
+//	all_reduce      2(n−1)/n·S        2(n−1)/n·S/g   (the ring's bytes, 1/g of them on each NIC)
+//	all_gather      (n−1)/n·S         (n−1)/n·S/g
+//	reduce_scatter  (n−1)/n·S         (n−1)/n·S/g
 //	all_to_all      (n−1)/n·S         (n−g)/n·S      (the off-node share, one NIC; costmodel §5.4)
 //	send_recv       S                 S
 //
-// The intra factors are nccl-tests' busbw factors [R28]; the inter ones follow
-// costmodel §5.3–5.4. It returns an error for an unknown kind, fewer than 2 ranks,
+// The intra factors are nccl-tests' busbw factors [R28]; the inter ones are the
+// same over g NICs (so a ring across nodes at g NICs' rate shows g·B_nic of
+// busbw, as nccl-tests measures it) and costmodel §5.4 for the all-to-all. It returns an error for an unknown kind, fewer than 2 ranks,
 // or (inter) ranks not a multiple of gpusPerNode or fewer than 2 nodes.
 func BusBytes(kind string, inter bool, bytes, ranks, gpusPerNode float64) (float64, error) {
 	n := ranks
@@ -269,12 +271,11 @@ func BusBytes(kind string, inter bool, bytes, ranks, gpusPerNode float64) (float
 	if g < 1 || int64(n)%int64(g) != 0 || n/g < 2 {
 		return 0, fmt.Errorf("ranks = %v, gpus_per_node = %v: an inter-node collective needs ranks a multiple of gpus_per_node over at least 2 nodes", n, g)
 	}
-	k := n / g
 	switch kind {
 	case KindAllReduce:
-		return 2 * (k - 1) / k * bytes / g, nil
+		return 2 * (n - 1) / n * bytes / g, nil
 	case KindAllGather, KindReduceScatter:
-		return (k - 1) / k * bytes / g, nil
+		return (n - 1) / n * bytes / g, nil
 	case KindAllToAll:
 		return (n - g) / n * bytes, nil
 	case KindSendRecv:

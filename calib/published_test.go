@@ -249,7 +249,7 @@ func publishedTables() []publishedTable {
 				"busbw GB/s 5.37/35.12/156.7/229.1/362.0/377.3/381.8 at 1MiB/8MiB/64MiB/256MiB/1GiB/4GiB/16GiB.",
 				"The 32 KiB row (0.01 GB/s, i.e. 6.3 ms, slower than the 1 MiB row) is left out as an outlier.",
 				"seconds = bytes * 2(n-1)/n / busbw (nccl-tests [R28]), n = 32; the fit counts the NIC bytes",
-				"2(k-1)/k * bytes/g per GPU of the hierarchical algorithm (k = 4 nodes, g = 8; costmodel.md §5.3).",
+				"2(n-1)/n * bytes/g per GPU of NCCL's ring over the 32 ranks, 1/g of them on each of a node's g = 8 NICs.",
 			},
 			rows: allReduceRows(KindAllReduce+"_inter", 32, 8,
 				[]int64{mib, 8 * mib, 64 * mib, 256 * mib, gib, 4 * gib, 16 * gib},

@@ -119,32 +119,37 @@ func SendRecvSeconds(t Topology, g Ranks, bytes float64) float64 {
 }
 
 // ReduceScatterSeconds is the time of a reduce-scatter over g in which every rank
-// contributes bytes and keeps the reduced 1/Count of them. Inside one node it is
-// NCCL's ring (costmodel §5.3); across k nodes with m members each it is
-// hierarchical: a ring reduce-scatter inside each node, then a ring
-// reduce-scatter of each rank's S/m shard among the k nodes, the m NICs of a node
-// in parallel:
+// contributes bytes and keeps the reduced 1/Count of them: NCCL's ring. Inside
+// one node the ring runs on NVLink (costmodel §5.3). Across k nodes it is one
+// ring through all n = Count ranks, its data split over channels, each
+// channel's ring leaving a node through the NIC of a different member GPU, and
+// its NVLink and NIC hops pipelined, so the slower link sets the pace. Every
+// rank sends (n−1)/n·S: a 1/m share of it over its NIC (m members on its node)
+// and the rest over NVLink:
 //
-//	intra = (m−1)/m·S / (B_nvl·η_intra)   + IntraBase + (m−1)·IntraHop
-//	inter = (k−1)/k·S/m / (B_nic·η_inter) + InterBase + (k−1)·InterHop   (η_inter: CollectiveInter)
+//	nvlink = (n−1)/n·S·(1−1/m) / (B_nvl·η_intra)   on the node with the most members
+//	nic    = (n−1)/n·S/m       / (B_nic·η_inter)   on the node with the fewest (η_inter: CollectiveInter)
+//	T      = max(nvlink, nic) + IntraBase + (m−1)·IntraHop + InterBase + (k−1)·InterHop
 //
-// with the intra term on the node with the most members and the inter term on the
-// one with the fewest; each term is dropped when its ring has one member. The
-// latency is NCCL's ring model, base + steps·hop (costmodel §5.2). A set of one
-// rank, or no bytes, costs 0. It panics if the ranks leave the pool.
+// so a ring across nodes runs at a bus bandwidth of m NICs, as nccl-tests
+// measures it: 365.84 GB/s all-reduce busbw on 4 nodes of 8 H100 with 8
+// 400G NICs each (github.com/NVIDIA/nccl-tests/issues/309) is 8 NICs at
+// 0.953 of 48 GB/s. The latency is NCCL's ring model, base + steps·hop on
+// each tier (costmodel §5.2). A set of one rank, or no bytes, costs 0. It
+// panics if the ranks leave the pool.
 func ReduceScatterSeconds(t Topology, g Ranks, bytes float64) float64 {
-	return t.hierarchicalRingSeconds(g, bytes)
+	return t.ringSeconds(g, bytes)
 }
 
-// AllGatherSeconds is the time of an all-gather over g in which every rank ends
-// with bytes, gathered from the 1/Count each holds. It mirrors
-// ReduceScatterSeconds (inter-node ring on the S/m shard, then the intra-node
-// ring) and costs the same.
+// AllGatherSeconds is the time of an all-gather over g in which every rank
+// ends with bytes, gathered from the 1/Count each holds. It is the same ring
+// as ReduceScatterSeconds and costs the same.
 func AllGatherSeconds(t Topology, g Ranks, bytes float64) float64 {
-	return t.hierarchicalRingSeconds(g, bytes)
+	return t.ringSeconds(g, bytes)
 }
 
-func (t Topology) hierarchicalRingSeconds(g Ranks, bytes float64) float64 {
+// ringSeconds is ReduceScatterSeconds.
+func (t Topology) ringSeconds(g Ranks, bytes float64) float64 {
 	if g.Count <= 1 || bytes <= 0 {
 		return 0
 	}
@@ -152,27 +157,28 @@ func (t Topology) hierarchicalRingSeconds(g Ranks, bytes float64) float64 {
 	if s.Nodes == 1 {
 		return t.LinksOf(g.First).intraRingSeconds(g.Count, bytes)
 	}
-	k := float64(s.Nodes)
-	shard := bytes / float64(s.MinLocal)
-	if t.Mixed() {
-		// The intra-node rings run on each node's own NVLink, the inter-node
-		// ring at the slowest kind's NIC.
-		var intra, inter float64
-		for _, seg := range t.kindSegments(g) {
-			l := seg.links
-			if ss := t.Spans(seg.ranks); ss.MaxLocal > 1 {
-				intra = max(intra, l.intraRingSeconds(ss.MaxLocal, bytes))
-			}
-			inter = max(inter, l.nicSeconds((k-1)/k*shard, l.CollectiveInter)+l.InterBaseSeconds+(k-1)*l.InterHopSeconds)
+	n, k := float64(g.Count), float64(s.Nodes)
+	sent := (n - 1) / n * bytes // what each rank sends around the ring
+	ring := func(l Links, most, fewest int) float64 {
+		nvl := l.nvlinkSeconds(sent * (1 - 1/float64(most)))
+		nic := l.nicSeconds(sent/float64(fewest), l.CollectiveInter)
+		alpha := l.InterBaseSeconds + (k-1)*l.InterHopSeconds
+		if most > 1 {
+			alpha += l.IntraBaseSeconds + float64(most-1)*l.IntraHopSeconds
 		}
-		return intra + inter
+		return max(nvl, nic) + alpha
 	}
-	var sec float64
-	if s.MaxLocal > 1 {
-		sec += t.intraRingSeconds(s.MaxLocal, bytes)
+	if t.Mixed() {
+		// Each kind's members on their own NVLink and NIC; the ring waits for
+		// the slowest.
+		var worst float64
+		for _, seg := range t.kindSegments(g) {
+			ss := t.Spans(seg.ranks)
+			worst = max(worst, ring(seg.links, ss.MaxLocal, ss.MinLocal))
+		}
+		return worst
 	}
-	sec += t.nicSeconds((k-1)/k*shard, t.CollectiveInter) + t.InterBaseSeconds + (k-1)*t.InterHopSeconds
-	return sec
+	return ring(t.LinksOf(g.First), s.MaxLocal, s.MinLocal)
 }
 
 // intraRingSeconds is a ring reduce-scatter or all-gather of bytes per rank among

@@ -28,8 +28,8 @@
 // CollectiveIntra for everything inside a node; across nodes SendRecvInter for
 // send/recv and pipeline transfers, AllToAllInter for all-to-alls and
 // CollectiveInter for reduce-scatter and all-gather, each sourced on its own (a
-// 400G NIC carries 46-48 GB/s of point-to-point traffic, while the per-NIC
-// accounting of a ring all-reduce shows 73% of that): NCCL's
+// 400G NIC carries 46-48 GB/s of point-to-point traffic, and a ring all-reduce
+// across nodes about 95% of it per NIC): NCCL's
 // α–β model (§5.2), latency plus bytes over a constant bandwidth. The curves'
 // Half is not applied, because in a fit of measured times it absorbs the same
 // fixed latency that α prices explicitly (applying both counted latency twice and
@@ -44,10 +44,12 @@
 //
 //	AllToAllSeconds       max((m_max−1)/n·S / (B_nvl·η), (n−m_min)/n·S / (B_nic·η)) + α    §4.1, §5.4
 //	SendRecvSeconds       S / (B·η) + α, B = B_nic if the ring touches two nodes else B_nvl  §4.2
-//	Reduce-scatter, all-gather (n ranks, m per node, k nodes; hierarchical across nodes)      §5.3
+//	Reduce-scatter, all-gather (n ranks, m per node, k nodes; NCCL's ring)                    §5.3
 //	  inside one node     (n−1)/n·S / (B_nvl·η) + IntraBase + (n−1)·IntraHop
-//	  across nodes        (m−1)/m·S / (B_nvl·η) + IntraBase + (m−1)·IntraHop
-//	                    + (k−1)/k·(S/m) / (B_nic·η) + InterBase + (k−1)·InterHop
+//	  across nodes        max((n−1)/n·S·(1−1/m) / (B_nvl·η), (n−1)/n·S/m / (B_nic·η))
+//	                      + IntraBase + (m−1)·IntraHop + InterBase + (k−1)·InterHop
+//	                      (one ring over all n, its channels leaving each node through
+//	                      m NICs, NVLink and NIC hops pipelined)
 //	P2PSeconds            S / (B·η) + α between stage s and s+1 of one HDP rank             §4.6
 //	TPSPLayerSeconds      2 all-gathers + 2 reduce-scatters of tokens·h·2 on NVLink, per pass §4.7
 //	TPAllReduceLayerSeconds  2 all-reduces of tokens·h·2 on NVLink, per pass (TP without SP)
@@ -139,9 +141,9 @@
 // it sends and receives, so the busiest endpoint sets a collective's time
 // and a link between kinds runs at the slower NIC: an all-to-all is priced
 // per kind on its members' links and the slowest kind sets it, a ring step
-// crossing nodes at the slowest kind's send/recv rate, a hierarchical
-// reduce-scatter or all-gather with each node's own ring and the slowest
-// NIC, a pipeline transfer on its rank's kind. On one kind every formula
+// crossing nodes at the slowest kind's send/recv rate, a ring reduce-scatter
+// or all-gather at the slowest kind's links, a pipeline transfer on its
+// rank's kind. On one kind every formula
 // above is unchanged.
 //
 // # CP × HP layouts (LayoutCPLayer)

@@ -43,8 +43,8 @@ func TPLayerSeconds(t Topology, hidden, tokens int, sequenceParallel bool) float
 // distributed optimizer (Megatron-LM's DistributedDataParallel before it,
 // e.g. Narayanan et al. SC'21): the dense gradients are all-reduced over the
 // whole pool and the expert gradients over their expert-DP group, each as a
-// reduce-scatter then an all-gather of the gradients (NCCL's hierarchical
-// ring across nodes moves the same bytes):
+// reduce-scatter then an all-gather of the gradients (NCCL's ring
+// all-reduce moves the same bytes):
 //
 //	RS = ReduceScatterSeconds(group, Ψ·GradBytesPerParam)
 //	AG = AllGatherSeconds(group, Ψ·GradBytesPerParam)
