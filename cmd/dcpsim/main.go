@@ -9,6 +9,7 @@
 // help, flags included):
 //
 //	calibrate        measure operator costs (cpu, cuda) or read a CSV, fit, write a profile
+//	costs collective the cost model's price of one collective (time, algbw, busbw as nccl-tests)
 //	memory           per-GPU memory of a scenario by stage and GPU kind (states, activations at B, HBM)
 //	merge            join the folders of a sharded sweep
 //	models           model presets and their derived quantities
@@ -73,6 +74,7 @@ func commands() map[string]command {
 		mergeCommand(),
 		reportCommand(),
 		calibrateCommand(),
+		costsCommand(),
 		workloadCommand(),
 		{name: "validate", summary: "predicted step times beside published Megatron-LM runs", usage: experiment.ValidateUsage, run: runValidate},
 		{

@@ -782,3 +782,32 @@ func TestRingAllReduceAgainstNCCLTests(t *testing.T) {
 		t.Logf("%s: %.1f GB/s busbw (nccl-tests %.2f)", tc.gpu, busbw, tc.busbwGBps)
 	}
 }
+
+// TestNCCLTestsSeconds: each collective is the pricing the simulator uses,
+// and the bus factors are nccl-tests'.
+func TestNCCLTestsSeconds(t *testing.T) {
+	tt := topo(t, workedProfile(), 32, 8, 1, 1)
+	const b = 1 << 30
+	g := Contiguous(0, 32)
+	for _, tc := range []struct {
+		c      Collective
+		want   float64
+		factor float64
+	}{
+		{AllReduce, ReduceScatterSeconds(tt, g, b) + AllGatherSeconds(tt, g, b), 2 * 31.0 / 32},
+		{ReduceScatter, ReduceScatterSeconds(tt, g, b), 31.0 / 32},
+		{AllGather, AllGatherSeconds(tt, g, b), 31.0 / 32},
+		{AllToAll, AllToAllSeconds(tt, 0, 32, b), 31.0 / 32},
+		{SendRecv, SendRecvSeconds(tt, g, b), 1},
+	} {
+		if got := NCCLTestsSeconds(tt, tc.c, 32, b); got != tc.want || tc.c.BusFactor(32) != tc.factor {
+			t.Errorf("%s: %v s (want %v), factor %v (want %v)", tc.c, got, tc.want, tc.c.BusFactor(32), tc.factor)
+		}
+		if c, err := ParseCollective(string(tc.c)); err != nil || c != tc.c {
+			t.Errorf("ParseCollective(%q) = %q, %v", tc.c, c, err)
+		}
+	}
+	if _, err := ParseCollective("broadcast"); err == nil {
+		t.Error("an unknown collective was accepted")
+	}
+}

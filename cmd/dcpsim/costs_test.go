@@ -1,0 +1,54 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestCostsCollective: dcpsim costs collective prices a collective as the
+// simulator does and reports nccl-tests' algbw and busbw: the 4 × 8 H100
+// all-reduce of nccl-tests issue 309 (365.84 GB/s busbw) within 5%, the JSON
+// contract's keys, and the text line; bad flags are exit 2.
+func TestCostsCollective(t *testing.T) {
+	code, out, errOut := dcpsim(t, "costs", "collective", "--gpu", "H100-SXM", "--gpus", "32", "--op", "all-reduce", "--bytes", "8589934592", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, k := range []string{"seconds", "algbw_gbps", "busbw_gbps"} {
+		if _, ok := got[k].(float64); !ok {
+			t.Errorf("JSON key %s missing or not a number: %s", k, out)
+		}
+	}
+	sec, algbw, busbw := got["seconds"].(float64), got["algbw_gbps"].(float64), got["busbw_gbps"].(float64)
+	if math.Abs(busbw/365.84-1) > 0.05 || math.Abs(algbw-8589934592/sec/1e9) > 1e-9*algbw || math.Abs(busbw-algbw*2*31/32) > 1e-9*busbw {
+		t.Errorf("seconds %v, algbw %v, busbw %v: want busbw within 5%% of 365.84 and nccl-tests' definitions", sec, algbw, busbw)
+	}
+	code, out, _ = dcpsim(t, "costs", "collective", "--gpu", "H800", "--gpus", "8", "--op", "send-recv", "--bytes", "1073741824")
+	if code != exitOK || !strings.HasPrefix(out, "send-recv of 1 GiB per rank on 8 × H800 (8 per node, 1 node(s)), priced alone: ") || !strings.Contains(out, "(× 1)") {
+		t.Errorf("text: exit %d, %q", code, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"costs"}, "subcommand collective"},
+		{[]string{"costs", "collective", "--gpus", "8", "--op", "all-reduce", "--bytes", "1"}, "--gpu: required"},
+		{[]string{"costs", "collective", "--gpu", "H2O", "--gpus", "8", "--op", "all-reduce", "--bytes", "1"}, `--gpu "H2O"`},
+		{[]string{"costs", "collective", "--gpu", "H800", "--gpus", "8", "--op", "broadcast", "--bytes", "1"}, `unknown collective "broadcast"`},
+		{[]string{"costs", "collective", "--gpu", "H800", "--gpus", "1", "--op", "all-reduce", "--bytes", "1"}, "--gpus 1: must be in [2, 1048576]"},
+		{[]string{"costs", "collective", "--gpu", "H800", "--gpus", "12", "--op", "all-reduce", "--bytes", "1"}, "multiple of --gpus-per-node (8)"},
+		{[]string{"costs", "collective", "--gpu", "H800", "--gpus", "16", "--op", "all-reduce", "--bytes", "0"}, "--bytes 0: must be in [1, 1099511627776]"},
+		{[]string{"costs", "collective", "--gpu", "H800", "--gpus", "16", "--op", "all-reduce", "--bytes", "NaN"}, "--bytes NaN"},
+	} {
+		code, _, errOut := dcpsim(t, c.args...)
+		if code != exitInput || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 naming %q", c.args, code, errOut, c.want)
+		}
+	}
+}
