@@ -307,3 +307,34 @@ func TestUnevenPlan(t *testing.T) {
 		t.Errorf("replica A %+v, replica B %+v", a, b)
 	}
 }
+
+// TestHeldSeconds: ranks held by their domain's slowest CP group: a light
+// one-rank group waits the difference of the chunk times, a rank in no group
+// of its EP block waits the whole chunk, a group spanning its block waits for
+// no one; the head (last stage) is no part of it.
+func TestHeldSeconds(t *testing.T) {
+	mod, comp, _ := modelSetup(t, false, Options{NoComm: true})
+	lengths := []int{8000, 1000, 2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000}
+	alone := func(first int, seq int) (fwd, bwd float64) {
+		plan := &sched.Plan{PoolRanks: 16, Microbatches: []sched.Microbatch{{Groups: []sched.Group{{FirstRank: first, Size: 1, Seqs: []int{seq}}}}}}
+		l, it := price(t, mod, plan, lengths, sched.Ulysses, false)
+		f, b := it.ChunkSeconds(0, 0, &l.Domains[0])
+		hf, hb := comp.HeadSeconds(lengths[seq])
+		return f - hf, b - hb
+	}
+	slowF, slowB := alone(0, 0)
+	fastF, fastB := alone(1, 1)
+	plan := &sched.Plan{PoolRanks: 16, Microbatches: []sched.Microbatch{{Groups: []sched.Group{
+		{FirstRank: 0, Size: 1, Seqs: []int{0}}, {FirstRank: 1, Size: 1, Seqs: []int{1}},
+		{FirstRank: 8, Size: 8, Seqs: []int{2, 3, 4, 5, 6, 7, 8, 9}}}}}}
+	_, it := price(t, mod, plan, lengths, sched.Ulysses, false)
+	want := (slowF - fastF) + (slowB - fastB) + 6*(slowF+slowB)
+	if got := it.HeldSeconds(); !near(got, want, 1e-9) || want <= 0 {
+		t.Errorf("held %v rank-seconds, want (slow − fast) + 6 idle × slow = %v", got, want)
+	}
+	one := &sched.Plan{PoolRanks: 16, Microbatches: []sched.Microbatch{{Groups: []sched.Group{
+		{FirstRank: 0, Size: 8, Seqs: []int{0}}, {FirstRank: 8, Size: 8, Seqs: []int{2, 3}}}}}}
+	if _, it := price(t, mod, one, lengths, sched.Ulysses, false); it.HeldSeconds() != 0 {
+		t.Errorf("groups spanning their EP blocks are held %v s", it.HeldSeconds())
+	}
+}

@@ -63,8 +63,13 @@ type domainCost struct {
 	// (dense, MoE), its forward run again included, max over groups, and
 	// recomputeComm its exposed CP and TP part.
 	recompute, recomputeComm [2]float64
-	moeComm                  [2]float64 // EP dispatch + combine, max over blocks
-	maxTokens                int        // the fullest rank's tokens
+	// held[kind] is the GPU-seconds the domain's ranks spend per layer of
+	// the kind held by its slowest group (the layer's time less their own
+	// group's, summed over the ranks; a rank in no group is held the whole
+	// layer): forward, backward, recomputed backward.
+	held      [2][3]float64
+	moeComm   [2]float64 // EP dispatch + combine, max over blocks
+	maxTokens int        // the fullest rank's tokens
 	// head is the last stage's head (final norm, LM head, loss), forward and
 	// backward: the slowest device's for the most tokens a rank of it holds
 	// (every rank on device 0: for maxTokens).
@@ -83,6 +88,9 @@ type Outcome struct {
 	// OutOfMemory is set when a GPU's peak exceeds its HBM: the plan
 	// cannot run (the result is still the timeline it would have had).
 	OutOfMemory *OutOfMemoryError
+	// HeldSeconds is the pricing's Iteration.HeldSeconds: rank-seconds held
+	// by a slower CP group of the same domain (the EP barrier's wait).
+	HeldSeconds float64
 }
 
 // Simulate lays plan out in sync domains for the job's EP (step.Layout),
@@ -133,7 +141,7 @@ func (m *Model) simulate(s *scratch, plan *sched.Plan, lengths []int, exec Exec,
 		return Outcome{}, err
 	}
 	use, oom := m.memoryUse(res)
-	return Outcome{Result: res, FallbackSlots: it.fallbackSlots, Memory: use, OutOfMemory: oom}, nil
+	return Outcome{Result: res, FallbackSlots: it.fallbackSlots, Memory: use, OutOfMemory: oom, HeldSeconds: it.HeldSeconds()}, nil
 }
 
 // scratch is the working storage of one Price or Simulate call. The Model
@@ -270,6 +278,9 @@ type pricer struct {
 	// (mixed clusters).
 	heads []int
 	ops   []calib.Op // a layer's or the head's ops
+	// layers are the groups' own layer times of the domain being priced
+	// (raise, settleHeld).
+	layers []groupLayer
 	// record makes domain append each group's shard to shard.
 	record bool
 	shard  []groupShard
@@ -492,6 +503,7 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 	}
 	nb := d.Size / m.ep
 	p.blocks = append(p.blocks[:0], make([]int, nb)...)
+	p.layers = p.layers[:0]
 	p.heads = append(p.heads[:0], make([]int, len(m.devices))...)
 	for _, g := range d.Groups {
 		per, total, err := p.groupTokens(g)
@@ -537,9 +549,10 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 				b += cp.Bwd.ExposedSeconds
 			}
 			x := m.layerExtra(t, per, c.ops[kind][0], c.attn[0], f-compF) // TP and recomputation (layer.go)
-			dc.raise(kind, [2]float64{compF, compB}, [2]float64{f - compF, b - compB}, x)
+			p.raise(&dc, kind, g.Size, [2]float64{compF, compB}, [2]float64{f - compF, b - compB}, x)
 		}
 	}
+	p.settleHeld(&dc, d.Size)
 	if !m.opts.NoComm && m.moeLayer >= 0 && m.ep > 1 {
 		for b, tok := range p.blocks {
 			c := network.MoELayer(t, m.job.Model, d.FirstRank+b*m.ep, m.ep, tok, m.opts.FP8Dispatch)
@@ -607,6 +620,32 @@ func (it *Iteration) ChunkSeconds(stage, chunk int, d *step.Domain) (forward, ba
 		out[1] += dc.head[1]
 	}
 	return out[0], out[1]
+}
+
+// HeldSeconds is the GPU-seconds (HDP rank-seconds, every stage) the
+// iteration's ranks spend held by their domain's slowest CP group: at each
+// layer, the domain's time less their own group's, the MoE all-to-all being
+// the barrier that binds an EP block (a rank in no group is held the whole
+// layer). It is part of the engine's busy time.
+func (it *Iteration) HeldSeconds() float64 {
+	m := it.m
+	nd := len(it.layout.Domains)
+	var sum float64
+	for s := range m.layerKind {
+		class := 0
+		if it.classes > 1 {
+			class = s
+		}
+		for _, ck := range m.layerKind[s] {
+			for i := range nd {
+				h := &it.cost[class*nd+i].held
+				sum += float64(ck.dense)*h[0][0] + float64(ck.moe)*h[1][0] +
+					float64(ck.dense-ck.rdense)*h[0][1] + float64(ck.rdense)*h[0][2] +
+					float64(ck.moe-ck.rmoe)*h[1][1] + float64(ck.rmoe)*h[1][2]
+			}
+		}
+	}
+	return sum
 }
 
 // ChunkExposedCommSeconds is the part of ChunkSeconds spent in exposed
@@ -733,35 +772,78 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 			}
 			exposed := [2]float64{cp.Fwd.ExposedSeconds, cp.Bwd.ExposedSeconds}
 			x := m.layerExtra(t, most, ops[kind][0], attn[0], exposed[0])
-			dc.raise(kind, [2]float64{ops[kind][0] + attn[0], ops[kind][1] + attn[1]}, exposed, x)
+			p.raise(dc, kind, g.Size, [2]float64{ops[kind][0] + attn[0], ops[kind][1] + attn[1]}, exposed, x)
 		}
 		return nil
 	}
 	for kind, layer := range [2]int{m.denseLayer, m.moeLayer} {
 		if layer >= 0 {
 			x := m.layerExtra(t, most, ops[kind][0], attn[0], 0)
-			dc.raise(kind, [2]float64{ops[kind][0] + attn[0], ops[kind][1] + attn[1]}, [2]float64{}, x)
+			p.raise(dc, kind, g.Size, [2]float64{ops[kind][0] + attn[0], ops[kind][1] + attn[1]}, [2]float64{}, x)
 		}
 	}
 	return nil
 }
 
 // raise raises dc's per-layer times of one layer kind (0 dense, 1 MoE) to
-// a group's, when the group is slower: its compute (ops + attention) and
-// exposed CP communication in each pass, plus the TP collectives and, for a
-// recomputed layer's backward, the forward run again (x, layer.go).
-func (dc *domainCost) raise(kind int, comp, exposed [2]float64, x layerExtra) {
+// a group of ranks ranks, when the group is slower: its compute (ops +
+// attention) and exposed CP communication in each pass, plus the TP
+// collectives and, for a recomputed layer's backward, the forward run again
+// (x, layer.go). It notes the group's own times for held.
+func (p *pricer) raise(dc *domainCost, kind, ranks int, comp, exposed [2]float64, x layerExtra) {
 	dst, comm := &dc.dense, &dc.denseComm
 	if kind == 1 {
 		dst, comm = &dc.moe, &dc.moeCPComm
 	}
 	tp := [2]float64{x.tpFwd, x.tpBwd}
+	own := groupLayer{kind: kind, ranks: float64(ranks)}
 	for k := range 2 {
-		if sec := comp[k] + exposed[k] + tp[k]; sec > dst[k] {
+		sec := comp[k] + exposed[k] + tp[k]
+		own.t[k] = sec
+		if sec > dst[k] {
 			dst[k], comm[k] = sec, exposed[k]+tp[k]
 		}
 	}
-	if sec := comp[1] + exposed[1] + tp[1] + x.recomputeCompute + x.recomputeComm; sec > dc.recompute[kind] {
+	sec := comp[1] + exposed[1] + tp[1] + x.recomputeCompute + x.recomputeComm
+	own.t[2] = sec
+	if sec > dc.recompute[kind] {
 		dc.recompute[kind], dc.recomputeComm[kind] = sec, exposed[1]+tp[1]+x.recomputeComm
+	}
+	p.layers = append(p.layers, own)
+}
+
+// groupLayer is one group's own time of a layer kind: forward, backward,
+// recomputed backward.
+type groupLayer struct {
+	kind  int
+	ranks float64
+	t     [3]float64
+}
+
+// settleHeld fills dc.held from the groups' own layer times (p.layers) once
+// dc's layer times are final, for a domain of size ranks.
+func (p *pricer) settleHeld(dc *domainCost, size int) {
+	var inGroups [2]float64
+	for _, gl := range p.layers {
+		full := [3]float64{dc.dense[0], dc.dense[1], dc.recompute[0]}
+		if gl.kind == 1 {
+			full = [3]float64{dc.moe[0], dc.moe[1], dc.recompute[1]}
+		}
+		for k := range 3 {
+			dc.held[gl.kind][k] += gl.ranks * (full[k] - gl.t[k])
+		}
+		inGroups[gl.kind] += gl.ranks
+	}
+	for kind := range 2 {
+		if inGroups[kind] == 0 {
+			continue // no layer of the kind
+		}
+		full := [3]float64{dc.dense[0], dc.dense[1], dc.recompute[0]}
+		if kind == 1 {
+			full = [3]float64{dc.moe[0], dc.moe[1], dc.recompute[1]}
+		}
+		for k := range 3 {
+			dc.held[kind][k] += (float64(size) - inGroups[kind]) * full[k]
+		}
 	}
 }

@@ -3,6 +3,9 @@ package experiment
 import (
 	"strings"
 	"testing"
+
+	"github.com/dcpsim/dcpsim/sim"
+	"github.com/dcpsim/dcpsim/sim/step"
 )
 
 // TestOutOfMemoryIsReported: with a budget far past what the H20 holds, a
@@ -46,5 +49,21 @@ func TestOutOfMemoryIsReported(t *testing.T) {
 		if p.Error != "" || p.PeakMemoryMaxBytes <= 0 || p.PeakMemoryMaxBytes > p.HBMBytes {
 			t.Errorf("%s at B = 8192: error %q, peak %v of %v", p.Policy, p.Error, p.PeakMemoryMaxBytes, p.HBMBytes)
 		}
+	}
+}
+
+// TestDPStraggler: per stage the slowest rank's span over the median's,
+// from the end of the planner's stall, averaged over the stages; ranks in
+// no microbatch are left out.
+func TestDPStraggler(t *testing.T) {
+	rank := func(end sim.Nanos, mbs int) step.RankResult {
+		return step.RankResult{Microbatches: mbs, LastBackwardEnd: end}
+	}
+	res := &step.Result{PlannerStall: 1, Stages: []step.StageResult{
+		{Ranks: []step.RankResult{rank(2, 1), rank(3, 1), rank(4, 1), rank(11, 1), rank(0, 0)}}, // spans 1 2 3 10: 10/2.5
+		{Ranks: []step.RankResult{rank(3, 1), rank(3, 1), rank(5, 1)}},                          // spans 2 2 4: 4/2
+	}}
+	if got, want := dpStraggler(res), (4.0+2.0)/2; got != want {
+		t.Errorf("dp straggler %v, want %v", got, want)
 	}
 }

@@ -286,9 +286,45 @@ func (r *policyRun) step(k int, b workload.Batch) (*measured, error) {
 			MBTimeCV: cv, MBTimeMaxOverMin: maxMin, Microbatches: st.RankMicrobatchesMean,
 			PlannerModeledSeconds: stall, PlannerWorkUnits: float64(plan.WorkUnits),
 			PeakMemoryBytes: peak.TotalBytes(), PeakActivationBytes: peak.ActivationBytes,
+			EPBarrierWaitShare: out.HeldSeconds / (float64(len(res.Stages)*in.PoolRanks) * t),
+			DPStragglerRatio:   dpStraggler(res),
 		},
 	}
 	return &measured{row: row, plan: plan, result: res, stats: st, fallback: out.FallbackSlots, memory: out.Memory}, nil
+}
+
+// dpStraggler is report.Measures.DPStragglerRatio of a result: per stage,
+// the slowest rank's span from the planner stall's end to its last backward
+// over the median rank's (ranks in no microbatch left out), averaged over
+// the stages with a median span above 0.
+func dpStraggler(res *step.Result) float64 {
+	var sum float64
+	n := 0
+	spans := make([]float64, 0, len(res.Stages[0].Ranks))
+	for _, st := range res.Stages {
+		spans = spans[:0]
+		for _, r := range st.Ranks {
+			if r.Microbatches > 0 {
+				spans = append(spans, float64(r.LastBackwardEnd-res.PlannerStall))
+			}
+		}
+		if len(spans) == 0 {
+			continue
+		}
+		slices.Sort(spans)
+		med := spans[len(spans)/2]
+		if len(spans)%2 == 0 {
+			med = (spans[len(spans)/2-1] + spans[len(spans)/2]) / 2
+		}
+		if med > 0 {
+			sum += spans[len(spans)-1] / med
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
 }
 
 // keep records an iteration: its row, and for a measured one what the

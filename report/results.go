@@ -107,6 +107,17 @@ type Measures struct {
 	// measured wall time of our Go planner is in Timings, never here.
 	PlannerModeledSeconds float64 `json:"planner_modeled_seconds"`
 	PlannerWorkUnits      float64 `json:"planner_work_units"`
+	// EPBarrierWaitShare is the share of GPU-time ranks spend held by a
+	// slower CP group of their domain (the MoE all-to-all barrier binds an EP
+	// block; costmodel.Iteration.HeldSeconds), part of ComputeShare: the
+	// HyDra paper's "stalls waste ~2.3% of aggregate GPU time" (§3.2, Fig. 7).
+	EPBarrierWaitShare float64 `json:"ep_barrier_wait_share"`
+	// DPStragglerRatio is, per stage, the slowest rank's time to its last
+	// backward over the median rank's (from the end of the planner's
+	// stall), averaged over the stages: how late the gradient
+	// reduce-scatter starts for the replica that waits for the straggler
+	// (§3.2, Fig. 6).
+	DPStragglerRatio float64 `json:"dp_straggler_ratio"`
 	// PeakMemoryBytes is the iteration's peak memory on its GPU with the
 	// least headroom (model states + reserve + peak held activations,
 	// costmodel.MemoryUse.Peak); PeakActivationBytes its activations.

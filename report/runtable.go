@@ -60,7 +60,7 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\tstep mean (s)\tstep p95 (s)\ttokens/day (B)\tstep / "+ref+" (×)\tMFU (%)\tPP bubble (%)\tDP bubble (%)\t"+
 		"PP rank 0 (%)\tDP rank 0 (%)\tcompute-busy (%)\texposed comm (%)\tplanner stall (%)\tMB-time CV (%)\tMB max/min (×)\tMBs per rank\t"+
-		"planner modelled (ms)\t$ per 1T tokens (k$)\tpeak memory (GiB)\t")
+		"EP wait (%)\tDP straggler (×)\tplanner modelled (ms)\t$ per 1T tokens (k$)\tpeak memory (GiB)\t")
 	var failed []PolicySummary
 	for _, p := range s.Policies {
 		if p.Error != "" {
@@ -71,7 +71,7 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 			case p.OutOfMemory != nil:
 				what = "out of memory (below)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Policy, what, strings.Repeat("-\t", 18))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Policy, what, strings.Repeat("-\t", 20))
 			failed = append(failed, p)
 			continue
 		}
@@ -79,10 +79,10 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 		if p.SpeedupOfFirst > 0 {
 			speed = fmt.Sprintf("%.2f", p.SpeedupOfFirst)
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f / %.1f\t\n",
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.1f / %.1f\t\n",
 			p.Policy, p.StepSecondsMean, p.StepSecondsP95, p.TokensPerDay/1e9, speed, 100*p.MFU,
 			100*p.PPBubbleShare, 100*p.DPBubbleShare, 100*p.PPBubbleRank0Share, 100*p.DPBubbleRank0Share, 100*p.ComputeShare, 100*p.ExposedCommShare, 100*p.PlannerStallShare,
-			100*p.MBTimeCV, p.MBTimeMaxOverMin, p.Microbatches, 1e3*p.PlannerModeledSeconds,
+			100*p.MBTimeCV, p.MBTimeMaxOverMin, p.Microbatches, 100*p.EPBarrierWaitShare, p.DPStragglerRatio, 1e3*p.PlannerModeledSeconds,
 			p.DollarsPer1TTokens/1e3, p.PeakMemoryMaxBytes/(1<<30), p.HBMBytes/(1<<30))
 	}
 	if err := tw.Flush(); err != nil {
@@ -124,7 +124,9 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 		"tokens/day = batch tokens × 86400 / step time; step / %s = this policy's mean step time over %s's (%s's speedup over it). "+
 		"The shares of the iteration (compute-busy, exposed comm, PP and DP bubble, planner stall, and the gradient sync + optimizer rest) "+
 		"are means over (stage, rank) and sum to 100; PP and DP rank 0 are the bubbles of rank 0 alone (stage 0, HDP rank 0), as the HyDra paper measures them; "+
-		"MFU = model FLOPs (6 per active weight per token, attention at 3× its forward) over the GPUs' BF16 peak; compute-busy includes time a light rank is held by a slower one of its CP/EP domain. "+
+		"MFU = model FLOPs (6 per active weight per token, attention at 3× its forward) over the GPUs' BF16 peak; compute-busy includes time a light rank is held by a slower one of its CP/EP domain, "+
+		"which EP wait is on its own (the share of GPU-time held at the EP barrier by a slower CP group, the HyDra paper's Fig. 7); "+
+		"DP straggler = per stage the slowest rank's time to its last backward over the median rank's, averaged over the stages (Fig. 6). "+
 		"MB-time = a microbatch's forward+backward time through one stage. planner modelled = the policy's planning work priced at the "+
 		"measured CPython per-operation costs (calib.CPython), on the critical path (FlexSP: its MILPs' CBC work at calib.CBC, solved a batch ahead, so only the part beyond the previous step); "+
 		"$ per 1T tokens at $%g per GPU-hour. peak memory = the most any GPU held in a measured iteration (model states + a 10 GB reserve + "+
