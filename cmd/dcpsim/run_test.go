@@ -131,13 +131,13 @@ func TestRunScenario(t *testing.T) {
 		if len(f) > 0 && f[0] == "policy" {
 			header = l
 		}
-		if len(f) == 21 && (f[0] == "hydra" || f[0] == "mcore" || f[0] == "static") {
+		if len(f) == 23 && (f[0] == "hydra" || f[0] == "mcore" || f[0] == "static") {
 			rows[f[0]] = f
 		}
 	}
 	for _, col := range []string{"MFU (%)", "PP rank 0 (%)", "DP rank 0 (%)", "step mean (s)", "step p95 (s)", "tokens/day (B)", "step / hydra (×)", "PP bubble (%)", "DP bubble (%)",
 		"compute-busy (%)", "exposed comm (%)", "planner stall (%)", "MB-time CV (%)", "MB max/min (×)", "MBs per rank",
-		"planner modelled (ms)", "$ per 1T tokens (k$)", "peak memory (GiB)"} {
+		"EP wait (%)", "DP straggler (×)", "planner modelled (ms)", "$ per 1T tokens (k$)", "peak memory (GiB)"} {
 		if !strings.Contains(header, col) {
 			t.Errorf("header %q lacks %q", header, col)
 		}
