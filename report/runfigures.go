@@ -401,20 +401,29 @@ func cpDegreesFigure(s *Summary) (*figure, error) {
 	p.Add(hGrid())
 	leg := newLegend()
 	for j, op := range with {
-		b, err := plotter.NewBarChart(bins.values(op.ps.DegreeShares), bw)
-		if err != nil {
+		if err := addGroupedBar(p, leg, bins.values(op.ps.DegreeShares), op, j, len(with), bw); err != nil {
 			return nil, fmt.Errorf("report: cp-degrees figure: %w", err)
 		}
-		b.Color = policyColor(op.idx)
-		b.LineStyle.Width = 0
-		b.Offset = (vg.Length(j) - vg.Length(len(with)-1)/2) * bw
-		p.Add(b)
-		leg.Add(op.ps.Policy, b)
 	}
 	p.NominalX(bins.labels...)
 	p.X.Min, p.X.Max = -0.5, float64(len(bins.labels))-0.5
 	p.Y.Min = 0
 	return &figure{name: "cp-degrees", p: p, legend: leg, w: w, h: figH}, nil
+}
+
+// addGroupedBar adds policy op's bars to p and leg, the j-th of n in each
+// group, bw wide, in the policy's colour.
+func addGroupedBar(p *plot.Plot, leg *plot.Legend, vals plotter.Values, op okPolicy, j, n int, bw vg.Length) error {
+	b, err := plotter.NewBarChart(vals, bw)
+	if err != nil {
+		return err
+	}
+	b.Color = policyColor(op.idx)
+	b.LineStyle.Width = 0
+	b.Offset = (vg.Length(j) - vg.Length(n-1)/2) * bw
+	p.Add(b)
+	leg.Add(op.ps.Policy, b)
+	return nil
 }
 
 // cpDegreesMaxW bounds the width of the cp-degrees plot (without its legend):
@@ -536,15 +545,9 @@ func memoryFigure(s *Summary) (*figure, error) {
 			vals[st] = finite(b / gib)
 			top = max(top, vals[st])
 		}
-		b, err := plotter.NewBarChart(vals, bw)
-		if err != nil {
+		if err := addGroupedBar(p, leg, vals, op, j, len(with), bw); err != nil {
 			return nil, fmt.Errorf("report: memory figure: %w", err)
 		}
-		b.Color = policyColor(op.idx)
-		b.LineStyle.Width = 0
-		b.Offset = (vg.Length(j) - vg.Length(len(with)-1)/2) * bw
-		p.Add(b)
-		leg.Add(op.ps.Policy, b)
 	}
 	if hbm > 0 {
 		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: hbm / gib}, {X: float64(stages) - 0.5, Y: hbm / gib}})
