@@ -278,9 +278,10 @@ type pricer struct {
 	// (mixed clusters).
 	heads []int
 	ops   []calib.Op // a layer's or the head's ops
-	// layers are the groups' own layer times of the domain being priced
+	// own sums the rank-weighted own layer times of the domain's groups
+	// being priced, [dense, moe][forward, backward, recomputed backward]
 	// (raise, settleHeld).
-	layers []groupLayer
+	own [2][3]float64
 	// record makes domain append each group's shard to shard.
 	record bool
 	shard  []groupShard
@@ -503,7 +504,7 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 	}
 	nb := d.Size / m.ep
 	p.blocks = append(p.blocks[:0], make([]int, nb)...)
-	p.layers = p.layers[:0]
+	p.own = [2][3]float64{}
 	p.heads = append(p.heads[:0], make([]int, len(m.devices))...)
 	for _, g := range d.Groups {
 		per, total, err := p.groupTokens(g)
@@ -789,61 +790,43 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 // a group of ranks ranks, when the group is slower: its compute (ops +
 // attention) and exposed CP communication in each pass, plus the TP
 // collectives and, for a recomputed layer's backward, the forward run again
-// (x, layer.go). It notes the group's own times for held.
+// (x, layer.go). It adds the group's own times to p.own for held.
 func (p *pricer) raise(dc *domainCost, kind, ranks int, comp, exposed [2]float64, x layerExtra) {
 	dst, comm := &dc.dense, &dc.denseComm
 	if kind == 1 {
 		dst, comm = &dc.moe, &dc.moeCPComm
 	}
 	tp := [2]float64{x.tpFwd, x.tpBwd}
-	own := groupLayer{kind: kind, ranks: float64(ranks)}
+	r := float64(ranks)
 	for k := range 2 {
 		sec := comp[k] + exposed[k] + tp[k]
-		own.t[k] = sec
+		p.own[kind][k] += r * sec
 		if sec > dst[k] {
 			dst[k], comm[k] = sec, exposed[k]+tp[k]
 		}
 	}
 	sec := comp[1] + exposed[1] + tp[1] + x.recomputeCompute + x.recomputeComm
-	own.t[2] = sec
+	p.own[kind][2] += r * sec
 	if sec > dc.recompute[kind] {
 		dc.recompute[kind], dc.recomputeComm[kind] = sec, exposed[1]+tp[1]+x.recomputeComm
 	}
-	p.layers = append(p.layers, own)
 }
 
-// groupLayer is one group's own time of a layer kind: forward, backward,
-// recomputed backward.
-type groupLayer struct {
-	kind  int
-	ranks float64
-	t     [3]float64
-}
-
-// settleHeld fills dc.held from the groups' own layer times (p.layers) once
-// dc's layer times are final, for a domain of size ranks.
+// settleHeld fills dc.held once dc's layer times are final, for a domain of
+// size ranks: every rank spends the layer's time, its group's own
+// (p.own, rank-weighted) less, a rank in no group all of it.
 func (p *pricer) settleHeld(dc *domainCost, size int) {
-	var inGroups [2]float64
-	for _, gl := range p.layers {
-		full := [3]float64{dc.dense[0], dc.dense[1], dc.recompute[0]}
-		if gl.kind == 1 {
-			full = [3]float64{dc.moe[0], dc.moe[1], dc.recompute[1]}
-		}
-		for k := range 3 {
-			dc.held[gl.kind][k] += gl.ranks * (full[k] - gl.t[k])
-		}
-		inGroups[gl.kind] += gl.ranks
-	}
-	for kind := range 2 {
-		if inGroups[kind] == 0 {
-			continue // no layer of the kind
+	m := p.m
+	for kind, layer := range [2]int{m.denseLayer, m.moeLayer} {
+		if layer < 0 {
+			continue
 		}
 		full := [3]float64{dc.dense[0], dc.dense[1], dc.recompute[0]}
 		if kind == 1 {
 			full = [3]float64{dc.moe[0], dc.moe[1], dc.recompute[1]}
 		}
 		for k := range 3 {
-			dc.held[kind][k] += (float64(size) - inGroups[kind]) * full[k]
+			dc.held[kind][k] = max(0, float64(size)*full[k]-p.own[kind][k])
 		}
 	}
 }
