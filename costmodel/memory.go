@@ -72,6 +72,7 @@ type OutOfMemoryError struct {
 	GPUMemory
 }
 
+// Error names the GPU and what it needs against its HBM, part by part.
 func (e *OutOfMemoryError) Error() string {
 	return fmt.Sprintf("out of memory: stage %d rank %d (%s) needs %.1f GiB of its %.1f GiB (states %.1f + reserve %.1f + activations %.1f GiB)",
 		e.Stage, e.Rank, e.Kind, e.TotalBytes()/memory.GiB, e.HBMBytes/memory.GiB,

@@ -58,11 +58,15 @@ func (m *Model) fullPipeline(s, contextTokens int, transient bool) float64 {
 // Shortfall is a GPU kind whose HBM cannot hold a stage's model states and
 // the reserve, before any activation.
 type Shortfall struct {
-	Stage                            int
-	Kind                             string
+	// Stage is the pipeline stage, Kind the GPU kind.
+	Stage int
+	Kind  string
+	// HBMBytes is the kind's memory, StateBytes the stage's model states
+	// per GPU, ShortBytes what they and the reserve lack.
 	HBMBytes, StateBytes, ShortBytes float64
 }
 
+// Error names the stage, the kind and the shortfall, and what would help.
 func (e *Shortfall) Error() string {
 	return fmt.Sprintf("the model states of pipeline stage %d need %.1f GiB per GPU and the reserve %.0f GB, more than the %.1f GiB of a %s: short by %.1f GiB before any activation (more pp, tp or ep, more GPUs to shard the optimizer over, or a larger GPU)",
 		e.Stage, e.StateBytes/GiB, ReserveBytes/1e9, e.HBMBytes/GiB, e.Kind, e.ShortBytes/GiB)
