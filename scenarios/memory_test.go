@@ -60,3 +60,44 @@ func TestShippedScenariosFit(t *testing.T) {
 		t.Errorf("%d (scenario, stage, kind) checked: want at least 50", checked)
 	}
 }
+
+// TestAutoBudgetPerPoint: budget_tokens = "auto" is resolved for the scenario
+// and again for every sweep point and variant (its GPUs shard the optimizer
+// differently, its recomputation keeps different activations): each B is the
+// memory model's largest that fits, and one token more does not.
+func TestAutoBudgetPerPoint(t *testing.T) {
+	sc, err := Load("testdata/auto-budget-sweep.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := sc.Points()
+	if err != nil || len(pts) != 4 {
+		t.Fatalf("%d points, %v", len(pts), err)
+	}
+	seen := map[int]bool{}
+	for _, s := range append([]*Scenario{sc}, pts[0].Scenario, pts[1].Scenario, pts[2].Scenario, pts[3].Scenario) {
+		p := s.Job.Parallel
+		if !p.BudgetAuto || p.BudgetTokens < 1 {
+			t.Fatalf("%s: budget %d, auto %v", s.Name, p.BudgetTokens, p.BudgetAuto)
+		}
+		m, err := memory.New(s.Job, calib.FlashAttention)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fits := func(b int) bool {
+			for st := range m.Stages() {
+				if m.States(st).Bytes()+memory.ReserveBytes+float64(b)*m.PeakPerToken(st, s.Job.ContextTokens) > 80e9 {
+					return false
+				}
+			}
+			return true
+		}
+		if !fits(p.BudgetTokens) || fits(p.BudgetTokens+1) {
+			t.Errorf("%s: B = %d is not the largest that fits", s.Name, p.BudgetTokens)
+		}
+		seen[p.BudgetTokens] = true
+	}
+	if len(seen) < 4 {
+		t.Errorf("the points' budgets %v: want them to differ with GPUs and recomputation", seen)
+	}
+}
