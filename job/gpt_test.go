@@ -55,12 +55,6 @@ func TestGELUAndLearnedPositions(t *testing.T) {
 	if got, want := m.EmbeddingParams()-s.EmbeddingParams(), 512.0*1024; got != want {
 		t.Errorf("learned positions add %v embedding params, want %v", got, want)
 	}
-	if got, want := m.FFNActivationBytesPerTokenLayer(0, Recompute{}), 4*1024+4*4096.0; got != want {
-		t.Errorf("GELU FFN activations %v B/token, want %v", got, want)
-	}
-	if got, want := m.FFNActivationBytesPerTokenLayer(0, Recompute{Activation: true}), 4*1024+2*4096.0; got != want {
-		t.Errorf("GELU FFN activations with activation recompute %v B/token, want %v", got, want)
-	}
 	if got, want := m.LinearTrainFLOPsPerToken(), 6*(2*(4*1024.0*1024+2*1024*4096)+1000*1024); got != want {
 		t.Errorf("LinearTrainFLOPsPerToken = %v, want %v", got, want)
 	}

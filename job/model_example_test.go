@@ -17,7 +17,6 @@ func ExampleLookupModel() {
 	fmt.Printf("params: %.1fB total, %.2fB active\n", m.TotalParams()/1e9, m.ActiveParams()/1e9)
 	fmt.Printf("train GEMM: %.1f GFLOP/token; attention c = %.0f FLOP/token²/layer\n",
 		m.LinearTrainFLOPsPerToken()/1e9, m.AttentionFwdFLOPsPerSquareToken())
-	fmt.Printf("activations: %.2f MiB/token\n", m.ActivationBytesPerToken(job.Recompute{})/(1<<20))
 
 	_, err = job.LookupModel("gpt-5")
 	fmt.Println(err)
@@ -25,6 +24,5 @@ func ExampleLookupModel() {
 	// deepseek-v2-lite: 27 layers (1 dense), mla, 64 experts top-6 + 2 shared
 	// params: 15.7B total, 2.66B active
 	// train GEMM: 14.7 GFLOP/token; attention c = 5120 FLOP/token²/layer
-	// activations: 3.97 MiB/token
 	// job: unknown model "gpt-5" (known: deepseek-v2-lite, deepseek-v3, hy3, llama-3-70b, llama-3-8b, paper-mla, qwen3-235b-a22b, qwen3-30b-a3b)
 }

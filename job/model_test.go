@@ -296,87 +296,6 @@ func TestCommBytes(t *testing.T) {
 	}
 }
 
-var recomputeAll = Recompute{LayerNorm: true, Activation: true, MLAUpProj: true}
-
-// TestActivationBytesTable checks costmodel.md §7.2's table. Its KiB columns are
-// rounded to 0.1 KiB and its MiB columns to 0.01 MiB, far inside the 1% tolerance;
-// our exact values agree with every cell to its printed precision. The MLP/MoE
-// and per-layer columns of MoE models are an MoE layer (the last layer here).
-func TestActivationBytesTable(t *testing.T) {
-	for _, tt := range []struct {
-		name                      string
-		attnKiB, ffnKiB, layerKiB float64
-		wholeMiB, recomputeMiB    float64
-	}{
-		{ModelLlama3With8B, 36.1, 100.0, 136.1, 4.25, 2.88},
-		{ModelLlama3With70B, 68.2, 200.0, 268.2, 20.96, 14.08},
-		{ModelQwen3MoE30B, 26.1, 108.5, 134.6, 6.31, 5.37},
-		{ModelQwen3MoE235B, 50.2, 216.5, 266.8, 24.49, 20.81},
-		{ModelHy3, 52.2, 225.8, 278.0, 21.59, 18.23},
-		{ModelDeepSeekV3, 196.6, 361.0, 557.6, 32.56, 21.12},
-	} {
-		m := mustModel(t, tt.name)
-		last := m.Layers - 1
-		for _, c := range []struct {
-			what      string
-			got, want float64
-		}{
-			{"attention KiB", m.AttentionActivationBytesPerTokenLayer(Recompute{}) / kib, tt.attnKiB},
-			{"FFN KiB", m.FFNActivationBytesPerTokenLayer(last, Recompute{}) / kib, tt.ffnKiB},
-			{"layer KiB", m.ActivationBytesPerTokenLayer(last, Recompute{}) / kib, tt.layerKiB},
-			{"whole model MiB", m.ActivationBytesPerToken(Recompute{}) / mib, tt.wholeMiB},
-			{"whole model MiB, ln+act+up recompute", m.ActivationBytesPerToken(recomputeAll) / mib, tt.recomputeMiB},
-		} {
-			if !near(c.got, c.want, 1) {
-				t.Errorf("%s: %s = %.3f, costmodel §7.2 %.4g (±1%%)", tt.name, c.what, c.got, c.want)
-			}
-		}
-	}
-}
-
-// TestActivationBytesExact pins single blocks to the byte, derived by hand from
-// the §7.2 formulas.
-func TestActivationBytesExact(t *testing.T) {
-	v3 := mustModel(t, ModelDeepSeekV3)
-	l8 := mustModel(t, ModelLlama3With8B)
-	lite := mustModel(t, ModelDeepSeekV2Lite)
-	for _, c := range []struct {
-		what      string
-		got, want float64
-	}{
-		// 2·4096·2 + 2·32·128 + 2·8·128·2 + 2·32·128 + 4·32 = 36992.
-		{"llama-3-8b attention", l8.AttentionActivationBytesPerTokenLayer(Recompute{}), 36992},
-		// minus the norm output 2h = 8192.
-		{"llama-3-8b attention, ln recompute", l8.AttentionActivationBytesPerTokenLayer(Recompute{LayerNorm: true}), 28800},
-		// 2·4096·2 + 6·14336 = 102400; act recompute drops 2·14336.
-		{"llama-3-8b MLP", l8.FFNActivationBytesPerTokenLayer(0, Recompute{}), 102400},
-		{"llama-3-8b MLP, act recompute", l8.FFNActivationBytesPerTokenLayer(0, Recompute{Activation: true}), 73728},
-		// 4·7168 + (4·1536 + 2·576 + 2·512) + (4·128·192 + 2·128·128) + 2·128·128 + 4·128
-		// = 28672 + 8320 + 131072 + 32768 + 512 = 201344.
-		{"deepseek-v3 attention", v3.AttentionActivationBytesPerTokenLayer(Recompute{}), 201344},
-		// mla_up_proj drops the 131072 bytes of per-head Q/K/V ("131 KB", §7.2).
-		{"deepseek-v3 attention, up-proj recompute", v3.AttentionActivationBytesPerTokenLayer(Recompute{MLAUpProj: true}), 201344 - 131072},
-		// dense layer 0: 4·7168 + 6·18432 = 139264.
-		{"deepseek-v3 dense FFN", v3.FFNActivationBytesPerTokenLayer(0, Recompute{}), 139264},
-		// MoE: 4·7168 + 4·256 + 8·(2·7168 + 6·2048 + 2·7168) + 6·2048 = 369664.
-		{"deepseek-v3 MoE FFN", v3.FFNActivationBytesPerTokenLayer(3, Recompute{}), 369664},
-		// ln+act: −2·7168 − 8·2·2048 − 2·2048 = 369664 − 14336 − 36864.
-		{"deepseek-v3 MoE FFN, ln+act recompute", v3.FFNActivationBytesPerTokenLayer(60, Recompute{LayerNorm: true, Activation: true}), 318464},
-		// no q_lora: 4·2048 + (2·576 + 2·512) + (4·16·192 + 2·16·128) + 2·16·128 + 4·16 = 30912.
-		{"deepseek-v2-lite attention", lite.AttentionActivationBytesPerTokenLayer(Recompute{}), 30912},
-		// 4·2048 + 4·64 + 6·(2·2048 + 6·1408 + 2·2048) + 2·6·1408 = 125184.
-		{"deepseek-v2-lite MoE FFN", lite.FFNActivationBytesPerTokenLayer(1, Recompute{}), 125184},
-	} {
-		if c.got != c.want {
-			t.Errorf("%s = %.0f bytes/token, want %.0f", c.what, c.got, c.want)
-		}
-	}
-	// mla_up_proj must not touch GQA models.
-	if a, b := l8.ActivationBytesPerToken(Recompute{}), l8.ActivationBytesPerToken(Recompute{MLAUpProj: true}); a != b {
-		t.Errorf("llama-3-8b: mla_up_proj recompute changed activations %.0f -> %.0f", a, b)
-	}
-}
-
 func TestLayerOutOfRangePanics(t *testing.T) {
 	m := mustModel(t, ModelHy3)
 	for _, layer := range []int{-1, m.Layers} {
@@ -388,7 +307,7 @@ func TestLayerOutOfRangePanics(t *testing.T) {
 					t.Errorf("layer %d: panic %v, want a \"job: layer %d ...\" panic", layer, r, layer)
 				}
 			}()
-			m.ActivationBytesPerTokenLayer(layer, Recompute{})
+			m.IsMoELayer(layer)
 		}()
 	}
 }
@@ -529,8 +448,6 @@ func TestGatedAttention(t *testing.T) {
 		{"ActiveParams", g.ActiveParams() - base.ActiveParams(), layers * gate},
 		{"LayerActiveLinearParams", g.LayerActiveLinearParams(5) - base.LayerActiveLinearParams(5), gate},
 		{"LinearTrainFLOPsPerToken", g.LinearTrainFLOPsPerToken() - base.LinearTrainFLOPsPerToken(), 6 * layers * gate},
-		{"AttentionActivationBytesPerTokenLayer", g.AttentionActivationBytesPerTokenLayer(Recompute{}) - base.AttentionActivationBytesPerTokenLayer(Recompute{}), 4 * nh * dv},
-		{"ActivationBytesPerToken", g.ActivationBytesPerToken(Recompute{LayerNorm: true}) - base.ActivationBytesPerToken(Recompute{LayerNorm: true}), layers * 4 * nh * dv},
 		// The gate changes neither what CP moves nor the core attention.
 		{"UlyssesBytesPerTokenLayer", g.UlyssesBytesPerTokenLayer() - base.UlyssesBytesPerTokenLayer(), 0},
 		{"AttentionFwdFLOPsPerSquareToken", g.AttentionFwdFLOPsPerSquareToken() - base.AttentionFwdFLOPsPerSquareToken(), 0},
@@ -550,7 +467,7 @@ func TestGatedAttention(t *testing.T) {
 
 func TestModelTOMLTags(t *testing.T) {
 	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
-	for _, typ := range []reflect.Type{reflect.TypeFor[Model](), reflect.TypeFor[Recompute]()} {
+	for _, typ := range []reflect.Type{reflect.TypeFor[Model]()} {
 		seen := map[string]string{}
 		for f := range typ.Fields() {
 			tag := f.Tag.Get("toml")

@@ -645,3 +645,69 @@ func TestChunkByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestActivationBytesCostmodelTable: research/costmodel.md §7.2's worked table
+// (BF16, FlashAttention, no dropout, no TP, nothing recomputed): the per-layer
+// KiB of an MoE model's MoE layer (its last) and the whole model's MiB per
+// token (the layers alone), to the table's printed precision (±1%); and single
+// layers pinned to the byte, derived by hand from the same terms.
+func TestActivationBytesCostmodelTable(t *testing.T) {
+	const kib, mib = 1024.0, 1024.0 * 1024
+	layerBytes := func(name string, layer int) (float64, float64) {
+		t.Helper()
+		m, err := job.LookupModel(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := job.Job{Model: m, Parallel: job.Parallel{TP: 1, PP: 1, VPP: 1, EP: 1}}
+		mm, err := New(j, calib.FlashAttention)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, _ := mm.LayerBytes(layer, job.RecomputeNone)
+		var whole float64
+		for l := range m.Layers {
+			b, _ := mm.LayerBytes(l, job.RecomputeNone)
+			whole += b
+		}
+		return one, whole
+	}
+	for _, tt := range []struct {
+		name               string
+		layerKiB, wholeMiB float64
+	}{
+		{job.ModelLlama3With8B, 136.1, 4.25},
+		{job.ModelLlama3With70B, 268.2, 20.96},
+		{job.ModelQwen3MoE30B, 134.6, 6.31},
+		{job.ModelQwen3MoE235B, 266.8, 24.49},
+		{job.ModelHy3, 278.0, 21.59},
+		{job.ModelDeepSeekV3, 557.6, 32.56},
+	} {
+		m, _ := job.LookupModel(tt.name)
+		one, whole := layerBytes(tt.name, m.Layers-1)
+		if math.Abs(one/kib/tt.layerKiB-1) > 0.01 || math.Abs(whole/mib/tt.wholeMiB-1) > 0.01 {
+			t.Errorf("%s: layer %.2f KiB (§7.2 %.1f), whole model %.3f MiB (§7.2 %.2f)", tt.name, one/kib, tt.layerKiB, whole/mib, tt.wholeMiB)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		layer int
+		want  float64
+	}{
+		// attention 2·4096·2 + 2·32·128 + 2·8·128·2 + 2·32·128 + 4·32 = 36992,
+		// SwiGLU MLP 2·4096·2 + 6·14336 = 102400.
+		{job.ModelLlama3With8B, 0, 36992 + 102400},
+		// attention 4·7168 + (4·1536 + 2·576 + 2·512) + (4·128·192 + 2·128·128)
+		// + 2·128·128 + 4·128 = 201344; dense FFN 4·7168 + 6·18432 = 139264.
+		{job.ModelDeepSeekV3, 0, 201344 + 139264},
+		// MoE FFN 4·7168 + 4·256 + 8·(2·7168 + 6·2048 + 2·7168) + 6·2048 = 369664.
+		{job.ModelDeepSeekV3, 3, 201344 + 369664},
+		// no q_lora: 4·2048 + (2·576 + 2·512) + (4·16·192 + 2·16·128) + 2·16·128 + 4·16
+		// = 30912; MoE FFN 4·2048 + 4·64 + 6·(2·2048 + 6·1408 + 2·2048) + 2·6·1408 = 125184.
+		{job.ModelDeepSeekV2Lite, 1, 30912 + 125184},
+	} {
+		if got, _ := layerBytes(c.name, c.layer); got != c.want {
+			t.Errorf("%s layer %d: %.0f bytes/token, want %.0f", c.name, c.layer, got, c.want)
+		}
+	}
+}

@@ -71,6 +71,11 @@ func (s *Scenario) KindBudgetTokens() ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.kindBudgetTokens(profs)
+}
+
+// kindBudgetTokens is KindBudgetTokens with the kinds' profiles read.
+func (s *Scenario) kindBudgetTokens(profs []*calib.Profile) ([]int, error) {
 	hbm := make([]float64, len(profs))
 	for i, pr := range profs {
 		hbm[i] = pr.HBMBytes.Value
@@ -88,11 +93,12 @@ func (s *Scenario) KindBudgetTokens() ([]int, error) {
 // parallel.budget_tokens); and the pool holds the context (Σ ranks·budget
 // over the kinds).
 func (p *parser) kindBudgets(sc *Scenario, where string) {
-	if _, err := sc.Profiles(); err != nil {
+	profs, err := sc.Profiles()
+	if err != nil {
 		p.addf("costs.profile", "%s%v", where, err)
 		return
 	}
-	budgets, err := sc.KindBudgetTokens()
+	budgets, err := sc.kindBudgetTokens(profs)
 	if err != nil {
 		fields, others := job.FieldErrors(err)
 		for _, f := range fields {
