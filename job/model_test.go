@@ -12,10 +12,6 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-const (
-	kib = 1024.0
-	mib = 1024.0 * 1024.0
-)
 
 // near reports whether got is within tolPct percent of want.
 func near(got, want, tolPct float64) bool {
