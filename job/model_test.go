@@ -12,7 +12,6 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-
 // near reports whether got is within tolPct percent of want.
 func near(got, want, tolPct float64) bool {
 	return math.Abs(got-want) <= math.Abs(want)*tolPct/100
