@@ -193,4 +193,9 @@ type Profile struct {
 	// all-to-all (Ulysses, MoE dispatch and combine), which goes through one
 	// NIC per GPU.
 	AllToAllInter Curve `toml:"all_to_all_inter"`
+	// AllToAllInterScale is A of the all-to-all's efficiency across k nodes,
+	// η(k) = AllToAllInter.Max / (1 + A·log2(k/2)) for k > 2 (ScaleCurve, fitted
+	// by FitScale to published measurements per node count); 0 keeps Max at
+	// every scale.
+	AllToAllInterScale Const `toml:"all_to_all_inter_scale"`
 }

@@ -129,6 +129,8 @@ func TestProvenance(t *testing.T) {
 			src := c.Source
 			key := name + ": " + s.key
 			switch {
+			case strings.HasPrefix(src, "fit:calib/testdata/collective_scale.csv"):
+				checkScaleSource(t, key, s.key, c.Value)
 			case strings.HasPrefix(src, "fit:"):
 				m := fitRE.FindStringSubmatch(src)
 				if m == nil {
@@ -265,5 +267,49 @@ func TestParseProfileStrict(t *testing.T) {
 	// An unknown table is one error, not one per key in it.
 	if _, err := ParseProfile([]byte(src+"\n[nvlink_latency]\nvalue = 1.0\nsource = \"x\"\n"), "x.toml"); err == nil || strings.Count(err.Error(), "unknown key") != 1 {
 		t.Errorf("unknown table: error %v, want one unknown key", err)
+	}
+}
+
+// checkScaleSource checks a constant fitted to
+// calib/testdata/collective_scale.csv: all_to_all_inter_scale is the largest
+// A that FitScale finds on the bandwidth-bound InfiniBand and RoCE
+// all-to-all families (0 when none degrades), and all_to_all_inter.max is
+// the lowest NIC-side rate of DeepEP V1's normal kernels on 4 and 8 nodes
+// over the H800 profile's 48 GB/s NIC.
+func checkScaleSource(t *testing.T, key, spec string, value float64) {
+	t.Helper()
+	pts := loadCollectiveScale(t)
+	switch spec {
+	case "all_to_all_inter_scale":
+		want := 0.0
+		for _, f := range []struct{ source, gpu, fabric, op, alg string }{
+			{srcDeepEPV1, "H800", "ib", "dispatch", "DeepEP-V1-LL"},
+			{srcDeepEPV1, "H800", "ib", "combine", "DeepEP-V1-LL"},
+			{srcUCCLEP, "MI300X", "ib", "dispatch", "UCCL-EP-normal-FP8"},
+			{srcUCCLEP, "MI300X", "ib", "dispatch", "UCCL-EP-normal-BF16"},
+			{srcUCCLEP, "MI300X", "ib", "combine", "UCCL-EP-normal"},
+			{srcUCCLEP, "MI300X", "roce", "dispatch", "UCCL-EP-normal-FP8"},
+		} {
+			c, err := FitScale(scaleFamily(t, pts, f.source, f.gpu, f.fabric, f.op, f.alg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = max(want, c.A)
+		}
+		if value != want {
+			t.Errorf("%s = %v, but the bandwidth-bound IB and RoCE fits give %v", key, value, want)
+		}
+	case "all_to_all_inter.max":
+		low := math.Inf(1)
+		for _, p := range scaleFamily(t, pts, srcDeepEPV1, "H800", "ib", "dispatch", "DeepEP-V1-normal") {
+			if p.Nodes >= 4 {
+				low = min(low, p.WireGBps())
+			}
+		}
+		if want := low / 48; math.Abs(value/want-1) > 5e-4 {
+			t.Errorf("%s = %v, but DeepEP's lowest NIC-side rate on 4-8 nodes is %.1f of 48 GB/s = %v", key, value, low, want)
+		}
+	default:
+		t.Errorf("%s: cites collective_scale.csv, which fits only all_to_all_inter_scale and all_to_all_inter.max", key)
 	}
 }

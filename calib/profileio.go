@@ -134,6 +134,8 @@ func constSpecs() []constSpec {
 		{key: "kernel_launch_seconds", get: func(p *Profile) *Const { return &p.KernelLaunchSeconds }, lo: 0, hi: 0.001, unit: "s"},
 		{key: "memory_bound_efficiency", get: func(p *Profile) *Const { return &p.MemoryBoundEfficiency }, lo: 0, hi: MaxEfficiency, openLo: true, unit: "fraction of HBM bandwidth"},
 	}
+	specs = append(specs, constSpec{key: "all_to_all_inter_scale", get: func(p *Profile) *Const { return &p.AllToAllInterScale },
+		lo: 0, hi: 10, unit: "slowdown per doubling of the nodes beyond 2"})
 	for _, key := range curveKeys {
 		specs = append(specs,
 			constSpec{key: key + ".max", get: func(p *Profile) *Const { c, _ := p.curve(key); return &c.Max },
