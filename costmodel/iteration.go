@@ -227,16 +227,47 @@ func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, 
 	p.shard, p.record = slices.Grow(it.shard[:0], groupsOf(l.Plan)), true
 	for c := range classes {
 		t := m.topo.ForStage(c)
-		for i := range l.Domains {
-			dc, err := p.domain(t, &l.Domains[i])
-			if err != nil {
-				p.record = false
-				return err
+		shared := !m.opts.NoComm && t.Contended()
+		for i := 0; i < nd; {
+			// The domains of one MB run at once: on a fabric that can
+			// contend, their collectives share links (network.Window). The
+			// first pass prices them alone and places their flows; when a
+			// link is oversubscribed a second pass prices the MB's groups
+			// stretched.
+			j := i + 1
+			for j < nd && l.Domains[j].MB == l.Domains[i].MB {
+				j++
 			}
-			costs[c*nd+i] = dc
-			if p.record {
-				it.gOff = append(it.gOff, int32(len(p.shard)))
+			p.pass = passAlone
+			if shared {
+				p.cpWin.Reset(t)
+				p.moeWin.Reset(t)
+				p.pass = passRecord
 			}
+			for k := i; k < j; k++ {
+				dc, err := p.domain(t, &l.Domains[k])
+				if err != nil {
+					p.record = false
+					return err
+				}
+				costs[c*nd+k] = dc
+				if p.record {
+					it.gOff = append(it.gOff, int32(len(p.shard)))
+				}
+			}
+			if shared && p.solveWindows() {
+				rec := p.record
+				p.record, p.pass, p.gi, p.bi = false, passStretched, 0, 0
+				for k := i; k < j; k++ {
+					dc, err := p.domain(t, &l.Domains[k])
+					if err != nil {
+						return err
+					}
+					costs[c*nd+k] = dc
+				}
+				p.record = rec
+			}
+			i = j
 		}
 		p.record = false
 	}
@@ -254,8 +285,77 @@ func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, 
 			}
 		}
 		it.p2p = p2p
+		if m.topo.Contended() {
+			p.stretchP2P(it, l)
+		}
 	}
 	return nil
+}
+
+// The passes of a micro-batch's pricing on a fabric that can contend.
+const (
+	passAlone     = iota // no window: every collective priced alone
+	passRecord           // priced alone, flows placed in the windows
+	passStretched        // priced on the topology its window slowed
+)
+
+// solveWindows shares the MB's windows and reports whether any collective
+// is stretched (a second pass is needed).
+func (p *pricer) solveWindows() bool {
+	p.cpWin.Solve()
+	p.moeWin.Solve()
+	for _, w := range []*network.Window{&p.cpWin, &p.moeWin} {
+		for id := range w.Demands() {
+			if w.Stretch(id) > 1 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cpTopology is the topology group g's CP collectives are priced on in the
+// current pass, placing its demand (cost c alone) in the record pass.
+func (p *pricer) cpTopology(t network.Topology) network.Topology {
+	if p.pass != passStretched {
+		return t
+	}
+	sigma := p.cpWin.Stretch(p.gi)
+	p.gi++
+	return t.Slowed(sigma)
+}
+
+// stretchP2P reprices every pipeline transfer of the layout with the
+// boundary's transfers of one MB sharing links (network.Window,
+// PatternPeerStage): all the MB's domains send across the boundary at once.
+func (p *pricer) stretchP2P(it *Iteration, l *step.Layout) {
+	m := p.m
+	nd := len(l.Domains)
+	for b := range m.topo.PP - 1 {
+		t := m.topo.ForStage(b)
+		for i := 0; i < nd; {
+			j := i + 1
+			for j < nd && l.Domains[j].MB == l.Domains[i].MB {
+				j++
+			}
+			p.cpWin.Reset(t)
+			for k := i; k < j; k++ {
+				d := &l.Domains[k]
+				bytes := network.P2PActivationBytes(m.topo, m.job.Model.Hidden, it.cost[k].maxTokens)
+				p.cpWin.Add(network.Demand{Ranks: network.Contiguous(d.FirstRank, d.Size), Pattern: network.PatternPeerStage,
+					NICSeconds: network.P2PNICSeconds(m.topo, b, d.FirstRank, bytes)})
+			}
+			p.cpWin.Solve()
+			for k := i; k < j; k++ {
+				if sigma := p.cpWin.Stretch(k - i); sigma > 1 {
+					d := &l.Domains[k]
+					bytes := network.P2PActivationBytes(m.topo, m.job.Model.Hidden, it.cost[k].maxTokens)
+					it.p2p[b*nd+k] = network.P2PSeconds(m.topo.Slowed(sigma), b, d.FirstRank, bytes)
+				}
+			}
+			i = j
+		}
+	}
 }
 
 // groupsOf counts a plan's groups.
@@ -289,6 +389,11 @@ type pricer struct {
 	// for tokens below memoTokens: many groups of a plan, and of the next,
 	// hold the same per-rank tokens.
 	memo [][]tokenCost
+	// cpWin and moeWin are the current MB's CP and MoE windows; pass is
+	// the pricing pass (passAlone, passRecord, passStretched) and gi, bi
+	// the next group and EP block of the MB in the stretched pass.
+	cpWin, moeWin network.Window
+	pass, gi, bi  int
 }
 
 // memoTokens bounds the token counts memo holds (a dense table per device up
@@ -531,6 +636,11 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 		}
 		exec, ring := p.cpExec(g.Size)
 		c := p.compute(g, per, ring)
+		tg := t
+		if !m.opts.NoComm && g.Size > 1 {
+			tg = p.cpTopology(t)
+		}
+		placed := false
 		for kind, l := range [2]int{m.denseLayer, m.moeLayer} {
 			if l < 0 {
 				continue
@@ -539,12 +649,17 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 			compF, compB := c.ops[kind][0]+c.attn[0], c.ops[kind][1]+c.attn[1]
 			f, b := compF, compB
 			if !m.opts.NoComm && g.Size > 1 {
-				cp, err := network.CPLayer(t, m.job.Model, network.CPGroup{Exec: exec, FirstRank: g.FirstRank, Degree: g.Size,
-					UlyssesDegree: g.Size / ring, OverlapAllToAll: p.exec.OverlapAllToAll}, total,
+				grp := network.CPGroup{Exec: exec, FirstRank: g.FirstRank, Degree: g.Size,
+					UlyssesDegree: g.Size / ring, OverlapAllToAll: p.exec.OverlapAllToAll}
+				cp, err := network.CPLayer(tg, m.job.Model, grp, total,
 					network.CPOverlap{AttentionFwdSeconds: c.attn[0], AttentionBwdSeconds: c.attn[1],
 						IndependentFwdSeconds: wf, IndependentBwdSeconds: wb})
 				if err != nil {
 					return dc, fmt.Errorf("costmodel: microbatch %d group at rank %d (degree %d): %w", d.MB, g.FirstRank, g.Size, err)
+				}
+				if p.pass == passRecord && !placed {
+					p.cpWin.Add(network.CPDemand(t, m.job.Model, grp, cp.Fwd))
+					placed = true
 				}
 				f += cp.Fwd.ExposedSeconds
 				b += cp.Bwd.ExposedSeconds
@@ -556,7 +671,16 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 	p.settleHeld(&dc, d.Size)
 	if !m.opts.NoComm && m.moeLayer >= 0 && m.ep > 1 {
 		for b, tok := range p.blocks {
-			c := network.MoELayer(t, m.job.Model, d.FirstRank+b*m.ep, m.ep, tok, m.opts.FP8Dispatch)
+			tb := t
+			if p.pass == passStretched {
+				tb = t.Slowed(p.moeWin.Stretch(p.bi))
+				p.bi++
+			}
+			first := d.FirstRank + b*m.ep
+			c := network.MoELayer(tb, m.job.Model, first, m.ep, tok, m.opts.FP8Dispatch)
+			if p.pass == passRecord {
+				p.moeWin.Add(network.Demand{Ranks: network.Contiguous(first, m.ep), Pattern: network.PatternAllToAll, NICSeconds: c.NICSeconds})
+			}
 			dc.moeComm[0], dc.moeComm[1] = max(dc.moeComm[0], c.FwdSeconds), max(dc.moeComm[1], c.BwdSeconds)
 		}
 	}

@@ -39,6 +39,79 @@ type Cluster struct {
 	// Pools, when set, makes the cluster mixed: one pool per GPU kind, in the
 	// order written, which is the order of the ranks (see Pool).
 	Pools []Pool `toml:"pools"`
+	// Fabric is the scale-out network the nodes hang off (zero fields take
+	// the defaults of DefaultFabric).
+	Fabric
+}
+
+// Fabric is the scale-out network of a cluster: NICs per node, the
+// rail-optimised leaf switches that a group of nodes shares (one leaf per
+// rail), and the spine above them with its oversubscription. Zero fields
+// mean the defaults (DefaultFabric).
+type Fabric struct {
+	// NICsPerNode is the scale-out NICs of a node (0: one per GPU). It must
+	// divide gpus_per_node: GPUs share NICs evenly.
+	NICsPerNode int `toml:"nics_per_node"`
+	// NodesPerLeaf is how many nodes one rail's leaf switch connects (a
+	// scalable unit); traffic between nodes of different leaf groups
+	// crosses the spine (0: DefaultNodesPerLeaf).
+	NodesPerLeaf int `toml:"nodes_per_leaf"`
+	// SpineOversubscription is the ratio of a leaf's downlink to its uplink
+	// bandwidth: 1 is non-blocking, 2 gives the spine half the leaf's
+	// bandwidth (0: DefaultSpineOversubscription).
+	SpineOversubscription float64 `toml:"spine_oversubscription"`
+}
+
+// The fabric defaults: NVIDIA's reference designs for 8-GPU HGX/DGX nodes,
+// which every shipped GPU profile describes.
+const (
+	// DefaultNodesPerLeaf is one scalable unit of the DGX SuperPOD H100
+	// reference architecture: 32 nodes, their NIC i all on rail i's leaf
+	// switch (docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-h100/latest:
+	// "a modular architecture based on SUs of 32 DGX H100 systems"; NVIDIA HGX
+	// AI Factory RA, docs.nvidia.com/reference-architectures/hgx-ai-factory-h100-h200-b200:
+	// a rail-optimized spine-leaf fabric at 32-128 nodes).
+	DefaultNodesPerLeaf = 32
+	// DefaultSpineOversubscription is a non-blocking spine: the SuperPOD's
+	// fat tree has as many leaf-spine cables as node-leaf cables (its B200
+	// RA's component table: 512 and 512 at 2 SUs), and Meta's RoCE AI Zone
+	// is non-blocking inside the zone (Gangidi et al., "RDMA over Ethernet
+	// for Distributed Training at Meta Scale", SIGCOMM'24).
+	DefaultSpineOversubscription = 1.0
+	// MaxSpineOversubscription bounds cluster.spine_oversubscription.
+	MaxSpineOversubscription = 64.0
+)
+
+// Resolved returns the fabric with its zero fields replaced by the
+// defaults for nodes of gpusPerNode GPUs (one NIC per GPU).
+func (f Fabric) Resolved(gpusPerNode int) Fabric {
+	if f.NICsPerNode == 0 {
+		f.NICsPerNode = gpusPerNode
+	}
+	if f.NodesPerLeaf == 0 {
+		f.NodesPerLeaf = DefaultNodesPerLeaf
+	}
+	if f.SpineOversubscription == 0 {
+		f.SpineOversubscription = DefaultSpineOversubscription
+	}
+	return f
+}
+
+// Validate checks the fabric's keys for nodes of gpusPerNode GPUs: nics
+// per node in [0, gpus_per_node] dividing it, nodes per leaf in
+// [0, MaxGPUs], the oversubscription 0 or in [1, MaxSpineOversubscription].
+func (f Fabric) Validate(gpusPerNode int) error {
+	var errs []error
+	if f.NICsPerNode < 0 || (gpusPerNode >= 1 && (f.NICsPerNode > gpusPerNode || (f.NICsPerNode > 0 && gpusPerNode%f.NICsPerNode != 0))) {
+		errs = append(errs, fieldErr("cluster.nics_per_node", f.NICsPerNode, "must divide cluster.gpus_per_node (%d) (0: one NIC per GPU)", gpusPerNode))
+	}
+	if f.NodesPerLeaf < 0 || f.NodesPerLeaf > MaxGPUs {
+		errs = append(errs, fieldErr("cluster.nodes_per_leaf", f.NodesPerLeaf, "must be in [1, %d] (0: %d)", MaxGPUs, DefaultNodesPerLeaf))
+	}
+	if o := f.SpineOversubscription; o != 0 && !(o >= 1 && o <= MaxSpineOversubscription) {
+		errs = append(errs, fieldErr("cluster.spine_oversubscription", o, "must be in [1, %g] (0: %g, non-blocking)", MaxSpineOversubscription, DefaultSpineOversubscription))
+	}
+	return errors.Join(errs...)
 }
 
 // RecomputeGranularity is how much of a transformer layer's forward pass is
@@ -271,6 +344,7 @@ func (j Job) Validate() error {
 	}
 	add(checkRange("cluster.gpus", c.GPUs, 1, MaxGPUs))
 	add(checkRange("cluster.gpus_per_node", c.GPUsPerNode, 1, MaxGPUsPerNode))
+	add(c.Fabric.Validate(c.GPUsPerNode))
 	if !c.Mixed() && c.GPUs > c.GPUsPerNode && c.GPUsPerNode >= 1 && c.GPUs%c.GPUsPerNode != 0 {
 		add(fieldErr("cluster.gpus", c.GPUs, "must be a multiple of cluster.gpus_per_node (%d), or fit in one node", c.GPUsPerNode))
 	}

@@ -5,7 +5,9 @@
 //	name, description             top-level keys
 //	[cluster]   gpu, gpus, gpus_per_node; or, for a mixed cluster, gpus_per_node and
 //	            pools = [{gpu, gpus, budget_tokens}, ...] (job.Pool: ranks pool by pool,
-//	            whole nodes per stage; giving both forms is an error)
+//	            whole nodes per stage; giving both forms is an error); the fabric:
+//	            nics_per_node (dividing gpus_per_node; default one per GPU),
+//	            nodes_per_leaf (default 32), spine_oversubscription (>= 1; default 1)
 //	[model]     preset (job.ModelNames) and/or any job.Model field as an override
 //	[parallel]  tp, pp, vpp, ep, budget_tokens, first_stage_layers, last_stage_layers,
 //	            sequence_parallel (default true), recompute (none | selective | full),

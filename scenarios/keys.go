@@ -12,7 +12,7 @@ import (
 var allowedKeys = map[string][]string{
 	"":                       {"name", "description", "cluster", "model", "parallel", "workload", "run", "sweep", "costs"},
 	"costs":                  {"profile", "cp_exec", "cp_overlap", "planner_stall", "ulysses_across_nodes"},
-	"cluster":                {"gpu", "gpus", "gpus_per_node", "pools"},
+	"cluster":                {"gpu", "gpus", "gpus_per_node", "pools", "nics_per_node", "nodes_per_leaf", "spine_oversubscription"},
 	"cluster.pools":          {"gpu", "gpus", "budget_tokens"},
 	"parallel":               {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers", "sequence_parallel", "recompute", "recompute_layers", "grad_sync"},
 	"workload":               {"preset", "component", "file", "format", "field", "order", "context_tokens", "batch_tokens", "batch_tokens_per_gpu", "overlong"},

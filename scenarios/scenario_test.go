@@ -170,6 +170,8 @@ func TestBadScenarios(t *testing.T) {
 		{"unknown-top-key", []string{":29:", "run.colour: unknown key", "allowed in [run]"}},
 		{"unknown-table", []string{":31:", "cost: unknown key", "allowed at the top level", "costs"}},
 		{"unknown-cluster-key", []string{":9:", "cluster.nic_gbps: unknown key", "gpus_per_node"}},
+		{"fabric-nics-not-dividing", []string{":9:", "cluster.nics_per_node = 3", "divide cluster.gpus_per_node (8)"}},
+		{"fabric-oversubscription-below-one", []string{":9:", "cluster.spine_oversubscription = 0.5", "[1, 64]"}},
 		{"unknown-model-key", []string{":12:", "model.layer: unknown key", "layers"}},
 		{"unknown-parallel-key", []string{":17:", "parallel.cp: unknown key", "budget_tokens"}},
 		{"unknown-run-key", []string{":28:", "run.repeats: unknown key", "warmup_iterations"}},

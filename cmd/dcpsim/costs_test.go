@@ -45,10 +45,47 @@ func TestCostsCollective(t *testing.T) {
 		{[]string{"costs", "collective", "--gpu", "H800", "--gpus", "12", "--op", "all-reduce", "--bytes", "1"}, "multiple of --gpus-per-node (8)"},
 		{[]string{"costs", "collective", "--gpu", "H800", "--gpus", "16", "--op", "all-reduce", "--bytes", "0"}, "--bytes 0: must be in [1, 1099511627776]"},
 		{[]string{"costs", "collective", "--gpu", "H800", "--gpus", "16", "--op", "all-reduce", "--bytes", "NaN"}, "--bytes NaN"},
+		{[]string{"costs", "collective", "--gpu", "H800", "--gpus", "16", "--op", "all-reduce", "--bytes", "1", "--nics-per-node", "3"}, "--nics-per-node = 3: must divide --gpus-per-node (8)"},
+		{[]string{"costs", "collective", "--gpu", "H800", "--gpus", "16", "--op", "all-reduce", "--bytes", "1", "--spine-oversubscription", "0.5"}, "--spine-oversubscription = 0.5"},
+		{[]string{"costs", "collective", "--gpu", "H800", "--gpus", "16", "--op", "all-reduce", "--bytes", "1", "--background-flows", "-1"}, "--background-flows -1: must be in [0, 1024]"},
 	} {
 		code, _, errOut := dcpsim(t, c.args...)
 		if code != exitInput || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, %q; want exit 2 naming %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// TestCostsCollectiveShared: a background flow per NIC halves the rate of a
+// NIC-bound all-to-all over two nodes (stretch 2), and so do 4 NICs for 8
+// GPUs; the JSON reports the fabric and the stretch.
+func TestCostsCollectiveShared(t *testing.T) {
+	price := func(extra ...string) map[string]any {
+		t.Helper()
+		args := append([]string{"costs", "collective", "--gpu", "H800", "--gpus", "16", "--op", "all-to-all", "--bytes", "1073741824", "--json"}, extra...)
+		code, out, errOut := dcpsim(t, args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return got
+	}
+	alone := price()
+	if alone["stretch"].(float64) != 1 || alone["nics_per_node"].(float64) != 8 || alone["nodes_per_leaf"].(float64) != 32 {
+		t.Fatalf("alone: %v", alone)
+	}
+	for _, extra := range [][]string{{"--background-flows", "1"}, {"--nics-per-node", "4"}} {
+		got := price(extra...)
+		if got["stretch"].(float64) != 2 {
+			t.Errorf("%v: stretch %v, want 2", extra, got["stretch"])
+		}
+		// 1 GiB per rank: the NIC term dominates the latency, so the time
+		// nearly doubles.
+		if r := got["seconds"].(float64) / alone["seconds"].(float64); r < 1.95 || r > 2 {
+			t.Errorf("%v: %v s, %.3fx alone, want just under 2x", extra, got["seconds"], r)
 		}
 	}
 }

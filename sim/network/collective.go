@@ -53,9 +53,11 @@ func (l Links) p2pSeconds(crossesNodes bool) float64 {
 // (ranks−m)/ranks over its one NIC, concurrently; the slowest rank sets the time
 // (costmodel §4.1, §5.4):
 //
-//	T = max(intraBytes / (B_nvl·η_intra), interBytes / (B_nic·η_a2a)) + α
+//	T = max(intraBytes / (B_nvl·η_intra), interBytes / (B_nic·η_a2a(k))) + α
 //
-// with η_a2a the AllToAllInter curve's Max, S = bytesPerRank, intraBytes taken on the node
+// with η_a2a(k) the AllToAllInter curve's Max times AllToAllScale.At(k) on
+// k nodes (1 at the shipped profiles' A = 0: the published all-to-all NIC
+// rates do not fall with node count, calib/testdata/collective_scale.csv), S = bytesPerRank, intraBytes taken on the node
 // holding the most members, interBytes on the node holding the fewest, and
 // α = base + hop (intra constants when the group sits in one node, inter
 // otherwise). A group of one rank, or no bytes, costs 0. It panics if the ranks
@@ -76,14 +78,21 @@ func AllToAllSeconds(t Topology, firstRank, ranks int, bytesPerRank float64) flo
 			ss := t.Spans(seg.ranks)
 			l := seg.links
 			intra := l.nvlinkSeconds(float64(ss.MaxLocal-1) * peer)
-			inter := l.nicSeconds(float64(ranks-ss.MinLocal)*peer, l.AllToAllInter)
+			inter := l.allToAllNICSeconds(float64(ranks-ss.MinLocal)*peer, s.Nodes)
 			worst = max(worst, max(intra, inter)+l.oneHopSeconds(s.Nodes > 1))
 		}
 		return worst
 	}
 	intra := t.nvlinkSeconds(float64(s.MaxLocal-1) * peer)
-	inter := t.nicSeconds(float64(ranks-s.MinLocal)*peer, t.AllToAllInter)
+	inter := t.allToAllNICSeconds(float64(ranks-s.MinLocal)*peer, s.Nodes)
 	return max(intra, inter) + t.oneHopSeconds(s.Nodes > 1)
+}
+
+// allToAllNICSeconds is bytes through the NIC at the all-to-all's rate over
+// an all-to-all spanning nodes nodes: AllToAllInter's Max times
+// AllToAllScale.At(nodes).
+func (l Links) allToAllNICSeconds(bytes float64, nodes int) float64 {
+	return l.nicSeconds(bytes, l.AllToAllInter) / l.AllToAllScale.At(nodes)
 }
 
 // SendRecvSeconds is the time of one ring step over the ring g (ranks in order,
@@ -214,6 +223,24 @@ func P2PSeconds(t Topology, stage, r int, bytes float64) float64 {
 		return l.nvlinkSeconds(bytes) + l.p2pSeconds(false)
 	}
 	return l.nicSeconds(bytes, l.SendRecvInter) + l.p2pSeconds(true)
+}
+
+// P2PNICSeconds is P2PSeconds's NIC term (bytes at rank r's send/recv
+// rate when the stages' GPUs are on different nodes, else 0): the size of
+// the transfer's flow in a Window (PatternPeerStage).
+func P2PNICSeconds(t Topology, stage, r int, bytes float64) float64 {
+	t.ForStage(stage + 1) // range check
+	t.checkRank(r)
+	if bytes <= 0 {
+		return 0
+	}
+	from := (stage*t.PoolRanks + r) * t.TP / t.GPUsPerNode
+	to := ((stage+1)*t.PoolRanks + r) * t.TP / t.GPUsPerNode
+	if from == to {
+		return 0
+	}
+	l := t.LinksOf(r)
+	return l.nicSeconds(bytes, l.SendRecvInter)
 }
 
 // P2PActivationBytes is the bytes one GPU sends across a stage boundary for one

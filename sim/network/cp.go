@@ -97,6 +97,11 @@ type CPCost struct {
 	// ExposedSeconds is the part of CommSeconds on the critical path, given the
 	// overlappable compute (at most CommSeconds).
 	ExposedSeconds float64
+	// NICSeconds is the part of CommSeconds's transfers on the rank's NIC
+	// alone, at the line rate of each collective's kind: the size of the
+	// rank's flow in a Window (CPDemand). It is computed only on a topology
+	// whose fabric can contend (Topology.Contended), else 0.
+	NICSeconds float64
 }
 
 // CPLayerCost is the CP communication of one layer, forward and backward.
@@ -248,6 +253,7 @@ func checkCP(t Topology, m job.Model, g CPGroup, tokens int, ov CPOverlap) error
 type a2aPass struct {
 	payloadBytes, sentBytes float64
 	qkvSeconds, oSeconds    float64
+	nicSeconds              float64 // the four all-to-alls' NIC terms (contended fabrics only)
 }
 
 // ulyssesBlock prices one pass (forward and backward are alike) of the Ulysses
@@ -257,12 +263,16 @@ func ulyssesBlock(t Topology, m job.Model, first, u int, x float64) a2aPass {
 	rho := kvReplication(t, m, u)
 	q, k, v, o := x*b.q, x*rho*b.k, x*rho*b.v, x*b.o
 	payload := q + k + v + o
-	return a2aPass{
+	a := a2aPass{
 		payloadBytes: payload,
 		sentBytes:    float64(u-1) / float64(u) * payload,
 		qkvSeconds:   AllToAllSeconds(t, first, u, q) + AllToAllSeconds(t, first, u, k) + AllToAllSeconds(t, first, u, v),
 		oSeconds:     AllToAllSeconds(t, first, u, o),
 	}
+	if t.Contended() {
+		a.nicSeconds = allToAllNICSeconds(t, first, u, payload)
+	}
+	return a
 }
 
 // worstUlyssesBlock is the slowest of the r inner blocks [first+j·u, first+(j+1)·u).
@@ -309,6 +319,7 @@ func addA2A(c *CPLayerCost, a a2aPass, overlap bool, ov CPOverlap) {
 		p.cost.SentBytes += a.sentBytes
 		p.cost.CommSeconds += comm
 		p.cost.ExposedSeconds += exposed
+		p.cost.NICSeconds += a.nicSeconds
 	}
 }
 
@@ -324,6 +335,9 @@ func addRing(c *CPLayerCost, t Topology, ring Ranks, r int, stepBytes float64, o
 		p.cost.SentBytes += steps * p.bytes
 		p.cost.CommSeconds += steps * step
 		p.cost.ExposedSeconds += steps * max(0, step-p.attention/float64(r))
+		if t.Contended() {
+			p.cost.NICSeconds += steps * sendRecvNICSeconds(t, ring, p.bytes)
+		}
 	}
 }
 
@@ -342,5 +356,36 @@ func addAllGather(c *CPLayerCost, t Topology, g Ranks, share float64) {
 		p.cost.SentBytes += float64(g.Count-1) * share
 		p.cost.CommSeconds += p.seconds
 		p.cost.ExposedSeconds += p.seconds
+		if t.Contended() {
+			p.cost.NICSeconds += ringNICSeconds(t, g, total)
+		}
 	}
+}
+
+// CPDemand is group g's flows in a Window, from its priced pass c (CPLayer
+// on a contended topology): an all-to-all over the group for Ulysses, and
+// for Ring and UlyssesRing whose inner blocks leave the node; NCCL's ring
+// for AllGatherKV; else the group's u outer rings (u = 1: a plain ring).
+func CPDemand(t Topology, m job.Model, g CPGroup, c CPCost) Demand {
+	d := Demand{Ranks: Contiguous(g.FirstRank, g.Degree), NICSeconds: c.NICSeconds}
+	u := 1
+	switch g.Exec {
+	case sched.Ulysses:
+		d.Pattern = PatternAllToAll
+		return d
+	case sched.AllGatherKV:
+		d.Pattern = PatternNCCLRing
+		return d
+	case sched.UlyssesRing:
+		u = g.UlyssesDegree
+		if u == 0 {
+			u = UlyssesDegreeFor(t, m, g.Degree)
+		}
+	}
+	if u > 1 && (u > t.RanksPerNode || t.Spans(Contiguous(g.FirstRank, u)).Nodes > 1) {
+		d.Pattern = PatternAllToAll
+		return d
+	}
+	d.Pattern, d.Rings = PatternRings, u
+	return d
 }

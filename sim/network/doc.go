@@ -17,8 +17,10 @@
 // and ⌈(f mod g + k)/g⌉ nodes in general (Topology.Spans; stages that start part
 // way through a node shift f by their offset, see ForStage). CP, EP and DP
 // collectives run among the GPUs of one TP index, each GPU on its own NVLink
-// port and its own NIC; NVSwitch and the scale-out fabric are non-blocking, so
-// concurrent groups do not slow each other (assumption).
+// port and, on the default fabric, its own NIC. NVSwitch is non-blocking; the
+// scale-out fabric (Topology.Fabric: NICs per node, rail leaf groups, spine
+// oversubscription) is shared by the collectives that run at once, priced
+// ahead of the run per micro-batch (Window, fabric.go).
 //
 // # Links
 //
@@ -159,8 +161,15 @@
 // # Assumptions, named
 //
 //   - Megatron rank order (tp, then HDP, then pp); tp divides gpus_per_node.
-//   - One NIC per GPU, all-to-all never aggregates a node's NICs; non-blocking
-//     fabric, no contention between concurrent groups.
+//   - All-to-all never aggregates a node's NICs. Concurrent collectives share
+//     NICs, leaf uplinks and the spine by Window's rule (one pool per node and
+//     per leaf group, processor sharing, the busiest link setting a
+//     collective's stretch); on the default fabric (one NIC per GPU,
+//     non-blocking spine) no link can be oversubscribed and nothing is
+//     stretched. CP × HP layouts (LayoutCPLayer) are priced alone.
+//   - All-to-all efficiency on k nodes is AllToAllInter's Max times
+//     AllToAllScale.At(k), 1 in the shipped profiles: the published NIC-side
+//     rates do not fall with node count (calib/testdata/collective_scale.csv).
 //   - Efficiency curves are evaluated at the collective's bytes per rank. A curve
 //     fitted from measured times (calib.Fit) already contains the fixed latency
 //     as its Half term, so a fitted profile and non-zero α count latency twice;

@@ -66,11 +66,39 @@ func GradSync(t Topology, denseParamsPerGPU, expertParamsPerGPU float64, ep int)
 	}
 	dRS, dAG := denseParamsPerGPU*GradBytesPerParam, denseParamsPerGPU*ParamBytesPerParam
 	eRS, eAG := expertParamsPerGPU*GradBytesPerParam, expertParamsPerGPU*ParamBytesPerParam
+	// Every stage's groups of one kind (the dense rings of all TP indices,
+	// or the ep expert-DP rings) run at once: on a contended fabric each is
+	// priced stretched by its window (Window, PatternNCCLRing).
+	dt, et := t, t
+	if t.Contended() {
+		var w Window
+		dt = t.Slowed(gradSyncStretch(&w, t, []Ranks{dense}, dRS))
+		shards := make([]Ranks, 0, ep)
+		for e := range ep {
+			shards = append(shards, Ranks{First: e, Count: t.PoolRanks / ep, Stride: ep})
+		}
+		et = t.Slowed(gradSyncStretch(&w, t, shards, eRS))
+	}
 	return GradSyncCost{
-		DenseReduceScatterSeconds:  ReduceScatterSeconds(t, dense, dRS),
-		DenseAllGatherSeconds:      AllGatherSeconds(t, dense, dAG),
-		ExpertReduceScatterSeconds: ReduceScatterSeconds(t, expert, eRS),
-		ExpertAllGatherSeconds:     AllGatherSeconds(t, expert, eAG),
+		DenseReduceScatterSeconds:  ReduceScatterSeconds(dt, dense, dRS),
+		DenseAllGatherSeconds:      AllGatherSeconds(dt, dense, dAG),
+		ExpertReduceScatterSeconds: ReduceScatterSeconds(et, expert, eRS),
+		ExpertAllGatherSeconds:     AllGatherSeconds(et, expert, eAG),
 		SentBytes:                  sent(dense, dRS+dAG) + sent(expert, eRS+eAG),
 	}
+}
+
+// gradSyncStretch is the stretch of the rings gs run at once, each moving
+// bytes per rank (window w reused).
+func gradSyncStretch(w *Window, t Topology, gs []Ranks, bytes float64) float64 {
+	w.Reset(t)
+	for _, g := range gs {
+		w.Add(Demand{Ranks: g, Pattern: PatternNCCLRing, NICSeconds: ringNICSeconds(t, g, bytes)})
+	}
+	w.Solve()
+	sigma := 1.0
+	for i := range gs {
+		sigma = max(sigma, w.Stretch(i))
+	}
+	return sigma
 }

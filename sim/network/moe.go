@@ -19,6 +19,10 @@ type MoELayerCost struct {
 	// BwdSeconds is the backward, which repeats both (the backward of the combine
 	// is a dispatch and vice versa).
 	FwdSeconds, BwdSeconds float64
+	// NICSeconds is one pass's all-to-all traffic on the GPU's NIC alone
+	// (its flow in a Window, PatternAllToAll over the EP group), computed
+	// only on a topology whose fabric can contend.
+	NICSeconds float64
 }
 
 // MoELayer prices the dispatch and combine all-to-alls of one MoE layer over the
@@ -48,11 +52,15 @@ func MoELayer(t Topology, m job.Model, firstRank, ep, tokensPerRank int, fp8Disp
 	disp := tok * m.MoEDispatchBytesPerTokenLayer(fp8Dispatch)
 	comb := tok * m.MoECombineBytesPerTokenLayer()
 	fwd := AllToAllSeconds(t, firstRank, ep, disp) + AllToAllSeconds(t, firstRank, ep, comb)
-	return MoELayerCost{
+	c := MoELayerCost{
 		DispatchPayloadBytes: disp,
 		CombinePayloadBytes:  comb,
 		SentBytes:            float64(ep-1) / float64(ep) * (disp + comb),
 		FwdSeconds:           fwd,
 		BwdSeconds:           fwd,
 	}
+	if t.Contended() {
+		c.NICSeconds = allToAllNICSeconds(t, firstRank, ep, disp+comb)
+	}
+	return c
 }

@@ -76,3 +76,38 @@ func NCCLTestsSeconds(t Topology, c Collective, n int, bytes float64) float64 {
 	}
 	panic(fmt.Sprintf("network: unknown collective %q", string(c)))
 }
+
+// NCCLTestsShared prices collective c over the ranks [0, n) of t as
+// NCCLTestsSeconds does, on t's fabric with background persistent flows on
+// every NIC of the nodes it uses (other traffic that outlasts it): its flows
+// and the background's share each node's NICs and each leaf's uplinks
+// max-min fairly (Window), and it is priced on t slowed by the stretch its
+// busiest link gives. It returns the seconds and the stretch (1: as alone).
+// It panics if n leaves the pool or background < 0.
+func NCCLTestsShared(t Topology, c Collective, n int, bytes, background float64) (seconds, stretch float64) {
+	if !(background >= 0) {
+		panic(fmt.Sprintf("network: background flows %v per NIC", background))
+	}
+	g := Contiguous(0, n)
+	var d Demand
+	switch c {
+	case AllReduce, ReduceScatter, AllGather:
+		d = Demand{Ranks: g, Pattern: PatternNCCLRing, NICSeconds: ringNICSeconds(t, g, bytes)}
+	case AllToAll:
+		d = Demand{Ranks: g, Pattern: PatternAllToAll, NICSeconds: allToAllNICSeconds(t, 0, n, bytes)}
+	case SendRecv:
+		d = Demand{Ranks: g, Pattern: PatternRings, Rings: 1, NICSeconds: sendRecvNICSeconds(t, g, bytes)}
+	default:
+		panic(fmt.Sprintf("network: unknown collective %q", string(c)))
+	}
+	var w Window
+	w.Reset(t)
+	w.force = background > 0
+	id := w.Add(d)
+	if background > 0 && d.NICSeconds > 0 {
+		w.addBackground(d.Ranks, background*float64(t.Fabric.NICsPerNode), d.NICSeconds)
+	}
+	w.Solve()
+	stretch = w.Stretch(id)
+	return NCCLTestsSeconds(t.Slowed(stretch), c, n, bytes), stretch
+}

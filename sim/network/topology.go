@@ -3,6 +3,7 @@ package network
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
@@ -36,6 +37,10 @@ type Topology struct {
 	// cluster. A mixed cluster's ranks each have their kind's (KindOf).
 	Links
 
+	// Fabric is the cluster's scale-out network, its zero fields resolved
+	// (job.Fabric.Resolved): what a Window shares.
+	Fabric job.Fabric
+
 	// kinds are a mixed cluster's GPU kinds in rank order, each a run of
 	// consecutive HDP ranks filling whole nodes of every stage; nil for one
 	// kind.
@@ -62,6 +67,10 @@ type Links struct {
 	// AllToAllInter for all-to-alls (only their Max is applied; see the package
 	// doc).
 	CollectiveIntra, CollectiveInter, SendRecvInter, AllToAllInter calib.Curve
+	// AllToAllScale is the all-to-all's efficiency by the number of nodes it
+	// spans (the profile's all_to_all_inter_scale): AllToAllInter's Max is
+	// multiplied by AllToAllScale.At(nodes).
+	AllToAllScale calib.ScaleCurve
 }
 
 // kindSpan is one kind of a mixed cluster: HDP ranks [first, first+ranks) of
@@ -97,6 +106,9 @@ func NewTopology(p calib.Profile, c job.Cluster, tp, pp int) (Topology, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Fabric.Validate(gpn); err != nil {
+		errs = append(errs, fmt.Errorf("network: %w", err))
+	}
 	if len(errs) > 0 {
 		return Topology{}, errors.Join(errs...)
 	}
@@ -107,6 +119,7 @@ func NewTopology(p calib.Profile, c job.Cluster, tp, pp int) (Topology, error) {
 		PoolRanks:    c.GPUs / (tp * pp),
 		RanksPerNode: gpn / tp,
 		Links:        links,
+		Fabric:       c.Fabric.Resolved(gpn),
 	}, nil
 }
 
@@ -174,6 +187,9 @@ func linksOf(p calib.Profile) (Links, error) {
 			errs = append(errs, fmt.Errorf("network: profile %q: %s = %g must be >= 0", p.Name, l.name, l.v))
 		}
 	}
+	if a := p.AllToAllInterScale.Value; !(a >= 0) || math.IsInf(a, 0) {
+		errs = append(errs, fmt.Errorf("network: profile %q: all_to_all_inter_scale = %g must be finite and >= 0", p.Name, a))
+	}
 	for _, cv := range []struct {
 		name string
 		c    calib.Curve
@@ -199,6 +215,7 @@ func linksOf(p calib.Profile) (Links, error) {
 		CollectiveInter:      p.CollectiveInter,
 		SendRecvInter:        p.SendRecvInter,
 		AllToAllInter:        p.AllToAllInter,
+		AllToAllScale:        calib.ScaleCurve{A: p.AllToAllInterScale.Value},
 	}, nil
 }
 
