@@ -65,7 +65,7 @@ validate: build
 ## published Megatron-LM runs (results/validation.jsonl), results/REPORT.md and the
 ## results tables README.md quotes from it.
 FIGURE_RUNS = testbed-32k testbed-256k testbed-256k-v2-lite production-256k production-256k-node-ulysses hy3-8k hexiseq-h100-a100 hetero-long-256k hexiseq-flop-mixed hexiseq-flop-h100
-FIGURE_SWEEPS = weak-scaling production-256k-cap hexiseq-contexts hexiseq-four-kinds
+FIGURE_SWEEPS = weak-scaling production-256k-cap production-256k-fabric hexiseq-contexts hexiseq-four-kinds
 figures: build
 	for s in $(FIGURE_RUNS); do bin/dcpsim run $$s --out results/$$s || exit 1; done
 	for s in $(FIGURE_SWEEPS); do rm -rf results/$$s; bin/dcpsim sweep $$s --out results/$$s || exit 1; done

@@ -396,6 +396,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 		fmt.Fprintln(w, "![cap sweep](production-256k-cap/sweep-hydra-cap.png)")
 		fmt.Fprintln(w)
 	}
+	writeFabric(w, dir) // fabric.go
 	ts := fidelityTargets(sums, scaling)
 	writeTargets(w, ts)
 	writeHetero(w, dir) // hetero.go

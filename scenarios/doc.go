@@ -15,7 +15,7 @@
 //	[workload]  preset | [[workload.component]] | file (+ format, field, order),
 //	            context_tokens, batch_tokens | batch_tokens_per_gpu, overlong
 //	[run]       iterations, warmup_iterations, seed, policies, [run.options.<policy>]
-//	[sweep]     gpus, context_tokens, budget_tokens, [[sweep.variant]] (name, model, parallel)
+//	[sweep]     gpus, context_tokens, budget_tokens, [[sweep.variant]] (name, model, parallel, cluster: the fabric keys)
 //	[costs]     profile (a calibration profile file; default: the embedded one of cluster.gpu),
 //	            cp_exec.<policy>, cp_overlap.<policy> (what-if CP execution overrides)
 //

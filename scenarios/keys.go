@@ -19,7 +19,8 @@ var allowedKeys = map[string][]string{
 	"workload.component":     {"kind", "weight", "median_tokens", "sigma", "alpha", "min_tokens", "max_tokens", "tokens", "cdf"},
 	"run":                    {"iterations", "warmup_iterations", "seed", "policies", "options", "dollars_per_gpu_hour"},
 	"sweep":                  {"gpus", "context_tokens", "budget_tokens", "options", "policies", "variant"},
-	"sweep.variant":          {"name", "model", "parallel", "options"},
+	"sweep.variant":          {"name", "model", "parallel", "cluster", "options"},
+	"sweep.variant.cluster":  {"nics_per_node", "nodes_per_leaf", "spine_oversubscription"},
 	"sweep.variant.parallel": {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers", "sequence_parallel", "recompute", "recompute_layers", "grad_sync"},
 	"model":                  modelKeys(),
 }

@@ -83,6 +83,7 @@ type rawVariant struct {
 	Name     string                    `toml:"name"`
 	Model    string                    `toml:"model"`
 	Parallel toml.Primitive            `toml:"parallel"`
+	Cluster  toml.Primitive            `toml:"cluster"`
 	Options  map[string]toml.Primitive `toml:"options"`
 }
 
@@ -264,7 +265,7 @@ func (p *parser) unknownKeys(md *toml.MetaData) {
 			continue
 		}
 		switch {
-		case len(k) >= 4 && k[0] == "sweep" && k[1] == "variant" && (k[2] == "parallel" || k[2] == "options"):
+		case len(k) >= 4 && k[0] == "sweep" && k[1] == "variant" && (k[2] == "parallel" || k[2] == "cluster" || k[2] == "options"):
 			continue // decoded per variant (sweep)
 		case len(k) >= 3 && k[0] == "run" && k[1] == "options",
 			len(k) >= 3 && k[0] == "sweep" && k[1] == "options":
@@ -300,7 +301,7 @@ func (p *parser) sweepTable(md *toml.MetaData, raw *rawFile, pools bool, names [
 	if pools && len(raw.Sweep.GPUs) > 0 {
 		p.addf("sweep.gpus", "sweep.gpus: a mixed cluster (cluster.pools) cannot be swept by GPU count; write one scenario per pool size")
 	}
-	sc.Sweep = p.sweep(md, raw.Sweep, raw.Parallel.parallel(), names)
+	sc.Sweep = p.sweep(md, raw.Sweep, raw.Parallel.parallel(), raw.Cluster.Fabric, names)
 }
 
 // finish returns sc, or every problem found; a sweep's points must also be

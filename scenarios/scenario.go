@@ -162,6 +162,10 @@ type Variant struct {
 	Model string
 	// Parallel is the variant's parallel layout (the base one with overrides).
 	Parallel job.Parallel
+	// Fabric is the variant's scale-out network ([sweep.variant.cluster]:
+	// nics_per_node, nodes_per_leaf, spine_oversubscription over the base
+	// cluster's).
+	Fabric job.Fabric
 	// Options are [sweep.variant.options.<policy>] tables: policy options of
 	// this variant's points, over [run.options.<policy>] (e.g. ring static CP
 	// for one model only).

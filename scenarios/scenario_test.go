@@ -33,6 +33,7 @@ func TestPresetsParse(t *testing.T) {
 		"production-256k": {2048, 512, 64, 33554432, 1},
 		// What-ifs: the cap sweep, the node-local Ulysses, the earlier stand-in model.
 		"production-256k-cap":          {2048, 512, 64, 33554432, 5},
+		"production-256k-fabric":       {2048, 512, 64, 33554432, 5},
 		"testbed-256k-v2-lite":         {512, 128, 16, 4194304, 1},
 		"production-256k-node-ulysses": {2048, 512, 64, 33554432, 1},
 		"hy3-8k":                       {8192, 1024, 128, 134217728, 1},
@@ -172,6 +173,7 @@ func TestBadScenarios(t *testing.T) {
 		{"unknown-cluster-key", []string{":9:", "cluster.nic_gbps: unknown key", "gpus_per_node"}},
 		{"fabric-nics-not-dividing", []string{":9:", "cluster.nics_per_node = 3", "divide cluster.gpus_per_node (8)"}},
 		{"fabric-oversubscription-below-one", []string{":9:", "cluster.spine_oversubscription = 0.5", "[1, 64]"}},
+		{"sweep-variant-fabric-key", []string{":32:", "sweep.variant.cluster.nic_gbps: unknown key", "nics_per_node"}},
 		{"unknown-model-key", []string{":12:", "model.layer: unknown key", "layers"}},
 		{"unknown-parallel-key", []string{":17:", "parallel.cp: unknown key", "budget_tokens"}},
 		{"unknown-run-key", []string{":28:", "run.repeats: unknown key", "warmup_iterations"}},

@@ -13,7 +13,7 @@ import (
 	"github.com/dcpsim/dcpsim/sched/policies"
 )
 
-func (p *parser) sweep(md *toml.MetaData, s *rawSweep, base job.Parallel, policyNames []string) *Sweep {
+func (p *parser) sweep(md *toml.MetaData, s *rawSweep, base job.Parallel, baseFabric job.Fabric, policyNames []string) *Sweep {
 	out := &Sweep{GPUs: s.GPUs, ContextTokens: s.ContextTokens, BudgetTokens: s.BudgetTokens, Policies: s.Policies}
 	axes := []struct {
 		key    string
@@ -55,11 +55,15 @@ func (p *parser) sweep(md *toml.MetaData, s *rawSweep, base job.Parallel, policy
 			p.decodeErr("sweep.variant.parallel", err)
 		}
 		par := rp.parallel()
-		out.Variants = append(out.Variants, Variant{Name: v.Name, Model: v.Model, Parallel: par,
+		fab := baseFabric
+		if err := md.PrimitiveDecode(v.Cluster, &fab); err != nil {
+			p.decodeErr("sweep.variant.cluster", err)
+		}
+		out.Variants = append(out.Variants, Variant{Name: v.Name, Model: v.Model, Parallel: par, Fabric: fab,
 			Options: p.variantOptions(md, v.Options, at, policyNames)})
 	}
 	for _, k := range md.Undecoded() {
-		if len(k) >= 4 && k[0] == "sweep" && k[1] == "variant" && k[2] == "parallel" {
+		if len(k) >= 4 && k[0] == "sweep" && k[1] == "variant" && (k[2] == "parallel" || k[2] == "cluster") {
 			p.addf(k.String(), "%s: unknown key%s", k.String(), suggest(k))
 		}
 	}
@@ -141,6 +145,7 @@ func (s *Scenario) sweepAxes() []axis {
 		axes = append(axes, axis{len(sw.Variants), "variant", "", func(pt *Scenario, i int) string {
 			v := sw.Variants[i]
 			pt.Job.Parallel = v.Parallel
+			pt.Job.Cluster.Fabric = v.Fabric
 			for _, name := range slices.Sorted(maps.Keys(v.Options)) {
 				t := maps.Clone(pt.optionTables[name])
 				if t == nil {
