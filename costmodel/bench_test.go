@@ -24,6 +24,18 @@ import (
 // collector's included), which other processes on a shared machine do not
 // inflate.
 func BenchmarkIteration(b *testing.B) {
+	benchIterations(b, []int{8192, 16384, 40960, 131072, 1048576}, job.Fabric{})
+}
+
+// BenchmarkIterationSharedFabric is BenchmarkIteration at 131,072 GPUs on a
+// fabric whose links contend (4 NICs per node, a 2:1 spine): every
+// micro-batch's collectives are placed in their windows and the MBs with a
+// stretched collective priced twice.
+func BenchmarkIterationSharedFabric(b *testing.B) {
+	benchIterations(b, []int{131072}, job.Fabric{NICsPerNode: 4, SpineOversubscription: 2})
+}
+
+func benchIterations(b *testing.B, sizes []int, fabric job.Fabric) {
 	prof, err := calib.LookupProfile("H800")
 	if err != nil {
 		b.Fatal(err)
@@ -36,13 +48,13 @@ func BenchmarkIteration(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, gpus := range []int{8192, 16384, 40960, 131072, 1048576} {
+	for _, gpus := range sizes {
 		perGPU := int64(16384)
 		if gpus > 131072 {
 			perGPU = 8192
 		}
 		b.Run(fmt.Sprintf("gpus=%d", gpus), func(b *testing.B) {
-			j := job.Job{Model: m, Cluster: job.Cluster{GPU: "H800", GPUs: gpus, GPUsPerNode: 8},
+			j := job.Job{Model: m, Cluster: job.Cluster{GPU: "H800", GPUs: gpus, GPUsPerNode: 8, Fabric: fabric},
 				Parallel: job.Parallel{TP: 1, PP: 16, VPP: 1, EP: 64, BudgetTokens: 8192,
 					FirstStageLayers: 3, LastStageLayers: 2}, ContextTokens: 262144}
 			mod, err := New(j, prof, Options{})

@@ -396,13 +396,15 @@ func writeReproduction(w *strings.Builder, dir string) {
 		fmt.Fprintln(w, "![cap sweep](production-256k-cap/sweep-hydra-cap.png)")
 		fmt.Fprintln(w)
 	}
-	writeFabric(w, dir) // fabric.go
+	fab := writeFabric(w, dir) // fabric.go
 	ts := fidelityTargets(sums, scaling)
 	writeTargets(w, ts)
 	writeHetero(w, dir) // hetero.go
 	writeMemory(w, dir) // korthikanti.go
 	w.WriteString(fidelityProse)
-	writeProse(w, newProseData(sums, scaling, ts)) // reproductionprose.go
+	prose := newProseData(sums, scaling, ts) // reproductionprose.go
+	prose.Fabric = fab
+	writeProse(w, prose)
 	fmt.Fprintln(w)
 	writeValidation(w, dir) // validationreport.go
 }

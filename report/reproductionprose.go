@@ -166,22 +166,6 @@ func (p proseTarget) Quote(policy string) string {
 	return fmt.Sprintf("%s (%s, %s)", label(policy), p.VS(), p.Gap())
 }
 
-// nicWhatIf is a what-if measured once, at commit bdac8be (2026-12-01), on
-// the cost model of that time, and never committed as a scenario:
-// production-256k with the H800 NIC at a quarter of its nccl-tests rate. It is
-// history, quoted as measured, and the report says so.
-var nicWhatIf = struct {
-	Commit, Date                        string
-	NICGBPerSecond                      float64
-	Hydra, Mcore, Static                float64 // mean steps, s
-	OverMcore, OverStatic               float64 // HyDra's throughput over each
-	PaperHydra, PaperMcore, PaperStatic paperValue
-	PaperOverMcore, PaperOverStatic     paperValue
-}{Commit: "bdac8be", Date: "2026-12-01", NICGBPerSecond: 12, Hydra: 14.2, Mcore: 16.9, Static: 23.1, OverMcore: 1.19, OverStatic: 1.62,
-	PaperHydra: paperRuns["production-256k"].Values["hydra"]["step"], PaperMcore: paperRuns["production-256k"].Values["mcore"]["step"],
-	PaperStatic: paperRuns["production-256k"].Values["static"]["step"], PaperOverMcore: paperRuns["production-256k"].Values["hydra"]["over_mcore"],
-	PaperOverStatic: paperRuns["production-256k"].Values["hydra"]["over_static"]}
-
 // byteScaleShortestFirst is history: running ByteScale's frames shortest
 // first took this share off its hy3-8k step when the change was made (commit
 // 43b32b3, 2026-12-01).
@@ -199,8 +183,8 @@ type proseData struct {
 	Sim        *simProse
 	Bubbles    *bubbleProse
 	Scenarios  scenariosProse
-	// WhatIf is nicWhatIf, history.
-	WhatIf  any
+	// Fabric is the fabric what-if closest to the paper (nil: missing).
+	Fabric  *fabricProse
 	Missing map[string][]string
 }
 
@@ -422,7 +406,7 @@ func (in *proseInputs) paperGap(sc, policy, key string) float64 {
 // targets checked on them.
 func newProseData(sums map[string]*Summary, scaling []SweepPoint, ts targets) *proseData {
 	in := &proseInputs{sums: sums, scaling: scaling, ts: ts}
-	d := &proseData{WhatIf: nicWhatIf, Missing: map[string][]string{}}
+	d := &proseData{Missing: map[string][]string{}}
 	build := func(section string, f func()) bool {
 		in.missing = nil
 		f()

@@ -2,6 +2,7 @@ package network
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -104,7 +105,8 @@ type Demand struct {
 type Window struct {
 	t       Topology
 	fab     fabricLinks
-	entries []poolEntry
+	entries []poolEntry // node pools (Add puts leaf pools in leaves)
+	leaves  []poolEntry
 	stretch []float64
 	pools   []poolSum
 	solved  bool
@@ -145,7 +147,7 @@ func (t Topology) Contended() bool {
 func (w *Window) Reset(t Topology) bool {
 	w.t = t
 	w.fab = fabricLinks{nics: t.Fabric.NICsPerNode, nodesPerLeaf: t.Fabric.NodesPerLeaf, oversub: t.Fabric.SpineOversubscription}
-	w.entries = w.entries[:0]
+	w.entries, w.leaves = w.entries[:0], w.leaves[:0]
 	w.stretch = w.stretch[:0]
 	w.pools = w.pools[:0]
 	w.solved, w.force = false, false
@@ -220,13 +222,16 @@ func (w *Window) Add(d Demand) int {
 			}
 		}
 		if flows > 0 && frac > 0 {
-			w.entries = append(w.entries, poolEntry{pool: -1 - leaf, demand: int32(id), flows: flows * tp, size: d.NICSeconds * min(frac, 1), whole: d.NICSeconds})
+			w.leaves = append(w.leaves, poolEntry{pool: -1 - leaf, demand: int32(id), flows: flows * tp, size: d.NICSeconds * min(frac, 1), whole: d.NICSeconds})
 		}
 		leafMembers, leafLastMembers = 0, 0
 	}
 	curLeaf := (base + first) / npl
 	for node := first; node <= last; node++ {
-		m := t.membersOn(d.Ranks, node)
+		m := t.RanksPerNode // an inner node of a contiguous set is full
+		if d.Ranks.Stride != 1 || node == first || node == last {
+			m = t.membersOn(d.Ranks, node)
+		}
 		if m == 0 {
 			continue
 		}
@@ -269,26 +274,46 @@ func (t Topology) membersOn(g Ranks, node int) int {
 // and sets every demand's stretch. Add after Solve needs Solve again.
 func (w *Window) Solve() {
 	w.solved = true
-	if len(w.entries) == 0 {
-		return
-	}
-	slices.SortFunc(w.entries, func(a, b poolEntry) int {
-		if c := cmp.Compare(a.pool, b.pool); c != 0 {
-			return c
-		}
+	w.solveEntries(w.entries)
+	w.solveEntries(w.leaves)
+}
+
+// solveEntries shares the pools of es. Callers add demands in rank order,
+// so entries mostly come grouped by pool (node pools by node, leaf pools by
+// leaf): runs of one pool are sorted by size, and the whole only when the
+// pools come out of order.
+func (w *Window) solveEntries(es []poolEntry) {
+	byPool := func(a, b poolEntry) int { return cmp.Compare(poolOrder(a.pool), poolOrder(b.pool)) }
+	bySize := func(a, b poolEntry) int {
 		if c := cmp.Compare(a.size, b.size); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.demand, b.demand)
-	})
-	for lo := 0; lo < len(w.entries); {
+	}
+	if !slices.IsSortedFunc(es, byPool) {
+		slices.SortStableFunc(es, byPool)
+	}
+	for lo := 0; lo < len(es); {
 		hi := lo + 1
-		for hi < len(w.entries) && w.entries[hi].pool == w.entries[lo].pool {
+		for hi < len(es) && es[hi].pool == es[lo].pool {
 			hi++
 		}
-		w.sharePool(w.entries[lo:hi])
+		run := es[lo:hi]
+		if len(run) > 1 {
+			slices.SortFunc(run, bySize)
+		}
+		w.sharePool(run)
 		lo = hi
 	}
+}
+
+// poolOrder orders pools as Add places them: leaf pools after every node
+// pool, by leaf (a pool id −1−leaf), node pools by node.
+func poolOrder(pool int) int {
+	if pool < 0 {
+		return math.MaxInt/2 - 1 - pool
+	}
+	return pool
 }
 
 // sharePool raises the stretch of every demand with flows in one pool's
@@ -375,7 +400,11 @@ func allToAllNICSeconds(t Topology, firstRank, ranks int, bytesPerRank float64) 
 		return 0
 	}
 	peer := bytesPerRank / float64(ranks)
-	nodes := t.Spans(g).Nodes
+	s := t.Spans(g)
+	if !t.Mixed() {
+		return t.allToAllNICSeconds(float64(ranks-s.MinLocal)*peer, s.Nodes)
+	}
+	nodes := s.Nodes
 	var worst float64
 	for _, seg := range t.kindSegments(g) {
 		ss := t.Spans(seg.ranks)
@@ -389,6 +418,9 @@ func allToAllNICSeconds(t Topology, firstRank, ranks int, bytesPerRank float64) 
 func sendRecvNICSeconds(t Topology, g Ranks, bytes float64) float64 {
 	if g.Count <= 1 || bytes <= 0 || t.Node(g.First) == t.Node(g.Last()) {
 		return 0
+	}
+	if !t.Mixed() {
+		return t.nicSeconds(bytes, t.SendRecvInter)
 	}
 	var worst float64
 	for _, seg := range t.kindSegments(g) {
@@ -405,10 +437,14 @@ func ringNICSeconds(t Topology, g Ranks, bytes float64) float64 {
 	if g.Count <= 1 || bytes <= 0 {
 		return 0
 	}
-	if t.Spans(g).Nodes <= 1 {
+	s := t.Spans(g)
+	if s.Nodes <= 1 {
 		return 0
 	}
 	sent := float64(g.Count-1) / float64(g.Count) * bytes
+	if !t.Mixed() {
+		return t.nicSeconds(sent/float64(s.MinLocal), t.CollectiveInter)
+	}
 	var worst float64
 	for _, seg := range t.kindSegments(g) {
 		ss := t.Spans(seg.ranks)
