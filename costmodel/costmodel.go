@@ -279,18 +279,28 @@ func (m *Model) Overhead() calib.Overhead {
 
 // PlannerStallSeconds models a plan's planning stall on the host: its
 // StallWork priced with the per-operation CPython costs of calib.CPython (pool
-// visits, heap operations, sequence visits) and the CBC costs of calib.CBC
-// (solves, branch-and-bound nodes, simplex iterations; FlexSP's MILPs,
-// priced as run one after another). The systems compared ship Python
-// planners that run at the head of every iteration on the critical path (HyDra
-// §3.4), or solvers that run ahead of it (FlexSP §5: what is on the path is
-// the experiment's call); this is the deterministic model of that time, not
-// our Go planners' wall time.
+// visits, heap operations, sequence visits; and the plan-building work around
+// the placement loop: prepared sequences, sort steps, batch slots, sequence
+// pieces, group sequences, groups (one batch-building step and one metadata
+// record each) and group ranks) and the CBC costs of calib.CBC (solves,
+// branch-and-bound nodes, simplex iterations; FlexSP's MILPs, priced as run
+// one after another). The systems compared ship Python planners that run at
+// the head of every iteration on the critical path (HyDra §3.4), or solvers
+// that run ahead of it (FlexSP §5: what is on the path is the experiment's
+// call); this is the deterministic model of that time, not our Go planners'
+// wall time.
 func PlannerStallSeconds(w sched.StallWork) float64 {
 	c, s := calib.CPython, calib.CBC
 	return float64(w.PoolVisits)*c.PoolVisitSeconds.Value +
 		float64(w.HeapOps)*c.HeapOpSeconds.Value +
 		float64(w.SequenceVisits)*c.SequenceVisitSeconds.Value +
+		float64(w.PreparedSequences)*c.PreparedSequenceSeconds.Value +
+		float64(w.SortSteps)*c.SortStepSeconds.Value +
+		float64(w.BatchSlots)*c.BatchSlotSeconds.Value +
+		float64(w.SequencePieces)*c.SequencePieceSeconds.Value +
+		float64(w.GroupSequences)*c.GroupSequenceSeconds.Value +
+		float64(w.Groups)*(c.GroupBatchSeconds.Value+c.GroupMetaSeconds.Value) +
+		float64(w.GroupRanks)*c.GroupRankSeconds.Value +
 		float64(w.SolverSolves)*s.SolveSeconds.Value +
 		float64(w.SolverNodes)*s.NodeSeconds.Value +
 		float64(w.SolverIterations)*s.IterationSeconds.Value

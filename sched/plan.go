@@ -128,6 +128,41 @@ type StallWork struct {
 	SolverSolves     int64 `json:"solver_solves,omitempty"`
 	SolverNodes      int64 `json:"solver_nodes,omitempty"`
 	SolverIterations int64 `json:"solver_iterations,omitempty"`
+
+	// The fields below are the rest of a Python planner's per-iteration
+	// pipeline around its placement loop: preparing the batch and handing
+	// every rank its plan (HyDra and hydra-hetero fill them; sched/hydra
+	// PlanBuildWork). Each is an exact function of the batch and the plan.
+
+	// PreparedSequences are sequences read by the batch's preparation
+	// passes: the batch sums (S1, S2, s_max) and each sequence's CP degree
+	// cp(s), one visit of each pass per sequence.
+	PreparedSequences int64 `json:"prepared_sequences,omitempty"`
+	// SortSteps are N·⌈log₂ N⌉ for the longest-first sort of the batch's N
+	// sequences (a comparison sort with a C-level key; priced per N log N).
+	SortSteps int64 `json:"sort_steps,omitempty"`
+	// BatchSlots are the (rank, microbatch) slots of the per-rank batches:
+	// the list of sequence pieces every rank of the pool gets in every
+	// microbatch, empty for a rank idle in it.
+	BatchSlots int64 `json:"batch_slots,omitempty"`
+	// SequencePieces are (sequence, rank) pieces: a sequence run by a group
+	// of k ranks is cut into 2k zigzag chunks, and each of its k ranks
+	// appends its pair (chunks i and 2k−1−i, each as seq id, start, end) to
+	// its slot: Σ over groups of |Seqs|·Size.
+	SequencePieces int64 `json:"sequence_pieces,omitempty"`
+	// GroupSequences are the (sequence, group) entries of the plan, Σ over
+	// groups of |Seqs|: the batch-building loop's per-sequence step (read the
+	// length, compute the chunk length) outside its loop over the ranks.
+	GroupSequences int64 `json:"group_sequences,omitempty"`
+	// Groups are the plan's CP groups, Σ over microbatches of |Groups|: each
+	// is one step of the batch-building loop and one metadata record (its
+	// rank list, inner Ulysses and outer ring sub-groups, the prebuilt
+	// process group of its aligned block).
+	Groups int64 `json:"groups,omitempty"`
+	// GroupRanks are the ranks of the plan's groups, Σ over groups of Size:
+	// each rank's entry (its group, Ulysses rank and ring rank) in its
+	// microbatch's metadata.
+	GroupRanks int64 `json:"group_ranks,omitempty"`
 }
 
 // Diagnostics explain a plan for people (Summary) and, through encoding/json of

@@ -158,7 +158,15 @@
 // reports them apart. StallWork, what the simulator prices as the planning
 // stall of a Python HyDra, counts the heap operations as heapq operations, the
 // sequence visits and alignment steps as Python-loop sequence visits, and
-// hydra-scan's scan steps as pool visits.
+// hydra-scan's scan steps as pool visits; and, for both, the rest of the
+// per-iteration pipeline around the placement loop (PlanBuildWork, exact
+// functions of the batch and the realized plan): the batch-sums and cp(s)
+// passes, the longest-first sort, the per-rank batches (a slot per rank and
+// MB; for a sequence of a group of k ranks, each rank's pair of its 2k zigzag
+// chunks) and each group's metadata (its ranks, inner Ulysses and outer ring
+// sub-groups, each rank's entry). Not counted: sending the plan to the ranks
+// (the paper's broadcast of the MB count), which is communication, and
+// turning the pieces into tensors, which is the data loader's.
 //
 // # Decisions the spec leaves open
 //

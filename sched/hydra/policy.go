@@ -96,14 +96,16 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	}
 	d.VPPSplits, d.AlignSteps = splits, steps
 	d.RealizedMicrobatches = len(mbs)
+	stall := sched.StallWork{HeapOps: d.HeapOps, SequenceVisits: d.SequenceVisits + d.AlignSteps,
+		PoolVisits: d.ScanSteps}
+	PlanBuildWork(&stall, len(lengths), in.PoolRanks, mbs)
 	return &sched.Plan{
 		Policy:       p.name,
 		PoolRanks:    in.PoolRanks,
 		Microbatches: mbs,
 		WorkUnits:    d.HeapOps + d.SequenceVisits + d.ScanSteps + d.AlignSteps,
-		StallWork: sched.StallWork{HeapOps: d.HeapOps, SequenceVisits: d.SequenceVisits + d.AlignSteps,
-			PoolVisits: d.ScanSteps},
-		Diagnostics: d,
+		StallWork:    stall,
+		Diagnostics:  d,
 	}, nil
 }
 

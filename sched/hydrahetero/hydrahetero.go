@@ -293,10 +293,12 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	}
 	d := &Diagnostics{Targets: ht, RealizedMicrobatches: len(mbs), VPPSplits: splits, AlignSteps: steps,
 		HeapOps: hp.heapOps, SequenceVisits: hp.visits, GroupVisits: hp.groupVisits}
+	stall := sched.StallWork{HeapOps: hp.heapOps, SequenceVisits: hp.visits + steps, PoolVisits: hp.groupVisits}
+	hydra.PlanBuildWork(&stall, len(lengths), in.PoolRanks, mbs)
 	return &sched.Plan{
 		Policy: Name, PoolRanks: in.PoolRanks, Microbatches: mbs,
 		WorkUnits:   hp.heapOps + hp.visits + hp.groupVisits + steps,
-		StallWork:   sched.StallWork{HeapOps: hp.heapOps, SequenceVisits: hp.visits + steps, PoolVisits: hp.groupVisits},
+		StallWork:   stall,
 		Diagnostics: d,
 	}, nil
 }

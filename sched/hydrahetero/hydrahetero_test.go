@@ -38,7 +38,8 @@ func twoKinds(c testCase, slow float64) *sched.Cluster {
 // TestHeteroOneKindIsHydra: on a pool of one kind, hydra-hetero with its
 // linear term off makes exactly HyDra's plans (microbatches, groups, close
 // reasons), with and without a planning cluster: its loads are then s² on
-// every rank, and every comparison of its packing is HyDra's.
+// every rank, and every comparison of its packing is HyDra's; so is its
+// plan-building stall work.
 func TestHeteroOneKindIsHydra(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	compared := 0
@@ -59,6 +60,13 @@ func TestHeteroOneKindIsHydra(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got.Microbatches, want.Microbatches) {
 				t.Fatalf("%v (cluster %v): hydra-hetero's plan differs from hydra's:\n%v\n%v", c, cl != nil, got.Microbatches, want.Microbatches)
+			}
+			// The same plan: the same plan-building work (hydra.PlanBuildWork).
+			gw, ww := got.StallWork, want.StallWork
+			gw.HeapOps, gw.SequenceVisits, gw.PoolVisits = 0, 0, 0
+			ww.HeapOps, ww.SequenceVisits, ww.PoolVisits = 0, 0, 0
+			if gw != ww || gw.BatchSlots == 0 {
+				t.Fatalf("%v (cluster %v): plan-building work %+v, hydra's %+v", c, cl != nil, gw, ww)
 			}
 			compared++
 		}
