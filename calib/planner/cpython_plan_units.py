@@ -50,8 +50,8 @@ long on these plan sizes.
 Usage: python3 cpython_plan_units.py > cpython_plan_units.csv
 """
 import gc
-import heapq
 import math
+import os
 import platform
 import random
 import statistics
@@ -213,33 +213,10 @@ def meta_case(k):
     return run, (groups, groups * k)  # groups, group ranks
 
 
-# --- cross-check of cpython_units.py --------------------------------------
+# --- cross-check of cpython_units.py: its own heap_op and seq_visit loops ---
 
-def heap_ops(g):
-    rng = random.Random(g)
-    heap = [(rng.random(), r) for r in range(g)]
-    heapq.heapify(heap)
-    lengths = [rng.randint(1, 8192) for _ in range(UNITS // 2)]
-    cap = 8192.0 ** 2 * 4
-    t = time.perf_counter()
-    for s in lengths:
-        load, first = heapq.heappop(heap)
-        if load + s * s <= cap:
-            load += s * s / cap
-        heapq.heappush(heap, (load, first))
-    return time.perf_counter() - t
-
-
-def seq_visits():
-    rng = random.Random(1)
-    lengths = sorted((rng.randint(1, 262144) for _ in range(UNITS)), reverse=True)
-    bound = 1 << 30
-    t = time.perf_counter()
-    n = 0
-    for s in lengths:
-        if s * s <= bound:
-            n += 1
-    return time.perf_counter() - t
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpython_units  # noqa: E402  (the committed units' script, beside this one)
 
 
 # --- least squares through the origin -------------------------------------
@@ -302,8 +279,8 @@ def main():
     w.write("# fit group_meta,group_rank: R^2 %.4f over %d timings\n" % (r2, len(ys)))
 
     for g in (2048,):
-        row("heap_op", g, UNITS, median_time(lambda: heap_ops(g)))
-    row("seq_visit", 0, UNITS, median_time(seq_visits))
+        row("heap_op", g, cpython_units.UNITS, median_time(lambda: cpython_units.heap_ops(g)))
+    row("seq_visit", 0, cpython_units.UNITS, median_time(lambda: cpython_units.seq_visits(0)))
 
 
 def cpu_name():

@@ -211,32 +211,33 @@ func (l Links) intraRingSeconds(n int, bytes float64) float64 {
 // otherwise over the NIC; at production sizes stages are always on different
 // nodes. It panics if stage+1 is not a stage or r is not a rank.
 func P2PSeconds(t Topology, stage, r int, bytes float64) float64 {
-	t.ForStage(stage + 1) // range check
-	t.checkRank(r)
+	crosses := t.p2pCrossesNodes(stage, r)
 	if bytes <= 0 {
 		return 0
 	}
-	from := (stage*t.PoolRanks + r) * t.TP / t.GPUsPerNode
-	to := ((stage+1)*t.PoolRanks + r) * t.TP / t.GPUsPerNode
 	l := t.LinksOf(r) // both ends are rank r of their stage: the same kind
-	if from == to {
+	if !crosses {
 		return l.nvlinkSeconds(bytes) + l.p2pSeconds(false)
 	}
 	return l.nicSeconds(bytes, l.SendRecvInter) + l.p2pSeconds(true)
+}
+
+// p2pCrossesNodes reports whether rank r's GPUs of stages stage and
+// stage+1 are on different nodes. It panics if stage+1 is not a stage or r
+// is not a rank.
+func (t Topology) p2pCrossesNodes(stage, r int) bool {
+	t.ForStage(stage + 1) // range check
+	t.checkRank(r)
+	from := (stage*t.PoolRanks + r) * t.TP / t.GPUsPerNode
+	to := ((stage+1)*t.PoolRanks + r) * t.TP / t.GPUsPerNode
+	return from != to
 }
 
 // P2PNICSeconds is P2PSeconds's NIC term (bytes at rank r's send/recv
 // rate when the stages' GPUs are on different nodes, else 0): the size of
 // the transfer's flow in a Window (PatternPeerStage).
 func P2PNICSeconds(t Topology, stage, r int, bytes float64) float64 {
-	t.ForStage(stage + 1) // range check
-	t.checkRank(r)
-	if bytes <= 0 {
-		return 0
-	}
-	from := (stage*t.PoolRanks + r) * t.TP / t.GPUsPerNode
-	to := ((stage+1)*t.PoolRanks + r) * t.TP / t.GPUsPerNode
-	if from == to {
+	if !t.p2pCrossesNodes(stage, r) || bytes <= 0 {
 		return 0
 	}
 	l := t.LinksOf(r)
