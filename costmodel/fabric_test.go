@@ -5,32 +5,19 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/network"
 	"github.com/dcpsim/dcpsim/sim/step"
 )
 
-// fabricModel is DeepSeek-V2-Lite on 64 H20 GPUs (8 per node) at tp1 pp2
-// ep1 on fabric f.
+// fabricModel is simModel's DeepSeek-V2-Lite on 64 H20 GPUs at tp1 pp2 ep1
+// (13 of its 27 layers on the last stage) on fabric f.
 func fabricModel(t *testing.T, f job.Fabric) *Model {
 	t.Helper()
-	prof, err := calib.LookupProfile("H20")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := job.LookupModel(job.ModelDeepSeekV2Lite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := job.Job{Model: m, Cluster: job.Cluster{GPU: "H20", GPUs: 64, GPUsPerNode: 8, Fabric: f},
-		Parallel: job.Parallel{TP: 1, PP: 2, VPP: 1, EP: 1, BudgetTokens: 8192, LastStageLayers: 13}, ContextTokens: 65536}
-	mod, err := New(j, prof, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mod
+	return simModelWith(t, 64, 2, 1, 1, Options{}, func(j *job.Job) {
+		j.Cluster.Fabric, j.Parallel.LastStageLayers = f, 13
+	})
 }
 
 // fabricPlan is one MB of two Ulysses groups, each over two whole nodes

@@ -21,6 +21,12 @@ import (
 // and ep, B = 8192.
 func simModel(t testing.TB, gpus, pp, vpp, ep int, opts Options) *Model {
 	t.Helper()
+	return simModelWith(t, gpus, pp, vpp, ep, opts, nil)
+}
+
+// simModelWith is simModel with edit applied to the job first (nil: none).
+func simModelWith(t testing.TB, gpus, pp, vpp, ep int, opts Options, edit func(*job.Job)) *Model {
+	t.Helper()
 	prof, err := calib.LookupProfile("H20")
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +37,9 @@ func simModel(t testing.TB, gpus, pp, vpp, ep int, opts Options) *Model {
 	}
 	j := job.Job{Model: m, Cluster: job.Cluster{GPU: "H20", GPUs: gpus, GPUsPerNode: 8},
 		Parallel: job.Parallel{TP: 1, PP: pp, VPP: vpp, EP: ep, BudgetTokens: 8192}, ContextTokens: 65536}
+	if edit != nil {
+		edit(&j)
+	}
 	mod, err := New(j, prof, opts)
 	if err != nil {
 		t.Fatal(err)
