@@ -108,7 +108,6 @@ type Window struct {
 	entries []poolEntry // node pools (Add puts leaf pools in leaves)
 	leaves  []poolEntry
 	stretch []float64
-	pools   []poolSum
 	solved  bool
 	force   bool // place flows even on a fabric that cannot contend (background load)
 }
@@ -128,13 +127,6 @@ type poolEntry struct {
 	whole  float64 // the flow's whole NIC time (its demand's v)
 }
 
-// poolSum is one pool's entries after sorting, with its capacity.
-type poolSum struct {
-	pool   int
-	lo, hi int // entries[lo:hi]
-	cap    float64
-}
-
 // Contended reports whether the topology's fabric can slow a collective by
 // sharing: fewer NICs than GPUs per node, or an oversubscribed spine.
 func (t Topology) Contended() bool {
@@ -149,7 +141,6 @@ func (w *Window) Reset(t Topology) bool {
 	w.fab = fabricLinks{nics: t.Fabric.NICsPerNode, nodesPerLeaf: t.Fabric.NodesPerLeaf, oversub: t.Fabric.SpineOversubscription}
 	w.entries, w.leaves = w.entries[:0], w.leaves[:0]
 	w.stretch = w.stretch[:0]
-	w.pools = w.pools[:0]
 	w.solved, w.force = false, false
 	return t.Contended()
 }
