@@ -397,9 +397,9 @@ func (m *Model) PlanningCluster() *sched.Cluster {
 		c.Kinds = append(c.Kinds, sched.DeviceKind{
 			Name: d.Name, Ranks: d.Ranks, BudgetTokens: b,
 			AttentionSecondsPerToken2: attn, LinearSecondsPerToken: lin,
-			NVLinkBytesPerSecond:  ln.NVLinkBytesPerSecond * ln.CollectiveIntra.Max.Value,
-			NICBytesPerSecond:     ln.NICBytesPerSecond * ln.AllToAllInter.Max.Value,
-			RingNICBytesPerSecond: ln.NICBytesPerSecond * ln.SendRecvInter.Max.Value,
+			NVLinkBytesPerSecond:  ln.NVLinkBytesPerSecond * ln.CollectiveIntra,
+			NICBytesPerSecond:     ln.NICBytesPerSecond * ln.AllToAllInter,
+			RingNICBytesPerSecond: ln.NICBytesPerSecond * ln.SendRecvInter,
 			IntraLatencySeconds:   ln.IntraBaseSeconds + ln.IntraHopSeconds,
 			InterLatencySeconds:   ln.InterBaseSeconds + ln.InterHopSeconds,
 		})

@@ -3,7 +3,7 @@ package network
 import "github.com/dcpsim/dcpsim/calib"
 
 // transferSeconds is the time to push bytes through one link of peak bytes/s at
-// the curve's asymptotic efficiency Max: the β term of NCCL's α–β model
+// efficiency, its curve's asymptotic Max (Links keeps only that): the β term of NCCL's α–β model
 // (costmodel §5.2: time = latency + bytes / bandwidth). Every caller adds the
 // latency α explicitly (base + hops·hop from the profile), so the curve's Half,
 // which in a fit of measured times absorbs exactly that fixed latency, is not
@@ -11,11 +11,11 @@ import "github.com/dcpsim/dcpsim/calib"
 // twice and priced a 1 MB ring step across nodes at 1% of the NIC (the
 // inter-node curve is fitted to a 32-rank all-reduce whose small sizes are
 // latency-bound). Zero bytes take no time.
-func transferSeconds(bytes, peak float64, curve calib.Curve) float64 {
+func transferSeconds(bytes, peak, efficiency float64) float64 {
 	if bytes <= 0 {
 		return 0
 	}
-	return bytes / (peak * curve.Max.Value)
+	return bytes / (peak * efficiency)
 }
 
 func (l Links) nvlinkSeconds(bytes float64) float64 {
@@ -24,8 +24,8 @@ func (l Links) nvlinkSeconds(bytes float64) float64 {
 
 // nicSeconds is bytes through the NIC at the curve of the collective kind
 // (CollectiveInter, SendRecvInter or AllToAllInter).
-func (l Links) nicSeconds(bytes float64, c calib.Curve) float64 {
-	return transferSeconds(bytes, l.NICBytesPerSecond, c)
+func (l Links) nicSeconds(bytes, efficiency float64) float64 {
+	return transferSeconds(bytes, l.NICBytesPerSecond, efficiency)
 }
 
 // oneHopSeconds is the latency of an all-to-all, whose messages each cross one
@@ -92,7 +92,7 @@ func AllToAllSeconds(t Topology, firstRank, ranks int, bytesPerRank float64) flo
 // an all-to-all spanning nodes nodes: AllToAllInter's Max times
 // AllToAllScale.At(nodes).
 func (l Links) allToAllNICSeconds(bytes float64, nodes int) float64 {
-	return l.nicSeconds(bytes, l.AllToAllInter) / l.AllToAllScale.At(nodes)
+	return l.nicSeconds(bytes, l.AllToAllInter) / calib.ScaleCurve{A: l.AllToAllScale}.At(nodes)
 }
 
 // SendRecvSeconds is the time of one ring step over the ring g (ranks in order,

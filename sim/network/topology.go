@@ -64,13 +64,13 @@ type Links struct {
 	// CollectiveIntra scales NVLink for every collective inside a node;
 	// CollectiveInter the NIC for reduce-scatter and all-gather across nodes,
 	// SendRecvInter for send/recv (ring steps, pipeline transfers) and
-	// AllToAllInter for all-to-alls (only their Max is applied; see the package
-	// doc).
-	CollectiveIntra, CollectiveInter, SendRecvInter, AllToAllInter calib.Curve
-	// AllToAllScale is the all-to-all's efficiency by the number of nodes it
-	// spans (the profile's all_to_all_inter_scale): AllToAllInter's Max is
-	// multiplied by AllToAllScale.At(nodes).
-	AllToAllScale calib.ScaleCurve
+	// AllToAllInter for all-to-alls: the Max of the profile's curve of that
+	// name, the only part applied (see the package doc).
+	CollectiveIntra, CollectiveInter, SendRecvInter, AllToAllInter float64
+	// AllToAllScale is A of the all-to-all's efficiency by the number of
+	// nodes it spans (the profile's all_to_all_inter_scale): AllToAllInter
+	// is multiplied by calib.ScaleCurve{A}.At(nodes).
+	AllToAllScale float64
 }
 
 // kindSpan is one kind of a mixed cluster: HDP ranks [first, first+ranks) of
@@ -211,11 +211,11 @@ func linksOf(p calib.Profile) (Links, error) {
 		InterBaseSeconds:     p.InterBaseLatencySeconds.Value,
 		InterHopSeconds:      p.InterHopLatencySeconds.Value,
 		InterP2PSeconds:      p.InterP2PLatencySeconds.Value,
-		CollectiveIntra:      p.CollectiveIntra,
-		CollectiveInter:      p.CollectiveInter,
-		SendRecvInter:        p.SendRecvInter,
-		AllToAllInter:        p.AllToAllInter,
-		AllToAllScale:        calib.ScaleCurve{A: p.AllToAllInterScale.Value},
+		CollectiveIntra:      p.CollectiveIntra.Max.Value,
+		CollectiveInter:      p.CollectiveInter.Max.Value,
+		SendRecvInter:        p.SendRecvInter.Max.Value,
+		AllToAllInter:        p.AllToAllInter.Max.Value,
+		AllToAllScale:        p.AllToAllInterScale.Value,
 	}, nil
 }
 
