@@ -314,8 +314,10 @@ func (p *pricer) solveWindows() bool {
 	return false
 }
 
-// cpTopology is the topology group g's CP collectives are priced on in the
-// current pass, placing its demand (cost c alone) in the record pass.
+// cpTopology is the topology the next group's CP collectives are priced on
+// in the current pass: t itself, or in the stretched pass t slowed by the
+// group's stretch (groups are taken in the order the record pass placed
+// them).
 func (p *pricer) cpTopology(t network.Topology) network.Topology {
 	if p.pass != passStretched {
 		return t
