@@ -234,6 +234,10 @@ func TestHostileInputs(t *testing.T) {
 			code: 2, want: []string{"--out"}},
 		{name: "report --results /nonexistent", args: []string{"report", "--results", "/nonexistent"}, code: 2, want: []string{"/nonexistent"}},
 	}
+	// Round three (issue 24), by group, each in a file of its own.
+	cases = append(cases, hostileOutputCases()...)  // hostile_outputs_test.go
+	cases = append(cases, hostileBoundCases()...)   // hostile_bounds_test.go
+	cases = append(cases, hostileMessageCases()...) // hostile_messages_test.go
 	rootBefore := treeStateTop(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
