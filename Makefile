@@ -29,6 +29,7 @@ test:
 ## calibration loop; on a GPU machine run hwbackend/cuda/calibrate.sh instead).
 BUDGET ?= 30s
 calibrate:
+	mkdir -p calibration
 	$(GO) run ./cmd/dcpsim calibrate --backend cpu --budget $(BUDGET) --out calibration/cpu.toml
 
 ## build: the dcpsim binary in bin/.

@@ -21,6 +21,9 @@ type MergeResult struct {
 	Points int
 	// Files are the files written beside points/.
 	Files []string
+	// Removed are the point folders of an earlier version of the sweep in
+	// out that the merged sweep does not have, removed from out/points/.
+	Removed []string
 }
 
 // Merge joins the folders of a sharded sweep into out: it checks that every
@@ -34,13 +37,19 @@ type MergeResult struct {
 // written, and each point is copied from the bytes it checked, built aside
 // and published whole, so nothing is ever written outside out. A bad shard
 // is an error matching badinput.Err naming the file and the key. out must be
-// absent, empty or a sweep folder (one of the shards may be out). Merge
-// checks ctx between points.
+// absent, empty or a dcpsim sweep folder (checkSweepDir; one of the shards
+// may be out) of the same sweep; point folders of an earlier version of the
+// sweep that the merged sweep does not have are removed from it (Removed).
+// Merge checks ctx between points.
 func Merge(ctx context.Context, out string, srcs []string, figures bool) (*MergeResult, error) {
 	if out == "" || len(srcs) == 0 {
 		return nil, badInput("merge needs an output folder and at least one shard folder")
 	}
-	if err := checkSweepDir(out); err != nil {
+	folder, err := checkSweepDir(out)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCreatable(out, out); err != nil {
 		return nil, err
 	}
 	var recs []*PointRecord
@@ -93,6 +102,14 @@ func Merge(ctx context.Context, out string, srcs []string, figures bool) (*Merge
 		return nil, badInput("sweep %s: %d of %d points missing (indices %s): run their shards",
 			name, len(missing), total, strings.Join(missing, ", "))
 	}
+	want := make([]string, len(recs))
+	for i, r := range recs {
+		want[i] = r.Point.Name
+	}
+	removed, err := folder.claim(out, name, want)
+	if err != nil {
+		return nil, err
+	}
 	for i, r := range recs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -102,7 +119,7 @@ func Merge(ctx context.Context, out string, srcs []string, figures bool) (*Merge
 		}
 	}
 	files, err := writeSweep(ctx, out, name, hash, recs, figures)
-	return &MergeResult{Sweep: name, Points: total, Files: files}, err
+	return &MergeResult{Sweep: name, Points: total, Files: files, Removed: removed}, err
 }
 
 // eachPointDir calls f with every point folder of the shard folder src (the

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -115,23 +116,57 @@ func TestWriteRunConcurrent(t *testing.T) {
 }
 
 // TestWriteRunReplacesStaleFiles: a rerun into an earlier results folder
-// leaves only the new run's files (no trace of a policy it did not run, no
-// file added by hand).
+// leaves only the new run's files of dcpsim (no trace of a policy it did not
+// run), and keeps what the earlier manifest did not list (a file added by
+// hand, a folder), unlisted in the new manifest; a file of the user's that
+// the new run would write is refused, the folder left as it was.
 func TestWriteRunReplacesStaleFiles(t *testing.T) {
 	a, b, sa, sb := twoOutcomes(t)
 	dir := filepath.Join(t.TempDir(), "out")
 	if _, err := WriteRun(context.Background(), dir, sa, a, false); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "stale.png"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(dir, "NOTES.md"), []byte("mine"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "extra"), 0o755)
+	os.WriteFile(filepath.Join(dir, "extra", "x"), []byte("mine"), 0o644)
 	files, err := WriteRun(context.Background(), dir, sb, b, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := checkFolder(t, dir)
+	mb, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	var m Manifest
+	json.Unmarshal(mb, &m)
 	if want := []string{"iterations.csv", "summary.json", "timings.json", "trace-static.json"}; !slices.Equal(m.Files, want) || len(files) != 5 {
 		t.Errorf("files %v (returned %v), want %v", m.Files, files, want)
 	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"NOTES.md", "extra", "iterations.csv", "manifest.json", "summary.json", "timings.json", "trace-static.json"}; !slices.Equal(names, want) {
+		t.Errorf("folder holds %v, want %v", names, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "extra", "x")); string(b) != "mine" {
+		t.Errorf("extra/x: %q", b)
+	}
+	// A name of the user's that the new run writes: refused, nothing changed.
+	os.WriteFile(filepath.Join(dir, "trace-hydra.json"), []byte("mine"), 0o644)
+	before, _ := os.ReadDir(dir)
+	if _, err := WriteRun(context.Background(), dir, sa, a, false); !badinput.Is(err) || !strings.Contains(err.Error(), "trace-hydra.json") {
+		t.Errorf("a user's trace-hydra.json: %v, want bad input naming it", err)
+	}
+	after, _ := os.ReadDir(dir)
+	if len(before) != len(after) {
+		t.Errorf("folder changed: %v → %v", before, after)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "trace-hydra.json")); string(b) != "mine" {
+		t.Errorf("trace-hydra.json: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "manifest.json")); !bytes.Equal(b, mb) {
+		t.Error("the earlier results were replaced")
+	}
+	noTemporaries(t, filepath.Dir(dir))
 }
 
 // TestWriteRunRefusesForeignFolder: --out naming a non-empty folder without a

@@ -4,17 +4,21 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
@@ -69,6 +73,9 @@ type SweepResult struct {
 	Skipped int
 	// Files are the files written beside points/ (none for a shard).
 	Files []string
+	// Removed are the point folders of an earlier version of the sweep,
+	// which the sweep no longer has, removed from points/.
+	Removed []string
 }
 
 // SweepHash is the SHA-256 of a scenario's text: a sweep's identity.
@@ -82,10 +89,12 @@ func SweepHash(sc *scenarios.Scenario) string {
 // iterations.csv, point.json, then manifest.json), each point folder built
 // aside and published whole as WriteRun does. A point whose folder holds a
 // complete result of the same sweep text, point and build revision is
-// skipped, so an interrupted sweep continues where it stopped. An unsharded
-// sweep then writes sweep.json, sweep.csv and the sweep figures. Dir must be
-// absent, empty or a sweep folder (holding points/ or sweep.json): else the
-// error matches badinput.Err and nothing is written. Sweep checks ctx before every
+// skipped, so an interrupted sweep continues where it stopped (temporary
+// folders a killed sweep left are removed). An unsharded sweep then writes
+// sweep.json, sweep.csv and the sweep figures. Dir must be absent, empty or
+// a dcpsim sweep folder (checkSweepDir) of the same scenario: else the error
+// matches badinput.Err and nothing is written. Point folders of an earlier
+// version of the sweep that the sweep no longer has are removed (Removed). Sweep checks ctx before every
 // point and between files; once it is done no further point starts, and the
 // points in flight leave no temporary file or folder.
 func Sweep(ctx context.Context, sc *scenarios.Scenario, opts SweepOptions) (*SweepResult, error) {
@@ -100,7 +109,19 @@ func Sweep(ctx context.Context, sc *scenarios.Scenario, opts SweepOptions) (*Swe
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSweepDir(opts.Dir); err != nil {
+	folder, err := checkSweepDir(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCreatable(opts.Dir, opts.Dir); err != nil {
+		return nil, err
+	}
+	want := make([]string, len(points))
+	for i, pt := range points {
+		want[i] = filepath.Base(pointDir(opts.Dir, i, pt.Name))
+	}
+	removed, err := folder.claim(opts.Dir, sc.Name, want)
+	if err != nil {
 		return nil, err
 	}
 	hash := SweepHash(sc)
@@ -110,7 +131,7 @@ func Sweep(ctx context.Context, sc *scenarios.Scenario, opts SweepOptions) (*Swe
 			mine = append(mine, i)
 		}
 	}
-	res := &SweepResult{Points: len(points), Mine: len(mine)}
+	res := &SweepResult{Points: len(points), Mine: len(mine), Removed: removed}
 	if opts.Progress != nil {
 		opts.Progress(0, 0, len(mine))
 	}
@@ -151,42 +172,202 @@ func Sweep(ctx context.Context, sc *scenarios.Scenario, opts SweepOptions) (*Swe
 	return res, err
 }
 
+// sweepFolder is what checkSweepDir found in a sweep folder.
+type sweepFolder struct {
+	// sweeps are the names of the sweeps whose files it holds, each with
+	// the file that says so (its sweep.json, a point's point.json).
+	sweeps map[string]string
+	// points are the names of the point folders in points/ (dot-names,
+	// temporary, aside).
+	points []string
+}
+
 // checkSweepDir refuses to write a sweep into a folder that is neither
-// absent, empty, nor a sweep folder (holding points/ or sweep.json), such as
-// `--out /` or `--out ~`.
-func checkSweepDir(dir string) error {
+// absent, empty, nor a dcpsim sweep folder (such as `--out /` or `--out ~`),
+// and returns what the folder holds. A sweep folder is recognised by dcpsim's
+// own files only: a sweep.json with the keys dcpsim writes, or a points/
+// folder of dcpsim point folders (each with a dcpsim manifest.json and
+// nothing it does not list, or only the files of an interrupted point). A
+// link is never followed out of it: points/ or a point folder that is a
+// link is refused, as is a point folder holding a file of the user's
+// (replacing the point would delete it).
+func checkSweepDir(dir string) (*sweepFolder, error) {
+	sf := &sweepFolder{sweeps: map[string]string{}}
 	if dir == "" {
-		return badInput("no results folder given")
+		return nil, badInput("no results folder given")
 	}
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil
+		return sf, nil
 	case err != nil:
-		return err
+		return nil, err
 	case !fi.IsDir():
-		return badInput("%s exists and is not a folder", dir)
+		return nil, badInput("%s exists and is not a folder", dir)
 	}
-	if fi, err := os.Lstat(filepath.Join(dir, "points")); err == nil && fi.IsDir() {
-		return nil
+	names, err := readNames(dir)
+	if err != nil {
+		return nil, err
 	}
-	if fi, err := os.Lstat(filepath.Join(dir, "sweep.json")); err == nil && fi.Mode().IsRegular() {
-		return nil
+	if slices.Contains(names, "points") {
+		if err := sf.checkPoints(filepath.Join(dir, "points")); err != nil {
+			return nil, err
+		}
 	}
+	if slices.Contains(names, "sweep.json") {
+		name, err := sweepJSONName(filepath.Join(dir, "sweep.json"))
+		if err != nil {
+			return nil, badInput("%s: not a dcpsim sweep.json (%v): refusing to write into %s; name a new or empty folder, or an earlier sweep's",
+				filepath.Join(dir, "sweep.json"), err, dir)
+		}
+		sf.sweeps[name] = filepath.Join(dir, "sweep.json")
+	}
+	if len(sf.sweeps) > 0 || len(sf.points) > 0 {
+		return sf, nil
+	}
+	for _, n := range names {
+		if n != "points" && !strings.HasPrefix(n, ".") {
+			return nil, badInput("%s is not empty and is not a sweep folder (no dcpsim sweep.json or points/; found %s): refusing to write into it; "+
+				"name a new or empty folder, or an earlier sweep's", dir, n)
+		}
+	}
+	return sf, nil
+}
+
+// readNames lists the names in dir, sorted.
+func readNames(dir string) ([]string, error) {
 	f, err := os.Open(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
-	names, err := f.Readdirnames(1)
-	if errors.Is(err, io.EOF) {
-		return nil
+	names, err := f.Readdirnames(-1)
+	slices.Sort(names)
+	return names, err
+}
+
+// sweepJSONName returns the sweep a dcpsim sweep.json names: a regular
+// file (not a link), bounded, a JSON object with the keys sweep.json has.
+func sweepJSONName(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "", err
 	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
+	}
+	b, err := safeio.ReadFile(path, safeio.MaxResultBytes)
+	if err != nil {
+		return "", err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "", err
+	}
+	var name string
+	for _, k := range []string{"sweep", "sweep_sha256", "points"} {
+		if _, ok := m[k]; !ok {
+			return "", fmt.Errorf("no %q", k)
+		}
+	}
+	if json.Unmarshal(m["sweep"], &name) != nil || name == "" {
+		return "", errors.New(`"sweep" is not a sweep's name`)
+	}
+	return name, nil
+}
+
+// checkPoints checks a sweep folder's points/ (see checkSweepDir) and
+// records its point folders and the sweeps their point.json name.
+func (sf *sweepFolder) checkPoints(points string) error {
+	fi, err := os.Lstat(points)
 	if err != nil {
 		return err
 	}
-	return badInput("%s is not empty and is not a sweep folder (no points/ or sweep.json; found %s): refusing to write into it; "+
-		"name a new or empty folder, or an earlier sweep's", dir, names[0])
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return badInput("%s is a symbolic link: a sweep folder's points/ must be a folder of its own; refusing to write through it", points)
+	}
+	if !fi.IsDir() {
+		return badInput("%s is not a folder: refusing to write a sweep beside it", points)
+	}
+	names, err := readNames(points)
+	if err != nil {
+		return badInput("%s: %v", points, err)
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, ".") {
+			continue // temporary
+		}
+		p := filepath.Join(points, n)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return badInput("%s is a symbolic link, not a sweep point folder: refusing to write through it", p)
+		}
+		if !fi.IsDir() {
+			return badInput("%s: not a sweep point folder (%v): refusing to write beside it", p, fi.Mode().Type())
+		}
+		if len(sf.points) == scenarios.MaxSweepPoints {
+			return badInput("%s: more than %d point folders", points, scenarios.MaxSweepPoints)
+		}
+		// The rules of replacing a point folder (a dcpsim manifest and only
+		// what it lists, or only the files of an interrupted point).
+		st := &stagedDir{target: p, abs: p, legacy: pointFiles}
+		if err := st.replaceable(); err != nil {
+			return err
+		}
+		sf.points = append(sf.points, n)
+		if b, err := readResultFile(filepath.Join(p, "point.json")); err == nil {
+			var rec struct {
+				Sweep string `json:"sweep"`
+			}
+			if json.Unmarshal(b, &rec) == nil && rec.Sweep != "" {
+				if _, ok := sf.sweeps[rec.Sweep]; !ok {
+					sf.sweeps[rec.Sweep] = filepath.Join(p, "point.json")
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// claim refuses a sweep folder holding another scenario's sweep (a sweep
+// never silently replaces another's points), and removes, from a folder of
+// an earlier version of this sweep, the point folders the sweep no longer
+// has (want: its point folders' names) and the temporary folders a killed
+// dcpsim left. It returns the point folders removed.
+func (sf *sweepFolder) claim(dir, name string, want []string) ([]string, error) {
+	for _, other := range slices.Sorted(maps.Keys(sf.sweeps)) {
+		if other != name {
+			return nil, badInput("%s holds sweep %s (%s), not %s: refusing to replace another scenario's sweep; "+
+				"name a new folder for %s, or remove %s", dir, other, sf.sweeps[other], name, name, dir)
+		}
+	}
+	points := filepath.Join(dir, "points")
+	removeStaleTemporaries(points)
+	var removed []string
+	for _, n := range sf.points {
+		if slices.Contains(want, n) {
+			continue
+		}
+		p := filepath.Join(points, n)
+		st := &stagedDir{target: p, abs: p, legacy: pointFiles}
+		if err := st.replaceable(); err != nil { // again, just before
+			return removed, err
+		}
+		// Renamed to a temporary name first, so a kill midway leaves only a
+		// temporary folder (removed by the next sweep).
+		gone := filepath.Join(points, fmt.Sprintf(".%s.tmp-stale", n))
+		if err := os.Rename(p, gone); err != nil {
+			return removed, err
+		}
+		if err := os.RemoveAll(gone); err != nil {
+			return removed, err
+		}
+		removed = append(removed, n)
+	}
+	return removed, nil
 }
 
 // pointFiles are the only files a sweep point folder holds.

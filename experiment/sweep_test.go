@@ -78,8 +78,10 @@ func TestSweepInterrupted(t *testing.T) {
 }
 
 // TestSweepResumeRechecksPoints: a resumed sweep skips only point folders
-// that pass every check: one whose summary.json was altered, or that holds
-// a file its manifest does not list, is simulated again and replaced whole.
+// that pass every check: one whose summary.json was altered is simulated
+// again and replaced whole; one that holds a file its manifest does not list
+// (the user's: replacing the point would delete it) is refused, naming the
+// file, before anything is simulated, and resumes once it is moved away.
 func TestSweepResumeRechecksPoints(t *testing.T) {
 	sc := tinySweep(t)
 	dir := t.TempDir()
@@ -92,18 +94,27 @@ func TestSweepResumeRechecksPoints(t *testing.T) {
 	}
 	sum := filepath.Join(pts[0], "summary.json")
 	b, _ := os.ReadFile(sum)
-	os.WriteFile(sum, []byte(strings.Replace(string(b), `"step_seconds_mean": `, `"step_seconds_mean": 1`, 1)), 0o644)
-	os.WriteFile(filepath.Join(pts[1], "extra.sh"), []byte("#!/bin/sh\n"), 0o755)
+	altered := strings.Replace(string(b), `"step_seconds_mean": `, `"step_seconds_mean": 1`, 1)
+	os.WriteFile(sum, []byte(altered), 0o644)
+	extra := filepath.Join(pts[1], "extra.sh")
+	os.WriteFile(extra, []byte("#!/bin/sh\n"), 0o755)
+	if _, err := Sweep(context.Background(), sc, SweepOptions{Dir: dir, Jobs: 2}); !badinput.Is(err) || !strings.Contains(err.Error(), extra) {
+		t.Fatalf("resume with %s: %v, want bad input naming it", extra, err)
+	}
+	if b, _ := os.ReadFile(sum); string(b) != altered {
+		t.Error("a point was simulated again before the refusal")
+	}
+	if _, err := os.Stat(extra); err != nil {
+		t.Errorf("extra.sh is gone: %v", err)
+	}
+	os.Remove(extra)
 	res, err := Sweep(context.Background(), sc, SweepOptions{Dir: dir, Jobs: 2})
-	if err != nil || res.Skipped != 0 {
-		t.Fatalf("resume: %+v (%v), want both points simulated again", res, err)
+	if err != nil || res.Skipped != 1 {
+		t.Fatalf("resume: %+v (%v), want the altered point simulated again", res, err)
 	}
 	for _, p := range pts {
 		if _, err := loadPoint(p, false); err != nil {
 			t.Error(err)
 		}
-	}
-	if _, err := os.Stat(filepath.Join(pts[1], "extra.sh")); err == nil {
-		t.Error("extra.sh survived the rerun of its point")
 	}
 }

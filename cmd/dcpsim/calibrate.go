@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -98,8 +96,13 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if f.out == "" {
 		return badInput("--out is required: the profile file to write")
 	}
-	if err := checkOutputDir("--out", f.out); err != nil {
+	if err := checkOutFile("--out", f.out); err != nil {
 		return err
+	}
+	for _, in := range []struct{ flag, path string }{{"--from", f.from}, {"--base", f.base}} {
+		if err := checkNotInput("--out", f.out, in.flag, in.path); err != nil {
+			return err
+		}
 	}
 	if f.from != "" {
 		return calibrateFrom(f, stdout)
@@ -189,8 +192,13 @@ func calibrateMeasure(f calibrateFlags, stdout, stderr io.Writer) error {
 	if filepath.Clean(f.measurements) == filepath.Clean(f.out) {
 		return badInput("--measurements and --out are the same file %s", f.out)
 	}
-	if err := checkOutputDir("--measurements", f.measurements); err != nil {
+	if err := checkOutFile("--measurements", f.measurements); err != nil {
 		return err
+	}
+	for _, in := range []struct{ flag, path string }{{"--out", f.out}, {"--base", f.base}} {
+		if err := checkNotInput("--measurements", f.measurements, in.flag, in.path); err != nil {
+			return err
+		}
 	}
 	base, err := loadBase(f.base)
 	if err != nil {
@@ -224,13 +232,13 @@ func calibrateMeasure(f calibrateFlags, stdout, stderr io.Writer) error {
 	}
 	defer b.Close()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptContext()
 	defer stop()
 	fmt.Fprintf(stderr, "calibrate: %s: %d ops (%d warmup + %d timed runs each), budget %v\n", b.Name(), len(sw.Ops), sw.Warmups, sw.Repeats, f.budget)
 	start := time.Now()
 	ms, err := hwbackend.Measure(ctx, b, sw, stderr)
 	if err != nil {
-		return err
+		return interrupted(ctx, err)
 	}
 	fmt.Fprintf(stderr, "calibrate: %d measurements in %.1f s\n", len(ms), time.Since(start).Seconds())
 	if err := report.WriteFileAtomic(f.measurements, func(w io.Writer) error {
@@ -257,22 +265,6 @@ const (
 	// which job.MaxGPUsPerNode bounds).
 	maxCUDADevice = job.MaxGPUsPerNode - 1
 )
-
-// checkOutputDir fails early, before a sweep, when path names a folder (or
-// ends in a separator) or its folder does not exist.
-func checkOutputDir(flagName, path string) error {
-	if strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(filepath.Separator)) {
-		return badInput("%s %s: ends in a separator; give the file to write", flagName, path)
-	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return badInput("%s %s: is a folder; give the file to write", flagName, path)
-	}
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return badInput("%s %s: folder %s does not exist", flagName, path, dir)
-	}
-	return nil
-}
 
 // loadBase resolves --base: a .toml file, or the name of an embedded profile.
 func loadBase(arg string) (*calib.Profile, error) {

@@ -32,7 +32,10 @@ const planUsage = `  dcpsim plan --policy P [--scenario S] [--iteration K] [--ov
   per MB], "diagnostics": {...}}. Each line is decoded strictly (one JSON object, no
   unknown or repeated key, nothing after it) and bounded: ranks <= 2^20,
   budget_tokens <= 2^24, pp <= 1024, vpp <= 128, lengths in [1, 2^25], at most 10^7
-  of them, a line at most 128 MiB. Deterministic; used by external conformance checks.`
+  of them, a line at most 128 MiB. Deterministic; used by external conformance checks.
+  --out FILE is written atomically; it must be new or a regular file (not a folder,
+  FIFO or device, not the --batches file), in a folder that exists, else exit 2
+  before any planning. Ctrl-C (or SIGTERM, SIGHUP) exits 1 leaving no FILE.`
 
 // policyList is the policies with their summaries, for help.
 func policyList() string {

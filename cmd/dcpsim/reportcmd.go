@@ -50,6 +50,17 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		*out = filepath.Join(*dir, "REPORT.md")
 	}
+	if err := checkOutFile("--out", *out); err != nil {
+		return err
+	}
+	if *readme != "" {
+		if err := checkOutFile("--readme", *readme); err != nil {
+			return err
+		}
+		if err := checkNotInput("--out", *out, "--readme", *readme); err != nil {
+			return err
+		}
+	}
 	if err := report.WriteFileAtomic(*out, func(w io.Writer) error { return report.WriteReproduction(w, *dir) }); err != nil {
 		return err
 	}

@@ -27,9 +27,10 @@ const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no
   figures (PNG and SVG), trace-<policy>.json for ui.perfetto.dev (ranks:
   --trace-ranks, default rank 0 and stage 0's busiest and idlest ranks), and
   manifest.json last, all into a temporary sibling folder that then replaces DIR
-  whole. DIR must be new, empty or an earlier results folder (with a dcpsim
-  manifest.json), else exit 2. Ctrl-C exits 1 ("interrupted") leaving DIR as it
-  was. --no-files prints the table only.
+  whole; what DIR holds beside the files its manifest lists (a NOTES.md, the
+  scenario file) is kept. DIR must be new, empty or an earlier results folder
+  (with a dcpsim manifest.json), else exit 2. Ctrl-C (or SIGTERM, SIGHUP) exits 1
+  ("interrupted") leaving DIR as it was. --no-files prints the table only.
 
   --batches: plan every batch of FILE with policy P and simulate one training
   iteration of the plan across the pipeline (sim/step): sync domains of CP groups
@@ -109,7 +110,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 }
 
 // withBatches opens the --batches input (a file, or '-' for stdin) and the
-// output (stdout, or out written atomically) for do.
+// output (stdout, or out written atomically) for do. out is checked before
+// anything is read (a folder, a FIFO, a device node, a missing folder or the
+// input itself: exit 2); a signal (Ctrl-C, SIGTERM, SIGHUP) while writing out
+// stops do and removes the temporary file (exit 1, "interrupted").
 func withBatches(file, out string, stdout io.Writer, do func(r io.Reader, w io.Writer) error) error {
 	var r io.Reader = os.Stdin
 	if file != "-" {
@@ -123,5 +127,16 @@ func withBatches(file, out string, stdout io.Writer, do func(r io.Reader, w io.W
 	if out == "" {
 		return do(r, stdout)
 	}
-	return report.WriteFileAtomic(out, func(w io.Writer) error { return do(r, w) })
+	if err := checkOutFile("--out", out); err != nil {
+		return err
+	}
+	if err := checkNotInput("--out", out, "--batches", file); err != nil {
+		return err
+	}
+	ctx, stop := interruptContext()
+	defer stop()
+	err := report.WriteFileAtomic(out, func(w io.Writer) error {
+		return untilDone(ctx, func() error { return do(ctxReader{ctx, r}, ctxWriter{ctx, w}) })
+	})
+	return interrupted(ctx, err)
 }

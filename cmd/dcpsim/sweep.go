@@ -20,13 +20,16 @@ const sweepUsage = `  dcpsim sweep S [--out DIR] [--shard I/N] [--jobs J] [--no-
   figures or traces) and writes DIR/points/<point>/ (summary.json, iterations.csv,
   point.json, manifest.json last), each point folder built aside and swapped in
   whole. Points run in parallel (--jobs, default the number of CPUs); the results
-  do not depend on it. DIR must be new, empty or a sweep folder (holding points/
-  or sweep.json), else exit 2.
+  do not depend on it. DIR must be new, empty or a dcpsim sweep folder (a
+  sweep.json dcpsim wrote, or points/ of dcpsim point folders; never a link) of
+  the same scenario, else exit 2. Point folders of an earlier version of the
+  sweep that it no longer has are removed, and the output says so.
 
   Resumable: a point whose folder is complete (as merge checks it) for the same
   scenario text, point and dcpsim revision is skipped, so an interrupted sweep
   (Ctrl-C: exit 1, "interrupted", no temporary file left) continues where it
-  stopped.
+  stopped; temporary folders a killed sweep left (kill -9) are removed. SIGTERM
+  and SIGHUP count as Ctrl-C.
 
   --shard I/N runs only the points whose index modulo N is I (0 <= I < N), e.g.
   one Slurm array task (I = $SLURM_ARRAY_TASK_ID) or one Kubernetes Indexed Job
@@ -45,8 +48,10 @@ const mergeUsage = `  dcpsim merge --out DIR SHARD_DIR...
   every point folder must pass strict checks (bounded reads; manifest.json,
   point.json and summary.json decoded strictly and consistent; exactly the files
   its manifest lists; bounded counts; file-safe names), else exit 2 naming the
-  file and the key. DIR must be new, empty or a sweep folder (a shard's may be
-  DIR).`
+  file and the key. DIR must be new, empty or a dcpsim sweep folder of the same
+  sweep (a shard's may be DIR; never a link); point folders of an earlier
+  version of the sweep that the merged one lacks are removed, and the output
+  says so.`
 
 func sweepCommand() command {
 	return command{name: "sweep", summary: "run a scenario's [sweep] points in parallel (resumable, shardable)", usage: sweepUsage, run: runSweep}
@@ -109,6 +114,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return interrupted(ctx, err)
 	}
+	printRemoved(stdout, sc.Name, dir, res.Removed)
 	fmt.Fprintf(stdout, "%s: %d of %d points in %s/points/ (%d simulated, %d already there)\n",
 		sc.Name, res.Mine, res.Points, dir, res.Mine-res.Skipped, res.Skipped)
 	if sn > 1 {
@@ -136,7 +142,18 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return interrupted(ctx, err)
 	}
+	printRemoved(stdout, res.Sweep, *out, res.Removed)
 	fmt.Fprintf(stdout, "%s: merged %d points from %d folders\n", res.Sweep, res.Points, len(srcs))
 	fmt.Fprintf(stdout, "wrote %s/: %s\n", *out, strings.Join(res.Files, ", "))
 	return nil
+}
+
+// printRemoved says which point folders of an earlier version of the sweep
+// were removed from dir/points/ (the sweep no longer has them).
+func printRemoved(stdout io.Writer, sweep, dir string, removed []string) {
+	if len(removed) == 0 {
+		return
+	}
+	fmt.Fprintf(stdout, "%s: removed %d point folders of an earlier version of the sweep from %s/points/ (points it no longer has): %s\n",
+		sweep, len(removed), dir, strings.Join(removed, ", "))
 }
