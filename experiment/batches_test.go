@@ -9,8 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"math/bits"
+
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/hydra"
+	"github.com/dcpsim/dcpsim/sim/step"
 )
 
 // isInputErr reports whether err blames the input (the CLI's exit 2).
@@ -243,10 +246,100 @@ func TestPlanLineSize(t *testing.T) {
 	line := `{"ranks":1048576,"budget_tokens":1,"lengths":[1048576` + strings.Repeat(",1048576", 16) + `]}`
 	var out bytes.Buffer
 	err := PlanBatches(strings.NewReader(line), "b.jsonl", &out, p, -1)
-	if !badinput.Is(err) || !strings.Contains(fmtErr(err), "b.jsonl:1: the plan's microbatches field would hold 17·1048576 = 17825792 per-rank lists and 17825792 sequence ids: more than 16777216") {
+	// HyDra promises WithinBudget: ⌈S1/(G·B)⌉ = 17 MBs are known before planning (issue 24 item 11).
+	if !badinput.Is(err) || !strings.Contains(fmtErr(err), "b.jsonl:1: the plan's microbatches field would hold at least 17·1048576 = 17825792 per-rank lists") {
 		t.Errorf("17 MBs × 2^20 ranks: %v", err)
 	}
 	if out.Len() != 0 {
 		t.Errorf("output %d bytes", out.Len())
+	}
+}
+
+// TestPlanNeedsRefusedBeforePlanning (issue 24 item 11): a line of 10^7
+// one-token lengths on 1,024 ranks is refused from HyDra's lower bounds
+// before its plan is built (which took 1.5 GB and 11 s for plan, 3.1 GB and
+// 16 s for run, before the checks after it refused it).
+func TestPlanNeedsRefusedBeforePlanning(t *testing.T) {
+	p, _ := hydra.New(hydra.DefaultOptions())
+	line := []byte(`{"ranks": 1024, "budget_tokens": 4096, "lengths": [1` + strings.Repeat(",1", 10_000_000-1) + `]}`)
+	for _, forRun := range []bool{false, true} {
+		_, _, plan, err := planBatchLine(p, line, -1, forRun)
+		want := "MaxPlanLineEntries); refused before planning"
+		if forRun {
+			want = "(step.MaxOps); refused before planning"
+		}
+		if plan != nil || !badinput.Is(err) || !strings.Contains(fmtErr(err), want) {
+			t.Errorf("forRun %v: %v", forRun, err)
+		}
+	}
+}
+
+// TestPlanNeedsAreLowerBounds: the bounds checkPlanNeeds uses never exceed
+// what HyDra's plans (any cap) and the layouts of them hold, so it refuses
+// nothing the checks after planning would pass.
+func TestPlanNeedsAreLowerBounds(t *testing.T) {
+	rng := uint64(7)
+	next := func(n int) int { rng = rng*6364136223846793005 + 1442695040888963407; return int(rng>>33) % n }
+	checked, tight := 0, 0
+	defer func() {
+		if checked < 60 || tight == 0 {
+			t.Errorf("%d plans checked, %d with a bound reached (want >= 60, >= 1)", checked, tight)
+		}
+	}()
+	for trial := range 80 {
+		g := []int{4, 8, 16, 48, 64}[trial%5]
+		b := []int{512, 4096, 8192}[trial%3]
+		lengths := make([]int, 1+next(300))
+		for i := range lengths {
+			lengths[i] = 1 + next(b*g/max(1, next(8)+1))
+		}
+		in := sched.Inputs{PoolRanks: g, BudgetTokens: b, PP: 1 + trial%3, VPP: 1, EP: []int{1, 2, 4}[trial%3], OverheadRatio: DefaultOverheadRatio}
+		if in.Check(lengths) != nil {
+			continue
+		}
+		for _, capOpt := range []int{0, -1} {
+			opts := hydra.DefaultOptions()
+			sums := hydra.BatchSums(lengths)
+			if capOpt < 0 { // force the largest legal cap
+				opts.Cap = 1 << (bits.Len(uint(g)) - 1)
+				if opts.Cap < hydra.MemoryCap(sums.MaxTokens, b) {
+					continue
+				}
+			}
+			p, _ := hydra.New(opts)
+			plan, err := p.Plan(lengths, in)
+			if err != nil {
+				continue
+			}
+			mbs, domains := planNeeds(p, lengths, in)
+			l, err := step.NewLayout(plan, in.EPSize())
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			if int64(len(plan.Microbatches)) == mbs || int64(len(l.Domains)) == domains {
+				tight++
+			}
+			if int64(len(plan.Microbatches)) < mbs || int64(len(l.Domains)) < domains {
+				t.Errorf("trial %d cap %d: plan has %d MBs and %d domains, bounds say >= %d and >= %d", trial, opts.Cap, len(plan.Microbatches), len(l.Domains), mbs, domains)
+			}
+		}
+	}
+}
+
+// TestBatchesByteOrderMark (issue 24 item 20): a UTF-8 BOM before the first
+// --batches line is accepted, as length files accept one.
+func TestBatchesByteOrderMark(t *testing.T) {
+	p, _ := hydra.New(hydra.DefaultOptions())
+	line := `{"ranks": 2, "budget_tokens": 2000, "lengths": [2000, 1000]}` + "\n"
+	var with, without bytes.Buffer
+	if err := PlanBatches(strings.NewReader("\xEF\xBB\xBF"+line), "b", &with, p, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := PlanBatches(strings.NewReader(line), "b", &without, p, -1); err != nil {
+		t.Fatal(err)
+	}
+	if with.String() != without.String() {
+		t.Errorf("with a BOM:\n%s\nwithout:\n%s", with.String(), without.String())
 	}
 }

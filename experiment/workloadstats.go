@@ -29,13 +29,15 @@ type WorkloadRequest struct {
 
 // WorkloadStats samples what req names and summarises it: the report's
 // statistics (per batch and pooled over the default thresholds) and the
-// pooled lengths, for the length figure. An error that blames the request
+// pooled lengths' counts (for the length figure). It streams: each batch is
+// drawn, listed and counted (workload.Accumulator), then dropped, so memory
+// does not grow with the iterations. An error that blames the request
 // matches badinput.Err.
-func WorkloadStats(req WorkloadRequest) (report.WorkloadStats, []int, error) {
+func WorkloadStats(req WorkloadRequest) (report.WorkloadStats, *workload.Accumulator, error) {
 	var rep report.WorkloadStats
 	var sampler *workload.Sampler
+	acc := new(workload.Accumulator)
 	n := req.Iterations
-	var pooled []int
 	if sc := req.Scenario; sc != nil {
 		s, err := sc.NewSampler()
 		if err != nil {
@@ -66,15 +68,15 @@ func WorkloadStats(req WorkloadRequest) (report.WorkloadStats, []int, error) {
 				n = scenarios.DefaultIterations
 			}
 		} else {
-			pooled = req.Lengths
+			acc.Add(req.Lengths)
 		}
 	}
 	if sampler != nil {
-		for _, b := range SampleBatches(sampler, n) {
+		sampler.EachBatch(n, func(b workload.Batch) {
 			rep.Batches = append(rep.Batches, b.Stats())
-			pooled = append(pooled, b.Lengths...)
-		}
+			acc.Add(b.Lengths)
+		})
 	}
-	rep.Summary = workload.Summarize(pooled, workload.DefaultThresholds())
-	return rep, pooled, nil
+	rep.Summary = acc.Summary(workload.DefaultThresholds())
+	return rep, acc, nil
 }

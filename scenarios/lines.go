@@ -205,3 +205,78 @@ func bracketBalance(t string) int {
 	})
 	return bal
 }
+
+// MaxNesting bounds how deeply a scenario file may nest arrays and inline
+// tables ('[' and '{' open at once, a table header's brackets included): the
+// TOML decoder's cost grows steeply with the depth (a 36 KB file of nested
+// inline tables took 1.5 GiB and seconds), and no scenario needs more than a
+// few levels.
+const MaxNesting = 32
+
+// tooDeep scans src lexically, as TOML writes it, for '[' and '{' outside
+// strings and comments, and returns the 1-based line where more than limit of
+// them are open at once, or 0. It understands basic strings with escapes,
+// literal strings, their multi-line forms and comments; it does not check
+// that the brackets match (the decoder does).
+func tooDeep(src string, limit int) int {
+	line, depth := 1, 0
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case '\n':
+			line++
+		case '#':
+			for i+1 < len(src) && src[i+1] != '\n' {
+				i++
+			}
+		case '[', '{':
+			if depth++; depth > limit {
+				return line
+			}
+		case ']', '}':
+			depth = max(depth-1, 0)
+		case '"', '\'':
+			i, line = skipString(src, i, line)
+		}
+	}
+	return 0
+}
+
+// skipString returns the index of the last byte of the string that opens at
+// src[i] (a quote) and the line it ends on. A one-line string ends, if
+// unterminated, before the line's end; a multi-line one may end in up to two
+// more quotes, which belong to it.
+func skipString(src string, i, line int) (int, int) {
+	q := src[i]
+	multi := strings.HasPrefix(src[i:], strings.Repeat(string(q), 3))
+	if multi {
+		i += 2
+	}
+	for i++; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			if q == '"' && i+1 < len(src) {
+				i++ // an escape: skip the escaped byte
+				if src[i] == '\n' {
+					line++
+				}
+			}
+		case '\n':
+			if !multi {
+				return i - 1, line
+			}
+			line++
+		case q:
+			if !multi {
+				return i, line
+			}
+			if strings.HasPrefix(src[i:], strings.Repeat(string(q), 3)) {
+				i += 2
+				for k := 0; k < 2 && i+1 < len(src) && src[i+1] == q; k++ {
+					i++
+				}
+				return i, line
+			}
+		}
+	}
+	return i, line
+}

@@ -25,6 +25,96 @@ const (
 	lengthColumn = "length"
 )
 
+// Bounds of one length file (ReadLengths, ReadJSONL), enforced while reading:
+// every length read is kept (8 bytes each, plus the slice's growth), so a
+// 400 MB file of one-digit lines, or 300M lines on a pipe, used to exhaust
+// memory. At the bounds the lengths take 64 MiB (a refused 9M-line pipe peaks
+// under 256 MiB).
+const (
+	// MaxLengthFileBytes bounds the bytes of a length file.
+	MaxLengthFileBytes = 1 << 30
+	// MaxLengthFileLines bounds the lines of a length file (blank and comment
+	// lines included), and so its lengths.
+	MaxLengthFileLines = 1 << 23
+)
+
+// lineLimit and byteLimit are the bounds in force (tests lower them).
+var (
+	lineLimit       = MaxLengthFileLines
+	byteLimit int64 = MaxLengthFileBytes
+)
+
+// lengthList collects lengths in fixed-size chunks, so reading n lengths
+// holds n·8 bytes plus one chunk, without a growing slice's copies and
+// garbage (up to 3× that at the bound); ints makes the one slice returned.
+type lengthList struct {
+	chunks [][]int
+	n      int
+}
+
+const lengthChunk = 1 << 16
+
+func (l *lengthList) add(v int) {
+	if l.n%lengthChunk == 0 {
+		l.chunks = append(l.chunks, make([]int, 0, lengthChunk))
+	}
+	c := &l.chunks[len(l.chunks)-1]
+	*c = append(*c, v)
+	l.n++
+}
+
+func (l *lengthList) ints() []int {
+	out := make([]int, 0, l.n)
+	for i, c := range l.chunks {
+		out = append(out, c...)
+		l.chunks[i] = nil
+	}
+	return out
+}
+
+// boundedReader fails with errFileTooLarge once more than limit bytes were read.
+type boundedReader struct {
+	r     io.Reader
+	name  string
+	limit int64
+	n     int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.n > b.limit {
+		return 0, b.err()
+	}
+	if rest := b.limit + 1 - b.n; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if b.n > b.limit {
+		return n, b.err()
+	}
+	return n, err
+}
+
+func (b *boundedReader) err() error {
+	return &tooLargeError{fmt.Sprintf("%s: more than %d bytes: too large (the limit of a length file, MaxLengthFileBytes)", b.name, b.limit)}
+}
+
+// tooLargeError is the error of a length file past a bound; it names the
+// file and the bound, and is passed on as it is.
+type tooLargeError struct{ msg string }
+
+func (e *tooLargeError) Error() string { return e.msg }
+
+// errFileTooLarge matches every *tooLargeError under errors.Is.
+var errFileTooLarge = errors.New("length file too large")
+
+func (e *tooLargeError) Is(target error) bool { return target == errFileTooLarge }
+
+// tooManyLines is the error of a length file with more than MaxLengthFileLines lines.
+func tooManyLines(name string) error {
+	return &tooLargeError{fmt.Sprintf("%s:%d: more than %d lines: too large (the limit of a length file, MaxLengthFileLines)", name, lineLimit+1, lineLimit)}
+}
+
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // readLine returns the next line with its terminator, io.EOF when none is left, or an
@@ -64,6 +154,7 @@ type lineReader struct {
 }
 
 func newLineReader(r io.Reader, name string, limit int) *lineReader {
+	r = &boundedReader{r: r, name: name, limit: byteLimit}
 	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name, limit: limit}
 }
 
@@ -74,8 +165,14 @@ func (lr *lineReader) next() ([]byte, error) {
 	if errors.Is(err, io.EOF) {
 		return nil, io.EOF
 	}
+	if errors.Is(err, errFileTooLarge) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s:%d: %w", lr.name, lr.n+1, err)
+	}
+	if lr.n == lineLimit {
+		return nil, tooManyLines(lr.name)
 	}
 	lr.buf = raw
 	lr.n++
@@ -138,7 +235,7 @@ func looksNumeric(s string) bool {
 // error. A UTF-8 byte-order mark and CRLF line ends are accepted.
 func ReadLengths(r io.Reader, name string) ([]int, error) {
 	lr := newLineReader(r, name, maxTextLine)
-	var lengths []int
+	var lengths lengthList
 	for {
 		line, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -151,20 +248,20 @@ func ReadLengths(r io.Reader, name string) ([]int, error) {
 		if s == "" || s[0] == '#' {
 			continue
 		}
-		if len(lengths) == 0 && !looksNumeric(s) {
+		if lengths.n == 0 && !looksNumeric(s) {
 			return readCSVLengths(lr.br, name, s, lr.n)
 		}
 		v, err := parseLength(s)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, lr.n, err)
 		}
-		lengths = append(lengths, v)
+		lengths.add(v)
 	}
-	if len(lengths) == 0 {
+	if lengths.n == 0 {
 		return nil, fmt.Errorf("%s:%d: no lengths (the input is empty or holds only blank and comment lines; allowed: at least one integer in [1, %d])",
 			name, max(lr.n, 1), MaxSequenceTokens)
 	}
-	return lengths, nil
+	return lengths.ints(), nil
 }
 
 // csvFields splits one CSV line and trims its fields.
@@ -222,7 +319,7 @@ func readCSVLengths(br *bufio.Reader, name, headerText string, headerLine int) (
 	cr.FieldsPerRecord = -1
 	cr.Comment = '#'
 	cr.ReuseRecord = true
-	var lengths []int
+	var lengths lengthList
 	lastLine := headerLine
 	for {
 		rec, err := cr.Read()
@@ -230,8 +327,14 @@ func readCSVLengths(br *bufio.Reader, name, headerText string, headerLine int) (
 			break
 		}
 		if err != nil {
+			if errors.Is(err, errFileTooLarge) {
+				return nil, err
+			}
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
+				if errors.Is(pe.Err, errFileTooLarge) {
+					return nil, pe.Err
+				}
 				return nil, fmt.Errorf("%s:%d: %w", name, headerLine+pe.Line, pe.Err)
 			}
 			return nil, fmt.Errorf("%s:%d: %w", name, lastLine+1, err)
@@ -239,6 +342,9 @@ func readCSVLengths(br *bufio.Reader, name, headerText string, headerLine int) (
 		line, _ := cr.FieldPos(0)
 		line += headerLine
 		lastLine = line
+		if line > lineLimit {
+			return nil, tooManyLines(name)
+		}
 		blank := true
 		for _, f := range rec {
 			if strings.TrimSpace(f) != "" {
@@ -256,12 +362,12 @@ func readCSVLengths(br *bufio.Reader, name, headerText string, headerLine int) (
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: column %q: %w", name, line, header[col], err)
 		}
-		lengths = append(lengths, v)
+		lengths.add(v)
 	}
-	if len(lengths) == 0 {
+	if lengths.n == 0 {
 		return nil, fmt.Errorf("%s:%d: CSV header but no lengths (allowed: at least one record)", name, lastLine)
 	}
-	return lengths, nil
+	return lengths.ints(), nil
 }
 
 // ReadJSONL reads sequence lengths in tokens from r, one JSON object per line, taking the
@@ -275,7 +381,7 @@ func ReadJSONL(r io.Reader, name, field string) ([]int, error) {
 		return nil, fmt.Errorf("%s: empty JSON field name (allowed: the name of a numeric field)", name)
 	}
 	lr := newLineReader(r, name, maxJSONLine)
-	var lengths []int
+	var lengths lengthList
 	for {
 		line, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -294,6 +400,9 @@ func ReadJSONL(r io.Reader, name, field string) ([]int, error) {
 		if obj == nil {
 			return nil, fmt.Errorf("%s:%d: not a JSON object: null", name, lr.n)
 		}
+		if key, ok := duplicateKey(line, len(obj)); ok {
+			return nil, fmt.Errorf("%s:%d: key %s given twice (allowed: each key once; the value taken would be ambiguous)", name, lr.n, clip(key))
+		}
 		val, ok := obj[field]
 		if !ok {
 			keys := make([]string, 0, len(obj))
@@ -307,12 +416,40 @@ func ReadJSONL(r io.Reader, name, field string) ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: field %q: %w", name, lr.n, field, err)
 		}
-		lengths = append(lengths, v)
+		lengths.add(v)
 	}
-	if len(lengths) == 0 {
+	if lengths.n == 0 {
 		return nil, fmt.Errorf("%s:%d: no records (allowed: at least one JSON object with field %q)", name, max(lr.n, 1), field)
 	}
-	return lengths, nil
+	return lengths.ints(), nil
+}
+
+// duplicateKey returns the first top-level key given twice in line, one valid
+// JSON object that decoded into a map of distinct keys (keys compared as
+// encoding/json unescapes them): json.Unmarshal silently keeps the last value
+// of a key given twice, which the --batches decoder refuses too.
+func duplicateKey(line []byte, distinct int) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if _, err := dec.Token(); err != nil { // '{'
+		return "", false
+	}
+	seen := make(map[string]struct{}, distinct)
+	var skip json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		key, _ := tok.(string)
+		if _, dup := seen[key]; dup {
+			return key, true
+		}
+		seen[key] = struct{}{}
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // jsonLength converts a JSON value holding an integral number in [1, MaxSequenceTokens].

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Overlong says what a Sampler does with a sequence longer than the context.
@@ -292,4 +294,34 @@ func (s *Sampler) sequential(iteration int) []int {
 		}
 	}
 	return out
+}
+
+// streamBytes bounds the lengths EachBatch holds at once (about 8 bytes each)
+// when it draws batches in parallel.
+const streamBytes = 64 << 20
+
+// EachBatch calls f with batches 0..n-1 in order, drawing up to GOMAXPROCS of
+// them at a time in parallel, but no more at a time than fit in about 64 MiB
+// of lengths (judged by the batch before), so memory does not grow with n.
+// Each batch depends only on (seed, k): the batches are those of Batch(k)
+// whatever the parallelism.
+func (s *Sampler) EachBatch(n int, f func(Batch)) {
+	window := 1 // the first batch alone, to size the window
+	buf := make([]Batch, runtime.GOMAXPROCS(0))
+	for k := 0; k < n; {
+		w := min(window, n-k, len(buf))
+		var wg sync.WaitGroup
+		for i := range w {
+			wg.Go(func() { buf[i] = s.Batch(k + i) })
+		}
+		wg.Wait()
+		longest := 1
+		for i := range w {
+			longest = max(longest, len(buf[i].Lengths))
+			f(buf[i])
+			buf[i] = Batch{}
+		}
+		window = max(1, streamBytes/(8*longest))
+		k += w
+	}
 }

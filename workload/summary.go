@@ -54,6 +54,14 @@ func (u *uint128) addSquare(s int) {
 
 func (u uint128) float() float64 { return math.Ldexp(float64(u.hi), 64) + float64(u.lo) }
 
+// addSquares adds n·s².
+func (u *uint128) addSquares(s int, n uint64) {
+	h, l := bits.Mul64(uint64(s)*uint64(s), n) // s < 2^32: s² fits 64 bits
+	var c uint64
+	u.lo, c = bits.Add64(u.lo, l, 0)
+	u.hi += h + c
+}
+
 // Summarize describes lengths (each >= 1; a smaller one panics). Percentiles use
 // gonum's stat.Quantile with stat.Empirical (the inverse of the empirical CDF: the smallest
 // length with at least a fraction P of lengths at or below it, no interpolation). Σ s² is
@@ -131,10 +139,134 @@ func (b Batch) Stats() BatchStats {
 	if len(b.Lengths) == 0 {
 		return st
 	}
-	s := Summarize(b.Lengths, nil)
-	st.Sequences, st.Tokens, st.SumSquares, st.MaxTokens = s.Sequences, s.Tokens, s.SumSquares, s.MaxTokens
-	st.AttentionWeightedMeanTokens = s.SumSquares / float64(s.Tokens)
+	// Summarize's sums without its sort (percentiles are not reported).
+	var sq uint128
+	for i, s := range b.Lengths {
+		if s < 1 {
+			panic(fmt.Sprintf("workload: Summarize: lengths[%d] = %d (want >= 1)", i, s))
+		}
+		st.Tokens += int64(s)
+		sq.addSquare(s)
+		st.MaxTokens = max(st.MaxTokens, s)
+	}
+	st.Sequences, st.SumSquares = len(b.Lengths), sq.float()
+	st.AttentionWeightedMeanTokens = st.SumSquares / float64(st.Tokens)
 	return st
+}
+
+// denseLengths is the length below which an Accumulator counts lengths in a
+// slice (512 KiB of counts); longer ones are counted in a map.
+const denseLengths = 1 << 16
+
+// Accumulator summarizes lengths added in pieces, batch by batch, in memory
+// that does not grow with the number of lengths added: it keeps one count per
+// distinct length. Its Summary equals Summarize over all the lengths added
+// (pooled in any order), bit for bit. The zero Accumulator is empty and ready
+// to use; it is not safe for concurrent use.
+type Accumulator struct {
+	dense  []uint64       // dense[s]: how many lengths s < denseLengths were added
+	sparse map[int]uint64 // the same for longer lengths
+	n      uint64
+}
+
+// Add counts lengths (each >= 1; a smaller one panics).
+func (a *Accumulator) Add(lengths []int) {
+	for i, s := range lengths {
+		switch {
+		case s < 1:
+			panic(fmt.Sprintf("workload: Accumulator.Add: lengths[%d] = %d (want >= 1)", i, s))
+		case s < denseLengths:
+			if s >= len(a.dense) {
+				a.dense = append(a.dense, make([]uint64, min(max(2*s, 1024), denseLengths)-len(a.dense))...)
+			}
+			a.dense[s]++
+		default:
+			if a.sparse == nil {
+				a.sparse = map[int]uint64{}
+			}
+			a.sparse[s]++
+		}
+	}
+	a.n += uint64(len(lengths))
+}
+
+// Len returns the number of lengths added.
+func (a *Accumulator) Len() int { return int(a.n) }
+
+// each calls f for every distinct length added, in increasing order, with its count.
+func (a *Accumulator) each(f func(s int, n uint64)) {
+	for s, n := range a.dense {
+		if n > 0 {
+			f(s, n)
+		}
+	}
+	long := make([]int, 0, len(a.sparse))
+	for s := range a.sparse {
+		long = append(long, s)
+	}
+	sort.Ints(long)
+	for _, s := range long {
+		f(s, a.sparse[s])
+	}
+}
+
+// Lengths returns every length added, sorted (n·8 bytes: for a figure of a
+// bounded number of lengths).
+func (a *Accumulator) Lengths() []int {
+	out := make([]int, 0, a.n)
+	a.each(func(s int, n uint64) {
+		for range n {
+			out = append(out, s)
+		}
+	})
+	return out
+}
+
+// Summary describes the lengths added as Summarize does. Percentiles use
+// gonum's stat.Quantile with stat.Empirical over the distinct lengths weighted
+// by their counts, which picks the same length as over the lengths themselves.
+func (a *Accumulator) Summary(thresholds []int) Summary {
+	sum := Summary{Sequences: int(a.n), Above: make([]Threshold, len(thresholds))}
+	for i, t := range thresholds {
+		sum.Above[i].Tokens = t
+	}
+	if a.n == 0 {
+		return sum
+	}
+	var values, weights []float64
+	var sq uint128
+	sum.MinTokens = -1
+	a.each(func(s int, n uint64) {
+		if sum.MinTokens < 0 {
+			sum.MinTokens = s
+		}
+		sum.MaxTokens = s
+		sum.Tokens += int64(s) * int64(n)
+		sq.addSquares(s, n)
+		values, weights = append(values, float64(s)), append(weights, float64(n))
+	})
+	sum.SumSquares = sq.float()
+	sum.MeanTokens = float64(sum.Tokens) / float64(a.n)
+	for _, p := range summaryPercentiles {
+		sum.Percentiles = append(sum.Percentiles, Percentile{P: p, Tokens: stat.Quantile(p, stat.Empirical, values, weights)})
+	}
+	for i, t := range thresholds {
+		var n uint64
+		var tokens int64
+		var squares uint128
+		a.each(func(s int, c uint64) {
+			if s > t {
+				n += c
+				tokens += int64(s) * int64(c)
+				squares.addSquares(s, c)
+			}
+		})
+		th := &sum.Above[i]
+		th.SequenceFraction = float64(n) / float64(a.n)
+		th.TokenShare = float64(tokens) / float64(sum.Tokens)
+		th.SquareShare = squares.float() / sum.SumSquares
+	}
+	return sum
 }
 
 // PaperShape compares a set of lengths with the dataset shape the HyDra paper

@@ -62,6 +62,11 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	if ext := strings.ToLower(filepath.Ext(*plotPath)); *plotPath != "" && ext != ".png" && ext != ".svg" {
 		return badInput("--plot = %q: the file must end in .png or .svg", *plotPath)
 	}
+	if *plotPath != "" {
+		if err := checkOutFile("--plot", *plotPath); err != nil {
+			return err
+		}
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["iterations"] && (*iterations < 1 || *iterations > scenarios.MaxIterations) {
@@ -72,6 +77,12 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 	}
 	if set["batch-tokens"] && *batchTokens < 1 {
 		return badInput("--batch-tokens = %d: must be >= 1", *batchTokens)
+	}
+	if *batchTokens > workload.MaxTargetTokens {
+		return badInput("--batch-tokens = %d: must be in [1, %d]", *batchTokens, int64(workload.MaxTargetTokens))
+	}
+	if set["context"] && (*context < 1 || *context > workload.MaxContextTokens) {
+		return badInput("--context = %d: must be in [1, %d]", *context, workload.MaxContextTokens)
 	}
 	// Flags that would be silently ignored are refused.
 	for _, name := range []string{"format", "field", "batch-tokens", "context", "order"} {
@@ -100,6 +111,9 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return badInput("--order = %q: must be resample or sequential", *order)
 			}
+			if err := checkSequencesPerBatch(lengths, *batchTokens, *context); err != nil {
+				return err
+			}
 			req.BatchTokens, req.ContextTokens, req.Order, req.Seed = *batchTokens, *context, ord, uint64(max(*seed, 0))
 		}
 	} else {
@@ -112,12 +126,15 @@ func runWorkload(args []string, stdout, stderr io.Writer) error {
 		}
 		req.Scenario = sc
 	}
-	rep, pooled, err := experiment.WorkloadStats(req)
+	rep, acc, err := experiment.WorkloadStats(req)
 	if err != nil {
 		return err
 	}
 	if *plotPath != "" {
-		p, err := report.LengthCDF(pooled, "sequence lengths: "+rep.Source)
+		if acc.Len() > maxPlotSequences {
+			return badInput("--plot: the figure would draw %d sequences: more than %d (the limit of a length figure; use fewer --iterations)", acc.Len(), maxPlotSequences)
+		}
+		p, err := report.LengthCDF(acc.Lengths(), "sequence lengths: "+rep.Source)
 		if err != nil {
 			return err
 		}
@@ -139,4 +156,25 @@ func readLengthFile(path, format, field string) ([]int, error) {
 		return nil, badInput("--file: %v", err)
 	}
 	return lengths, nil
+}
+
+// maxPlotSequences bounds the lengths --plot draws: the figure needs them all
+// (8 bytes each, twice), while the statistics stream.
+const maxPlotSequences = 1 << 24
+
+// checkSequencesPerBatch refuses --batch-tokens that would put more than
+// scenarios.MaxSequencesPerBatch sequences in a batch on average, at the
+// file's mean length after splitting at the context (a batch is held whole).
+func checkSequencesPerBatch(lengths []int, batchTokens int64, context int) error {
+	var tokens, pieces float64
+	for _, l := range lengths {
+		tokens += float64(l)
+		pieces += float64((l + context - 1) / context)
+	}
+	mean := tokens / pieces
+	if n := float64(batchTokens) / mean; n > scenarios.MaxSequencesPerBatch {
+		return badInput("--batch-tokens = %d: expected %.3g sequences per batch at the file's mean length of %.0f tokens (split at --context %d); must be <= %d",
+			batchTokens, n, mean, context, scenarios.MaxSequencesPerBatch)
+	}
+	return nil
 }
