@@ -36,8 +36,21 @@ const (
 	MaxValidationRows = 1000
 	// MaxValidationSeqTokens bounds seq_len.
 	MaxValidationSeqTokens = 1 << 20
-	// MaxValidationGlobalBatch bounds global_batch (sequences per iteration).
-	MaxValidationGlobalBatch = 1 << 24
+	// MaxValidationGlobalBatch bounds global_batch (sequences per iteration;
+	// the shipped table's largest is 3,072).
+	MaxValidationGlobalBatch = 1 << 20
+	// MaxValidationRowOps bounds one run's engine ops,
+	// pp·(global_batch/micro_batch)·vpp·2, what its simulation's time and
+	// memory grow with (about 1 µs and 70 bytes an op): the shipped table's
+	// largest run has 529,200, a run at this bound takes about 2 s.
+	MaxValidationRowOps = 1 << 21
+	// MaxValidationTableOps and MaxValidationTableSequences bound the sum
+	// over a table's runs of their ops and of their global_batch, so a table
+	// of MaxValidationRows large runs is refused instead of running for
+	// hours: about 4 s of simulation at most (the shipped table's 18 runs
+	// have 1,375,828 ops and 20,276 sequences, 1 s).
+	MaxValidationTableOps       = 1 << 22
+	MaxValidationTableSequences = 1 << 22
 	// MaxValidationSeconds bounds measured_seconds.
 	MaxValidationSeconds = 1e7
 )
@@ -113,6 +126,7 @@ func DecodeValidationTable(r io.Reader, name string) ([]ValidationRun, error) {
 	var runs []ValidationRun
 	var problems []error
 	names := map[string]int{}
+	var tableOps, tableSeqs int64 // over the runs decoded so far
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -147,6 +161,13 @@ func DecodeValidationTable(r io.Reader, name string) ([]ValidationRun, error) {
 			continue
 		}
 		names[run.Name] = run.Line
+		tableOps += run.engineOps()
+		tableSeqs += int64(run.GlobalBatch)
+		if tableOps > MaxValidationTableOps || tableSeqs > MaxValidationTableSequences {
+			problems = append(problems, fmt.Errorf("%s:%d: the runs up to this one hold %d engine ops (pp·(global_batch/micro_batch)·vpp·2) and %d sequences: a table may hold at most %d and %d in all (about 4 s of simulation); split it into several tables",
+				name, line, tableOps, tableSeqs, int64(MaxValidationTableOps), int64(MaxValidationTableSequences)))
+			break
+		}
 		runs = append(runs, run)
 	}
 	if len(problems) > 0 {
@@ -272,11 +293,23 @@ func (d *rowDecoder) decode() (ValidationRun, bool) {
 		d.add(12, "must be a multiple of micro_batch·dp = %d·%d (dp = gpus/(tp·pp))", r.MicroBatch, dp)
 	case r.VPP > 1 && r.Microbatches()%r.PP != 0:
 		d.add(12, "gives %d microbatches per replica: with vpp > 1 they must be a multiple of pp (%d), as Megatron-LM's interleaved schedule requires", r.Microbatches(), r.PP)
-	case int64(r.PP)*int64(r.GlobalBatch/r.MicroBatch)*int64(r.VPP)*2 > step.MaxOps:
+	case r.engineOps() > step.MaxOps:
 		d.add(12, "pp·(global_batch/micro_batch)·vpp·2 = %d ops: more than the engine's %d (step.MaxOps)",
-			int64(r.PP)*int64(r.GlobalBatch/r.MicroBatch)*int64(r.VPP)*2, step.MaxOps)
+			r.engineOps(), step.MaxOps)
+	case r.engineOps() > MaxValidationRowOps:
+		d.add(12, "pp·(global_batch/micro_batch)·vpp·2 = %d ops: a validation run may have at most %d (about 2 s of simulation; the published runs have at most 529,200)",
+			r.engineOps(), MaxValidationRowOps)
 	}
 	return r, len(d.problems) == n0
+}
+
+// engineOps is the run's engine ops, pp·(global_batch/micro_batch)·vpp·2
+// (each factor bounded, so no overflow).
+func (r ValidationRun) engineOps() int64 {
+	if r.MicroBatch < 1 {
+		return 0
+	}
+	return int64(r.PP) * int64(r.GlobalBatch/r.MicroBatch) * int64(r.VPP) * 2
 }
 
 // ValidationJob is the job of a run: job.GPT of its widths on its GPUs (the

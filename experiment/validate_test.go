@@ -108,8 +108,10 @@ func TestDecodeValidationTableRejects(t *testing.T) {
 		{map[string]string{"pp": "4", "vpp": "5"}, `vpp = "5": must divide the layers of a stage, layers/pp = 12`},
 		{map[string]string{"gpus": "32", "pp": "4", "vpp": "2", "global_batch": "6", "micro_batch": "1"},
 			`global_batch = "6": gives 6 microbatches per replica: with vpp > 1 they must be a multiple of pp (4)`},
-		{map[string]string{"global_batch": "16777216", "micro_batch": "1", "pp": "48", "vpp": "1", "gpus": "384"},
-			`global_batch = "16777216": pp·(global_batch/micro_batch)·vpp·2 = 1610612736 ops: more than the engine's 16777216`},
+		{map[string]string{"global_batch": "1048576", "micro_batch": "1", "pp": "48", "vpp": "1", "gpus": "384"},
+			`global_batch = "1048576": pp·(global_batch/micro_batch)·vpp·2 = 100663296 ops: more than the engine's 16777216`},
+		{map[string]string{"global_batch": "262144", "micro_batch": "1", "pp": "8", "vpp": "1", "gpus": "64"},
+			`global_batch = "262144": pp·(global_batch/micro_batch)·vpp·2 = 4194304 ops: a validation run may have at most 2097152`},
 		{map[string]string{"micro_batch": "32", "seq_len": "1048576", "global_batch": "32"}, `micro_batch = "32": micro_batch·seq_len = 33554432 tokens per microbatch: must be at most 16777216`},
 	} {
 		rec := append([]string(nil), goodRow...)
@@ -351,5 +353,33 @@ func TestValidateMemory(t *testing.T) {
 		if need := st.Bytes() + memory.ReserveBytes + res.PredictedActivationBytes; need > 80e9 {
 			t.Errorf("%s: the first stage needs %.1f GiB, more than the A100's 80 GB the run had", r.Name, need/memory.GiB)
 		}
+	}
+}
+
+// TestValidationTableWorkBounded: a table's work is bounded before any run is
+// simulated (issue 24 item 12): global_batch at most 2^20, a run at most
+// 2^21 engine ops (about 2 s), a table at most 2^22 ops in all (about 4 s);
+// the run at the bound is accepted.
+func TestValidationTableWorkBounded(t *testing.T) {
+	idx := map[string]int{}
+	for i, c := range ValidationColumns {
+		idx[c] = i
+	}
+	row := func(name string) string {
+		rec := append([]string(nil), goodRow...)
+		rec[idx["name"]], rec[idx["global_batch"]], rec[idx["micro_batch"]], rec[idx["pp"]], rec[idx["gpus"]] = name, "131072", "1", "8", "64"
+		return strings.Join(rec, ",")
+	}
+	runs, err := DecodeValidationTable(strings.NewReader(validationHeader+"\n"+row("a")+"\n"+row("b")+"\n"), "t.csv")
+	if err != nil || len(runs) != 2 || runs[0].engineOps() != MaxValidationRowOps {
+		t.Fatalf("two runs at the row bound: %v", err)
+	}
+	_, err = DecodeValidationTable(strings.NewReader(validationHeader+"\n"+row("a")+"\n"+row("b")+"\n"+row("c")+"\n"), "t.csv")
+	if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "t.csv:4: the runs up to this one hold 6291456 engine ops") || !strings.Contains(err.Error(), "at most 4194304") {
+		t.Errorf("three runs at the row bound: %v", err)
+	}
+	_, err = DecodeValidationTable(strings.NewReader(validationHeader+"\n"+strings.Join(withField(idx["global_batch"], "16777216"), ",")+"\n"), "t.csv")
+	if err == nil || !strings.Contains(err.Error(), `global_batch = "16777216": must be an integer in [1, 1048576]`) {
+		t.Errorf("global_batch 2^24: %v", err)
 	}
 }

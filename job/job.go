@@ -264,6 +264,26 @@ func (j Job) Nodes() int {
 	return j.Cluster.GPUs / j.Cluster.GPUsPerNode
 }
 
+// stageOverridesErr says that first_stage_layers and last_stage_layers leave
+// too few of the model's layers for the pp stages: the larger override is
+// blamed.
+func stageOverridesErr(first, last, layers, pp int) error {
+	key, val := "parallel.first_stage_layers", first
+	if last > first {
+		key, val = "parallel.last_stage_layers", last
+	}
+	others := pp
+	if first > 0 {
+		others--
+	}
+	if last > 0 {
+		others--
+	}
+	return fieldErr(key, val,
+		"the stage overrides exceed the layers: first_stage_layers = %d + last_stage_layers = %d must be at most model.layers (%d) less one layer for each of the other %d stage(s) (at most %d)",
+		first, last, layers, others, layers-others)
+}
+
 // PoolCapacityTokens is G·B, the most tokens one microbatch can hold across the
 // pool; no plan can place a sequence longer than this.
 func (j Job) PoolCapacityTokens() int64 {
@@ -289,6 +309,9 @@ func (j Job) StageLayers() ([]int, error) {
 		stages[0] = layers
 		return stages, nil
 	}
+	if first > layers || last > layers || first+last > layers {
+		return nil, stageOverridesErr(first, last, layers, p.PP)
+	}
 	lo, hi := 0, p.PP // stages [lo, hi) share the remaining layers evenly
 	rest := layers
 	if first > 0 {
@@ -303,6 +326,9 @@ func (j Job) StageLayers() ([]int, error) {
 	}
 	n := hi - lo
 	switch {
+	case rest < n:
+		// The overrides leave fewer layers than the other stages.
+		return nil, stageOverridesErr(first, last, layers, p.PP)
 	case n == 0 && rest != 0:
 		return nil, fieldErr("parallel.first_stage_layers", first,
 			"first_stage_layers + last_stage_layers must equal model.layers (%d) when pp = 2", layers)
@@ -430,7 +456,8 @@ func (j Job) Validate() error {
 		if j.Model.RoutedExperts > 0 && j.Model.RoutedExperts%p.EP != 0 {
 			add(fieldErr("parallel.ep", p.EP, "must divide model.routed_experts (%d)", j.Model.RoutedExperts))
 		}
-		if p.BudgetTokens >= 1 && j.ContextTokens >= 1 && int64(j.ContextTokens) > j.PoolCapacityTokens() {
+		if p.BudgetTokens >= 1 && p.BudgetTokens <= MaxBudgetTokens && g <= MaxGPUs && j.ContextTokens >= 1 && int64(j.ContextTokens) > j.PoolCapacityTokens() {
+			// In range, G·B <= 2^20·2^24 cannot overflow; out of range is reported above.
 			add(fieldErr("context_tokens", j.ContextTokens,
 				"must be <= G*B = %d*%d = %d, else no plan can hold the longest sequence", g, p.BudgetTokens, j.PoolCapacityTokens()))
 		}

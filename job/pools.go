@@ -92,7 +92,7 @@ func (j Job) validatePools() []error {
 			add(fieldErr(key+".gpu", `""`, "must name a GPU profile (e.g. \"H100-SXM\", \"A100-80G\")"))
 		}
 		if pool.BudgetTokens != 0 {
-			add(checkRange(key+".budget_tokens", pool.BudgetTokens, 1, MaxBudgetTokens))
+			add(CheckPoolBudget(i, pool.BudgetTokens))
 		}
 		if err := checkRange(key+".gpus", pool.GPUs, 1, MaxGPUs); err != nil {
 			add(err)
@@ -107,8 +107,30 @@ func (j Job) validatePools() []error {
 	if len(errs) == 0 && sum != c.GPUs {
 		add(fieldErr("cluster.gpus", c.GPUs, "must equal the pools' GPUs (%d) when cluster.pools is given", sum))
 	}
+	if d := p.TP * p.PP; len(errs) == 0 && p.TP >= 1 && p.PP >= 1 && sum/d >= 1 && j.ContextTokens >= 1 && j.ContextTokens <= MaxContextTokens {
+		// The policies blind to the kinds plan every rank with the smallest
+		// budget, so G·budget must hold the longest sequence, as G·B must.
+		g := int64(sum / d)
+		need := (int64(j.ContextTokens) + g - 1) / g
+		for i, pool := range c.Pools {
+			if pool.BudgetTokens > 0 && int64(pool.BudgetTokens) < need {
+				add(fieldErr(fmt.Sprintf("cluster.pools[%d].budget_tokens", i), pool.BudgetTokens,
+					"must be >= ⌈context_tokens / G⌉ = ⌈%d / %d⌉ = %d: the policies blind to the GPU kinds plan every rank with the smallest budget, and G·budget must hold the longest sequence",
+					j.ContextTokens, g, need))
+			}
+		}
+	}
 	if sum > MaxGPUs {
 		add(fieldErr("cluster.pools", sum, "the pools hold %d GPUs; at most %d", sum, MaxGPUs))
 	}
 	return errs
+}
+
+// CheckPoolBudget checks cluster.pools[i].budget_tokens = v when the key is
+// given: in [1, MaxBudgetTokens]. (A pool without the key has BudgetTokens 0,
+// which scales parallel.budget_tokens; Validate cannot tell an explicit 0
+// from an absent key, so the scenario parser, which can, calls this for every
+// pool that sets the key.)
+func CheckPoolBudget(i, v int) error {
+	return checkRange(fmt.Sprintf("cluster.pools[%d].budget_tokens", i), v, 1, MaxBudgetTokens)
 }

@@ -112,12 +112,12 @@ func writeHetero(w *strings.Builder, dir string) {
 	fmt.Fprintln(w)
 	sums := map[string]*Summary{}
 	for _, name := range heteroRuns {
-		var s Summary
-		if err := readJSON(filepath.Join(dir, name, "summary.json"), &s); err != nil {
+		s, err := readSummary(filepath.Join(dir, name, "summary.json"))
+		if s == nil || err != nil { // an error was returned by checkSummaries
 			fmt.Fprintf(w, "Missing: %s (run `make figures`).\n\n", filepath.Join(dir, name, "summary.json"))
 			continue
 		}
-		sums[name] = &s
+		sums[name] = s
 	}
 	if s := sums["hexiseq-h100-a100"]; s != nil {
 		fmt.Fprintln(w, "### hexiseq-h100-a100: 32 H100 + 32 A100, 256K documents")

@@ -148,8 +148,8 @@ func writeMemory(w *strings.Builder, dir string) {
 	fmt.Fprintln(w, "| scenario | recompute | B | policy: peak GiB of HBM GiB (step s: before → now) |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, name := range memoryRuns {
-		var s Summary
-		if err := readJSON(filepath.Join(dir, name, "summary.json"), &s); err != nil {
+		s, err := readSummary(filepath.Join(dir, name, "summary.json"))
+		if s == nil || err != nil { // an error was returned by checkSummaries
 			fmt.Fprintf(w, "| %s | missing (run `make figures`) | | |\n", name)
 			continue
 		}

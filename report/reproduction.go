@@ -39,9 +39,14 @@ type sweepJSON struct {
 // for (resultsDir/NAME/summary.json), the weak-scaling sweep and the
 // production-256k cap sweep (resultsDir/NAME/sweep.json), our numbers beside
 // the paper's, each labelled with its section. A results folder that is
-// missing or unreadable is named in the text, not returned as an error; the
-// error is w's. The report is composed in memory and written to w at once.
+// missing is named in the text, not returned as an error; a summary.json that
+// is there but unreadable or corrupt (readSummary) is an error naming it, and
+// nothing is written. Otherwise the error is w's. The report is composed in
+// memory and written to w at once.
 func WriteReproduction(w io.Writer, resultsDir string) error {
+	if err := checkSummaries(resultsDir); err != nil {
+		return err
+	}
 	var b strings.Builder
 	writeReproduction(&b, resultsDir)
 	_, err := io.WriteString(w, b.String())
@@ -286,18 +291,18 @@ func writeReproduction(w *strings.Builder, dir string) {
 	sums := map[string]*Summary{}
 	var missing []string
 	for _, rs := range reproductionScenarios {
-		var s Summary
-		if err := readJSON(filepath.Join(dir, rs[0], "summary.json"), &s); err != nil {
+		s, err := readSummary(filepath.Join(dir, rs[0], "summary.json"))
+		if s == nil || err != nil { // an error was returned by checkSummaries
 			missing = append(missing, rs[0])
 			continue
 		}
-		sums[rs[0]] = &s
+		sums[rs[0]] = s
 		pr := paperRuns[rs[1]]
 		hv := pr.Values["hydra"]
-		m, okm := ours(&s, "hydra", "over_mcore")
-		st, oks := ours(&s, "hydra", "over_static")
-		mn, okmn := ours(&s, "hydra", "over_mcore_nostall")
-		sn, oksn := ours(&s, "hydra", "over_static_nostall")
+		m, okm := ours(s, "hydra", "over_mcore")
+		st, oks := ours(s, "hydra", "over_static")
+		mn, okmn := ours(s, "hydra", "over_mcore_nostall")
+		sn, oksn := ours(s, "hydra", "over_static_nostall")
 		pm, hasm := hv["over_mcore"]
 		ps, hass := hv["over_static"]
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", rs[0], vsPaper(m, okm, pm, hasm), vsPaper(st, oks, ps, hass),

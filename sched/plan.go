@@ -273,6 +273,13 @@ type ErrSequenceTooLong struct {
 	Why string
 }
 
+// ContextTooShortWhy is ErrSequenceTooLong's Why for a policy that sizes its
+// CP degree from the context (static CP, WLB-LLM) when the sequence is longer
+// than the context it was given: the context is to blame, not cp·B.
+func ContextTooShortWhy(context int, what string, cp, budget int) string {
+	return fmt.Sprintf("it is longer than context_tokens = %d, which sizes %s (cp = %d at B = %d; raise context_tokens to the longest sequence, or give 0 for the batch's longest), and such a group", context, what, cp, budget)
+}
+
 // Is makes errors.Is(err, ErrInvalidInput) true: a too-long sequence is bad input.
 func (e *ErrSequenceTooLong) Is(target error) bool { return errors.Is(ErrInvalidInput, target) }
 

@@ -109,6 +109,15 @@ type Env struct {
 	TokenCosts *TokenCosts
 }
 
+// InputChecker is implemented by a policy whose options are valid only for
+// some jobs (mcore's min_cp_size must fit the pool): CheckInputs checks them
+// against a job's Inputs (its G, B, MaxDegree; no batch) so a scenario can be
+// refused when checked instead of failing when run. policies.Descriptor's
+// CheckOptionsFor calls it.
+type InputChecker interface {
+	CheckInputs(in Inputs) error
+}
+
 // ErrEnvMissing is wrapped by a constructor's error when the Env lacks what
 // the policy needs (e.g. FlexSP without a MILP solver): its options are
 // valid, the machine is to blame.
@@ -166,7 +175,7 @@ func (in Inputs) check(lengths []int) error {
 	case in.ContextTokens < 0 || in.ContextTokens > MaxSequenceTokens:
 		return fmt.Errorf("sched: context_tokens = %d: must be in [0, %d] (0 = the longest sequence)", in.ContextTokens, MaxSequenceTokens)
 	case in.EP < 0 || in.EP > 1 && in.PoolRanks%in.EP != 0:
-		return fmt.Errorf("sched: ep = %d: must be >= 1 and divide ranks = %d (EP groups are aligned blocks of ep ranks)", in.EP, in.PoolRanks)
+		return fmt.Errorf("sched: ep = %d: must be >= 1 and divide ranks = %d (EP groups are aligned blocks of ep ranks; 0 or absent: 1)", in.EP, in.PoolRanks)
 	case in.MaxDegree < 0:
 		return fmt.Errorf("sched: max_degree = %d: must be >= 0 (0 = ranks)", in.MaxDegree)
 	case in.OverheadRatio < 0 || math.IsNaN(in.OverheadRatio) || math.IsInf(in.OverheadRatio, 0):

@@ -107,6 +107,10 @@ type hostileCase struct {
 	want   []string // substrings of stderr (exit != 0) or stdout (exit 0)
 	writes []string // paths under the working folder the run may create
 	maxMiB float64  // peak resident memory allowed (default 300 MiB)
+	// slow marks a case that runs seconds of real work before it is
+	// refused (a time bound itself): skipped under the race detector,
+	// which makes it ten times slower than the watchdog allows.
+	slow bool
 }
 
 // tinyTOML is a 48-GPU scenario small enough to run in a fraction of a second.
@@ -241,6 +245,9 @@ func TestHostileInputs(t *testing.T) {
 	rootBefore := treeStateTop(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.slow && raceEnabled {
+				t.Skip("seconds of planning before the refusal; too slow under -race")
+			}
 			base := t.TempDir()
 			work, sentinel := filepath.Join(base, "work"), filepath.Join(base, "sentinel")
 			for _, d := range []string{work, sentinel} {

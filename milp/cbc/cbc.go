@@ -111,9 +111,9 @@ func (s *Solver) Solve(ctx context.Context, m *milp.Model, l milp.Limits) (*milp
 	}
 	dir, err := os.MkdirTemp(s.TempDir, "dcpsim-cbc-")
 	if err != nil {
-		return nil, fmt.Errorf("cbc: %w", err)
+		return nil, tempDirErr(s.TempDir, err)
 	}
-	defer os.RemoveAll(dir)
+	defer removeTemp(dir)
 	lpPath, solPath := filepath.Join(dir, "model.lp"), filepath.Join(dir, "solution.txt")
 	if err := writeFile(lpPath, m.WriteLP); err != nil {
 		return nil, fmt.Errorf("cbc: writing the model: %w", err)
@@ -136,6 +136,10 @@ func (s *Solver) Solve(ctx context.Context, m *milp.Model, l milp.Limits) (*milp
 	args = append(args, "-ratio", strconv.FormatFloat(l.RelativeGap, 'g', -1, 64), "-solve", "-solu", solPath)
 	cmd := exec.CommandContext(ctx, s.Path, args...)
 	cmd.Dir = dir
+	// cbc runs in a process group of its own, and a cancelled context (a
+	// signal's, a deadline's) kills the whole group: nothing it started can
+	// outlive the solve and write into the folder after it is removed.
+	ownGroup(cmd)
 	out := &boundedLog{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = time.Second
@@ -153,6 +157,27 @@ func (s *Solver) Solve(ctx context.Context, m *milp.Model, l milp.Limits) (*milp
 	sol.Nodes, sol.Iterations = out.counter("Enumerated nodes:"), out.counter("Total iterations:")
 	sol.Solver = "CBC " + out.version()
 	return sol, nil
+}
+
+// tempDirErr explains a temporary folder that could not be made: where the
+// folder was to be made (TMPDIR, or Solver.TempDir) and what to do.
+func tempDirErr(tempDir string, err error) error {
+	if tempDir == "" {
+		where := os.Getenv("TMPDIR")
+		if where == "" {
+			return fmt.Errorf("cbc: cannot make a temporary folder for the model in %s (the default, TMPDIR being unset): %w; make it writable or set TMPDIR to a writable folder", os.TempDir(), err)
+		}
+		return fmt.Errorf("cbc: cannot make a temporary folder for the model in TMPDIR = %s: %w; set TMPDIR to an existing, writable folder (or unset it for %s)", where, err, "/tmp")
+	}
+	return fmt.Errorf("cbc: cannot make a temporary folder for the model in %s (Solver.TempDir): %w", tempDir, err)
+}
+
+// removeTemp removes a solve's folder, once more if a first try left it
+// (a file made while it was being removed).
+func removeTemp(dir string) {
+	if os.RemoveAll(dir) != nil {
+		os.RemoveAll(dir)
+	}
 }
 
 // writeFile writes path with write.

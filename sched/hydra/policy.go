@@ -86,7 +86,12 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	d := &Diagnostics{Targets: t}
 	var b *PlanBuilder
 	if p.name == ScanName {
-		b, d.ScanSteps = packScan(lengths, in.PoolRanks, t)
+		var ok bool
+		b, d.ScanSteps, ok = packScanLimited(lengths, in.PoolRanks, t, ScanStepLimit)
+		if !ok {
+			return nil, fmt.Errorf("%w: it made more than %d steps (sequences, groups and ranks visited) on this batch of %d sequences on %d ranks and stopped; its work grows as sequences × ranks × microbatches: plan it with hydra (the same plans, heap-based)",
+				ErrScanTooLarge, ScanStepLimit, len(lengths), in.PoolRanks)
+		}
 	} else {
 		b, d.HeapOps, d.SequenceVisits = packHeap(lengths, in.PoolRanks, t)
 	}

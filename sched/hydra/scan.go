@@ -2,8 +2,24 @@ package hydra
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+
+	"github.com/dcpsim/dcpsim/sched"
 )
+
+// ScanStepLimit bounds the steps (sequences, groups and ranks visited) of one
+// hydra-scan plan: the linear reference's work grows as sequences × ranks ×
+// microbatches (5·10^9 steps, 11 s, for 10^5 sequences on 2^20 ranks; hours
+// at the --batches maxima), so a batch past it is refused, deterministically,
+// after about 5 s (some 2.2 ns a step). hydra plans the same batch the same
+// way in milliseconds. A variable only so benchmarks of the reference at scale
+// can raise it (0: no bound); nothing else sets it.
+var ScanStepLimit int64 = 1 << 31
+
+// ErrScanTooLarge is wrapped by hydra-scan's error on a batch past
+// ScanStepLimit; it matches sched.ErrInvalidInput.
+var ErrScanTooLarge = fmt.Errorf("%w: the linear-scan reference (hydra-scan) is bounded", sched.ErrInvalidInput)
 
 // scanGroup is an open CP group of the linear reference: its rank block and the
 // Σ s² (tokens²) and Σ s (tokens) of its sequences.
@@ -27,10 +43,18 @@ type scanPacker struct {
 	groups    []scanGroup
 	b         *PlanBuilder
 	steps     int64 // sequences, groups and ranks visited
+	limit     int64 // stop once steps pass it (0: no limit)
 }
 
-// packScan plans the batch with the linear reference.
+// packScan plans the batch with the linear reference, unbounded.
 func packScan(lengths []int, poolRanks int, t Targets) (*PlanBuilder, int64) {
+	b, steps, _ := packScanLimited(lengths, poolRanks, t, 0)
+	return b, steps
+}
+
+// packScanLimited is packScan stopping once more than limit steps were made
+// (0: no limit); ok is false when it stopped.
+func packScanLimited(lengths []int, poolRanks int, t Targets, limit int64) (b *PlanBuilder, steps int64, ok bool) {
 	p := &scanPacker{
 		t: t, poolRanks: poolRanks, lengths: lengths,
 		order:  make([]int, len(lengths)),
@@ -38,6 +62,7 @@ func packScan(lengths []int, poolRanks int, t Targets) (*PlanBuilder, int64) {
 		placed: make([]bool, len(lengths)),
 		busy:   make([]bool, poolRanks),
 		b:      NewPlanBuilder(poolRanks, len(lengths)),
+		limit:  limit,
 	}
 	for i := range p.order {
 		p.order[i] = i
@@ -52,6 +77,9 @@ func packScan(lengths []int, poolRanks int, t Targets) (*PlanBuilder, int64) {
 			if p.placed[id] {
 				continue
 			}
+			if limit > 0 && p.steps > limit {
+				return p.b, p.steps, false
+			}
 			p.steps++
 			if p.place(id) {
 				p.placed[id] = true
@@ -59,6 +87,9 @@ func packScan(lengths []int, poolRanks int, t Targets) (*PlanBuilder, int64) {
 			}
 		}
 		doublings := p.backfill()
+		if limit > 0 && p.steps > limit {
+			return p.b, p.steps, false
+		}
 		w := Waiting{Remaining: remaining}
 		for _, id := range p.order {
 			if !p.placed[id] {
@@ -68,7 +99,7 @@ func packScan(lengths []int, poolRanks int, t Targets) (*PlanBuilder, int64) {
 		}
 		p.b.Close(w, doublings)
 	}
-	return p.b, p.steps
+	return p.b, p.steps, true
 }
 
 // place puts sequence id into the open MB if it fits (spec §5): a new group on the
@@ -124,6 +155,9 @@ func (p *scanPacker) free(first, size int) bool {
 func (p *scanPacker) backfill() int {
 	doublings := 0
 	for {
+		if p.limit > 0 && p.steps > p.limit {
+			return doublings // the caller stops
+		}
 		best := -1
 		for gi, g := range p.groups {
 			p.steps++

@@ -269,6 +269,16 @@ func Solve(lengths []int, in sched.Inputs, linear bool, forcedCap int) (Targets,
 	return Targets{Targets: t, Reference: kinds[chosen.ref].Name, Kinds: kinds}, nil
 }
 
+// MaxPackWork bounds sequences × target microbatches (M*) of one plan: the
+// placement reads every sequence left in every microbatch, so its time grows
+// with their product (10^6 sequences × 330 microbatches: 22 s; the --batches
+// maxima, 10^7 sequences, would take hours). A batch past it is refused
+// before packing; at the bound a plan takes about 4 s. The shipped scenarios'
+// batches are below 10^5, the G = 8192 benchmark's 4·10^6. Packing itself
+// stops at 4 × MaxPackWork sequence reads, should the realized microbatches
+// run far past M*.
+const MaxPackWork = 1 << 26
+
 // Plan solves the closed form on the kinds, packs the batch by per-rank
 // seconds and, with VPP, aligns the MB count as HyDra does.
 func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
@@ -282,6 +292,10 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	ht, err := Solve(lengths, in, p.opts.Linear, p.opts.Cap)
 	if err != nil {
 		return nil, err
+	}
+	if work := int64(len(lengths)) * int64(ht.Microbatches); work > MaxPackWork {
+		return nil, fmt.Errorf("hydra-hetero: %d sequences × %d target microbatches = %d: more than %d, its bound (%w): its placement reads every sequence left in every microbatch (some 65 ns each), so this batch would plan for about %.0f s; split the batch, or plan it with hydra",
+			len(lengths), ht.Microbatches, work, int64(MaxPackWork), sched.ErrInvalidInput, float64(work)*65e-9)
 	}
 	hp := newHeteroPacker(lengths, in.PoolRanks, ht)
 	if err := hp.pack(); err != nil {
@@ -495,6 +509,10 @@ func (p *heteroPacker) pack() error {
 		}
 		if len(p.groups) == 0 {
 			return fmt.Errorf("hydra-hetero: no group can take any of the %d sequences left (%w)", remaining, sched.ErrCannotPlan)
+		}
+		if p.visits > 4*MaxPackWork {
+			return fmt.Errorf("hydra-hetero: the placement read %d sequences, more than 4 × %d, with %d of %d sequences left (%w): split the batch, or plan it with hydra",
+				p.visits, int64(MaxPackWork), remaining, len(p.order), sched.ErrInvalidInput)
 		}
 		doublings := p.backfill()
 		w := hydra.Waiting{Remaining: remaining}

@@ -196,6 +196,23 @@ func New(o Options) (*Policy, error) {
 	return &Policy{opts: o}, nil
 }
 
+// CheckInputs checks the options against the job's pool (sched.InputChecker):
+// min_cp_size must be at most the largest CP degree, min(G, the engine's
+// limit), or no sequence could be placed. The error names the key, the pool
+// and the limit.
+func (p *Policy) CheckInputs(in sched.Inputs) error {
+	limit := in.DegreeLimit()
+	if p.opts.MinCPSize <= limit {
+		return nil
+	}
+	why := fmt.Sprintf("the pool's G = %d ranks", in.PoolRanks)
+	if limit < in.PoolRanks {
+		why = fmt.Sprintf("the CP engine's largest group, below the pool's G = %d ranks", in.PoolRanks)
+	}
+	return fmt.Errorf("%w: min_cp_size = %d exceeds the largest CP degree %d (%s); it must be a power of two at most that",
+		sched.ErrInvalidInput, p.opts.MinCPSize, limit, why)
+}
+
 // Name returns "mcore".
 func (*Policy) Name() string { return Name }
 
@@ -230,12 +247,10 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	if err := in.Check(lengths); err != nil {
 		return nil, fmt.Errorf("mcore: %w", err)
 	}
-	limit := in.DegreeLimit()
-	minCP := p.opts.MinCPSize
-	if minCP > limit {
-		return nil, fmt.Errorf("mcore: %w: min_cp_size = %d exceeds the largest CP degree %d (pool %d, engine limit %d)",
-			sched.ErrInvalidInput, minCP, limit, in.PoolRanks, in.MaxDegree)
+	if err := p.CheckInputs(in); err != nil {
+		return nil, fmt.Errorf("mcore: %w", err)
 	}
+	limit, minCP := in.DegreeLimit(), p.opts.MinCPSize
 	if len(lengths) > 1<<31-1 {
 		return nil, fmt.Errorf("mcore: %w: %d sequences", sched.ErrInvalidInput, len(lengths))
 	}

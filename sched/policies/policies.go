@@ -174,6 +174,24 @@ func (d Descriptor) CheckOptions(options any) error {
 	return nil
 }
 
+// CheckOptionsFor validates options as CheckOptions does and then against a
+// job's Inputs (sched.InputChecker: options valid only for some pools, as
+// mcore's min_cp_size). in needs only the job's sizes (PoolRanks,
+// BudgetTokens, MaxDegree); no batch is checked.
+func (d Descriptor) CheckOptionsFor(options any, in sched.Inputs) error {
+	p, err := d.New(options, sched.Env{})
+	if err != nil {
+		if errors.Is(err, sched.ErrEnvMissing) {
+			return nil
+		}
+		return err
+	}
+	if c, ok := p.(sched.InputChecker); ok {
+		return c.CheckInputs(in)
+	}
+	return nil
+}
+
 // OptionKeys returns the keys of the policy's options table, in field order:
 // the `toml` tags of its options struct.
 func (d Descriptor) OptionKeys() []string {

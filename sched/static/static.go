@@ -148,8 +148,12 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	for id, s := range lengths {
 		work++
 		if int64(s) > capacity {
-			return nil, &sched.ErrSequenceTooLong{Seq: id, Tokens: s, MaxTokens: int(capacity),
-				Why: fmt.Sprintf("a static CP group (cp·B = %d·%d)", cp, in.BudgetTokens)}
+			why := fmt.Sprintf("a static CP group (cp·B = %d·%d)", cp, in.BudgetTokens)
+			if p.opts.Degree == 0 && in.ContextTokens > 0 && s > in.ContextTokens {
+				// The degree came from a context shorter than the sequence: blame it.
+				why = sched.ContextTooShortWhy(in.ContextTokens, "a static CP group", cp, in.BudgetTokens)
+			}
+			return nil, &sched.ErrSequenceTooLong{Seq: id, Tokens: s, MaxTokens: int(capacity), Why: why}
 		}
 		if sum+int64(s) <= capacity && (p.opts.MaxSeqs == 0 || len(cur) < p.opts.MaxSeqs) {
 			cur = append(cur, id)

@@ -249,8 +249,12 @@ func (p *Policy) derive(lengths []int, batchTokens int64, pendingLongest int, in
 	}
 	for i, s := range lengths {
 		if int64(s) > su.smax {
-			return su, &sched.ErrSequenceTooLong{Seq: i, Tokens: s, MaxTokens: int(su.smax),
-				Why: fmt.Sprintf("a WLB-LLM microbatch (Smax, cp·B = %d·%d)", su.cp, b)}
+			why := fmt.Sprintf("a WLB-LLM microbatch (Smax, cp·B = %d·%d)", su.cp, b)
+			if p.opts.CPDegree == 0 && p.opts.SmaxTokens == 0 && in.ContextTokens > 0 && s > in.ContextTokens {
+				// The degree came from a context shorter than the sequence: blame it.
+				why = sched.ContextTooShortWhy(in.ContextTokens, "a WLB-LLM microbatch", su.cp, b)
+			}
+			return su, &sched.ErrSequenceTooLong{Seq: i, Tokens: s, MaxTokens: int(su.smax), Why: why}
 		}
 	}
 	su.contextTokens = in.ContextTokens
