@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -37,7 +36,7 @@ func readSummary(path string) (*Summary, error) {
 		return nil, badinput.Errorf("%s: unreadable: %v", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, badinput.Errorf("%s: unreadable: not a regular file (%s)", path, fileKind(st.Mode()))
+		return nil, badinput.Errorf("%s: unreadable: not a regular file (%s)", path, kindOrFolder(st.Mode()))
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -66,21 +65,13 @@ func readSummary(path string) (*Summary, error) {
 	return &s, nil
 }
 
-// fileKind names a non-regular file's kind for a message.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
+// kindOrFolder names a non-regular file's kind for a message (kindOf, with
+// folders).
+func kindOrFolder(m fs.FileMode) string {
+	if m.IsDir() {
 		return "a folder"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
 	}
-	return fmt.Sprintf("mode %v", m)
+	return "a " + kindOf(m)
 }
 
 // summaryPaths lists every summary.json the report reads under dir, in order.
