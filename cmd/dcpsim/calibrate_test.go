@@ -104,23 +104,9 @@ func TestCalibrateCPUEndToEnd(t *testing.T) {
 // curves of the H20 profile's peak, and collective rows with too few sizes.
 func writeSyntheticCSV(t *testing.T, path string, collectiveSizes int) {
 	t.Helper()
-	const peak = 1.48e14
-	h20, err := calib.LookupProfile("H20")
-	if err != nil {
-		t.Fatal(err)
-	}
-	launch := h20.KernelLaunchSeconds.Value // every kernel's fixed time, which the fit subtracts
-	eta := func(max, half, x float64) float64 { return max * x / (x + half) }
 	var b strings.Builder
-	b.WriteString("# synthetic: gemm max 0.8 half 500, attention_fwd max 0.6 half 2000\noperation,shape,seconds,repeats\n")
-	for _, m := range []float64{256, 1024, 4096, 16384} {
-		work := 2 * m * 4096 * 4096
-		fmt.Fprintf(&b, "gemm,m=%g;n=4096;k=4096,%g,5\n", m, work/(peak*eta(0.8, 500, calib.GEMMEffectiveSize(m, 4096, 4096)))+launch)
-	}
-	for _, s := range []float64{1024, 4096, 16384} {
-		work := calib.AttentionFwdFLOPs(1, s, 32, 128, 128, true)
-		fmt.Fprintf(&b, "attention_fwd,batch=1;seq=%g;heads=32;kv_heads=8;head_dim_qk=128;head_dim_v=128,%g,5\n", s, work/(peak*eta(0.6, 2000, s))+launch)
-	}
+	b.WriteString("# synthetic: gemm max 0.8 half 500, attention_fwd max 0.6 half 2000\n")
+	b.WriteString(syntheticMeasurements())
 	for i := range collectiveSizes {
 		fmt.Fprintf(&b, "all_to_all_intra,ranks=8;bytes=%d,%g,5\n", 1<<(20+i), 1e-4*float64(i+1))
 	}
