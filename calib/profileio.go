@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 )
@@ -36,12 +37,29 @@ func ProfileNames() []string {
 	return names
 }
 
-// LookupProfile parses and returns the embedded profile of the named GPU kind (a
-// fresh copy each call), or an error listing the known names.
+// LookupProfile returns the embedded profile of the named GPU kind (a fresh
+// copy each call: a Profile holds no slices or maps, so the copy shares
+// nothing), or an error listing the known names. Each embedded file is parsed
+// once per process (a search checks thousands of layouts against a few
+// kinds).
 func LookupProfile(name string) (*Profile, error) {
 	if !slices.Contains(ProfileNames(), name) {
 		return nil, fmt.Errorf("calib: unknown GPU profile %q (known: %s)", name, strings.Join(ProfileNames(), ", "))
 	}
+	v, _ := embeddedProfiles.LoadOrStore(name, sync.OnceValues(func() (*Profile, error) { return parseEmbedded(name) }))
+	p, err := v.(func() (*Profile, error))()
+	if err != nil {
+		return nil, err
+	}
+	cp := *p
+	return &cp, nil
+}
+
+// embeddedProfiles caches parseEmbedded by name (known names only).
+var embeddedProfiles sync.Map
+
+// parseEmbedded parses the embedded profile of the named kind.
+func parseEmbedded(name string) (*Profile, error) {
 	file := path.Join("profiles", name+".toml")
 	data, err := profileFS.ReadFile(file)
 	if err != nil {

@@ -113,6 +113,12 @@ func (p *parser) kindBudgets(sc *Scenario, where string) {
 		sc.Job.Parallel.BudgetTokens = budgets[0]
 	}
 	if !sc.Job.Cluster.Mixed() {
+		// job.Validate checked G·B against the context for a given budget;
+		// an automatic one is known only now.
+		if capacity := sc.Job.PoolCapacityTokens(); sc.Job.Parallel.BudgetAuto && int64(sc.Job.ContextTokens) > capacity {
+			p.addf("workload.context_tokens", "%sworkload.context_tokens = %d: must be <= G*B = %d*%d = %d (budget_tokens = \"auto\" resolved to %d, the largest whose peak fits), else no plan can hold the longest sequence",
+				where, sc.Job.ContextTokens, sc.Job.PoolRanks(), sc.Job.Parallel.BudgetTokens, capacity, sc.Job.Parallel.BudgetTokens)
+		}
 		return
 	}
 	var capacity int64

@@ -88,8 +88,29 @@ func (b *builder) next(items []int32) (sched.Microbatch, error) {
 	b.newGroup(first, cp0, pyWorkload(tall, cp0), pyDiv(tall, cp0))
 
 	var capLeft, roomLeft int
+	// A failed place changes nothing but the work count, and the next item
+	// of the same length (items are sorted, so equal lengths are adjacent)
+	// meets the same state until something is placed: it fails the same way,
+	// with the same work, and is not searched again.
+	var miss struct {
+		ok       bool
+		length   int
+		placed   int // len(b.placed) when it failed: the state's version
+		capped   bool
+		workUsed int64
+	}
 	for _, id := range items[1:] {
-		placed, capped := b.place(id, capLoad)
+		var placed, capped bool
+		if s := b.lengths[id]; miss.ok && miss.length == s && miss.placed == len(b.placed) {
+			capped = miss.capped
+			b.work += miss.workUsed
+		} else {
+			before := b.work
+			placed, capped = b.place(id, capLoad)
+			if !placed {
+				miss.ok, miss.length, miss.placed, miss.capped, miss.workUsed = true, s, len(b.placed), capped, b.work-before
+			}
+		}
 		switch {
 		case placed:
 		case capped:
