@@ -58,6 +58,11 @@ type Descriptor struct {
 	// service): only the planning stall beyond the previous iteration's step
 	// is on the critical path.
 	PlansAhead bool
+	// Defers says the policy may hold sequences of a batch back for later
+	// iterations (WLB-LLM's outlier delay queues): an iteration then trains
+	// plan.Trained(lengths), not every length of its batch, so a bound
+	// computed from a batch's lengths does not bound that policy's step.
+	Defers bool
 }
 
 // Requirement is an external program and the Debian package that installs
@@ -89,9 +94,17 @@ func All() []Descriptor {
 			sched.Ulysses, false, static.DefaultOptions, noEnv(static.New)),
 		describe(usp.Name, "USP: the best equal-share CP × HP factorization (Ulysses inside groups of u, ring across them; plain ring and Ulysses its corners)",
 			sched.UlyssesRing, false, usp.DefaultOptions, noEnv(usp.New)),
-		describe(wlbllm.Name, "WLB-LLM: fixed CP, variable-length packing by predicted workload with outlier delay queues across iterations, all-gather-KV CP",
-			sched.AllGatherKV, false, wlbllm.DefaultOptions, noEnv(wlbllm.New)),
+		wlbLLM(),
 	}
+}
+
+// wlbLLM is WLB-LLM's descriptor: all-gather-KV CP, outliers deferred to
+// later iterations.
+func wlbLLM() Descriptor {
+	d := describe(wlbllm.Name, "WLB-LLM: fixed CP, variable-length packing by predicted workload with outlier delay queues across iterations, all-gather-KV CP",
+		sched.AllGatherKV, false, wlbllm.DefaultOptions, noEnv(wlbllm.New))
+	d.Defers = true
+	return d
 }
 
 // flexSP is FlexSP's descriptor: Ulysses with exposed all-to-alls, a MILP
