@@ -57,6 +57,9 @@ type parser struct {
 	file     string
 	lines    map[string]int
 	problems []Problem
+	// meanLengths, when set, caches the workload's mean sequence length by
+	// context (a search checks thousands of layouts of one workload).
+	meanLengths map[int]float64
 }
 
 func (p *parser) addf(key string, format string, args ...any) {

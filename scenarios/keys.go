@@ -10,7 +10,7 @@ import (
 
 // allowedKeys lists the keys of each table, for suggestions on unknown keys.
 var allowedKeys = map[string][]string{
-	"":                       {"name", "description", "cluster", "model", "parallel", "workload", "run", "sweep", "costs"},
+	"":                       {"name", "description", "cluster", "model", "parallel", "workload", "run", "sweep", "search", "costs"},
 	"costs":                  {"profile", "cp_exec", "cp_overlap", "planner_stall", "ulysses_across_nodes"},
 	"cluster":                {"gpu", "gpus", "gpus_per_node", "pools", "nics_per_node", "nodes_per_leaf", "spine_oversubscription"},
 	"cluster.pools":          {"gpu", "gpus", "budget_tokens"},
@@ -19,6 +19,8 @@ var allowedKeys = map[string][]string{
 	"workload.component":     {"kind", "weight", "median_tokens", "sigma", "alpha", "min_tokens", "max_tokens", "tokens", "cdf"},
 	"run":                    {"iterations", "warmup_iterations", "seed", "policies", "options", "dollars_per_gpu_hour"},
 	"sweep":                  {"gpus", "context_tokens", "budget_tokens", "options", "policies", "variant"},
+	"search":                 {"gpus", "gpu", "pool_gpus", "tp", "pp", "vpp", "ep", "budget_tokens", "recompute", "policies", "top", "eta", "margin", "policy"},
+	"search.policy":          {"gpus", "tp", "pp", "vpp", "ep", "budget_tokens", "recompute"},
 	"sweep.variant":          {"name", "model", "parallel", "cluster", "options"},
 	"sweep.variant.cluster":  {"nics_per_node", "nodes_per_leaf", "spine_oversubscription"},
 	"sweep.variant.parallel": {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers", "sequence_parallel", "recompute", "recompute_layers", "grad_sync"},

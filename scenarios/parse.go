@@ -24,6 +24,7 @@ type rawFile struct {
 	Workload    rawWorkload    `toml:"workload"`
 	Run         rawRun         `toml:"run"`
 	Sweep       *rawSweep      `toml:"sweep"`
+	Search      *rawSearch     `toml:"search"`
 	Costs       rawCosts       `toml:"costs"`
 }
 
@@ -136,6 +137,7 @@ func Parse(data []byte, file string) (*Scenario, error) {
 	p.unknownKeys(md)
 	p.wholeJob(sc)
 	p.sweepTable(md, raw, pools, names, sc)
+	p.searchTable(raw, pools, sc)
 	return p.finish(sc)
 }
 
@@ -199,7 +201,7 @@ func (p *parser) runAndOptions(md *toml.MetaData, raw *rawFile, sc *Scenario) []
 		swept = raw.Sweep.Policies
 		p.policyList("sweep.policies", swept)
 	}
-	names := scenarioPolicies(sc.Run.Policies, swept)
+	names := scenarioPolicies(sc.Run.Policies, append(slices.Clone(swept), searchPolicies(raw.Search)...))
 	sc.Run.Options, sc.optionTables = p.policyOptions(md, raw.Run.Options, names)
 	return names
 }
@@ -454,7 +456,13 @@ func hasDuplicates(v []int) bool {
 func (p *parser) batch(sc *Scenario, where string) {
 	w := sc.Workload
 	if w.Distribution != nil {
-		mean := meanTokens(w.Distribution, w.ContextTokens)
+		mean, ok := p.meanLengths[w.ContextTokens]
+		if !ok {
+			mean = meanTokens(w.Distribution, w.ContextTokens)
+			if p.meanLengths != nil {
+				p.meanLengths[w.ContextTokens] = mean
+			}
+		}
 		if n := float64(w.BatchTokens) / mean; n > MaxSequencesPerBatch {
 			p.addf("workload.batch_tokens", "%sworkload.batch_tokens = %d: expected %.3g sequences per batch at a mean length of %.0f tokens; must be <= %d",
 				where, w.BatchTokens, n, mean, MaxSequencesPerBatch)

@@ -55,6 +55,9 @@ type Scenario struct {
 	Run Run
 	// Sweep, when non-nil, lists axes to expand with Points.
 	Sweep *Sweep
+	// Search, when non-nil, is the layout space dcpsim search ranks
+	// (Candidates).
+	Search *Search
 	// CPExec and CPOverlap are [costs] cp_exec.<policy> and cp_overlap.<policy>:
 	// what-if overrides of the CP execution a policy assumes (see CPExecFor).
 	CPExec    map[string]sched.CPExec

@@ -253,6 +253,12 @@ func (s *Scenario) Points() ([]Point, error) {
 // point validates one sweep point and decodes its policies' options; false
 // when it has a problem (recorded in p, attributed to the [sweep] table).
 func (p *parser) point(pt *Scenario, swept []OptionAxis) bool {
+	return p.pointJob(pt) && p.pointOptions(pt, swept)
+}
+
+// pointJob validates a point's job, batch size and per-kind budgets
+// (resolving an automatic budget); false when it has a problem.
+func (p *parser) pointJob(pt *Scenario) bool {
 	line := lineOf(p.lines, "sweep")
 	n := len(p.problems)
 	if err := pt.Job.Validate(); err != nil {
@@ -274,9 +280,14 @@ func (p *parser) point(pt *Scenario, swept []OptionAxis) bool {
 	if p.kindBudgets(pt, "sweep point "+pt.Name+": "); len(p.problems) > n {
 		return false
 	}
-	if p.batch(pt, "sweep point "+pt.Name+": "); len(p.problems) > n {
-		return false
-	}
+	p.batch(pt, "sweep point "+pt.Name+": ")
+	return len(p.problems) == n
+}
+
+// pointOptions decodes the options of a point's policies (swept ones are
+// attributed to [sweep.options]); false when one is not valid.
+func (p *parser) pointOptions(pt *Scenario, swept []OptionAxis) bool {
+	n := len(p.problems)
 	opts := make(map[string]any, len(pt.Run.Options))
 	for _, name := range pt.Run.Policies {
 		d, err := policies.Lookup(name)

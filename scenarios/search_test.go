@@ -1,0 +1,272 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dcpsim/dcpsim/job"
+)
+
+func TestStageSplit(t *testing.T) {
+	cases := []struct {
+		layers, pp, vpp int
+		first, last     int
+		err             string
+	}{
+		{layers: 32, pp: 4, vpp: 1},                      // even
+		{layers: 32, pp: 4, vpp: 2},                      // even, in chunks
+		{layers: 94, pp: 8, vpp: 1, first: 11, last: 11}, // Qwen3-235B: 6×12 in the middle
+		{layers: 94, pp: 8, vpp: 2, first: 10, last: 12}, // every stage even: 11 chunks left
+		{layers: 94, pp: 16, vpp: 1, first: 5, last: 5},  // 14×6 = 84 in the middle
+		{layers: 61, pp: 16, vpp: 1, first: 2, last: 3},  // DeepSeek-V3: 14×4 in the middle
+		{layers: 61, pp: 8, vpp: 1, first: 6, last: 7},   // 6×8 = 48, 13 left
+		{layers: 61, pp: 2, vpp: 1, first: 30, last: 31}, // two stages, the first lighter
+		{layers: 94, pp: 4, vpp: 1, first: 23, last: 23}, // 2×24 = 48
+		{layers: 94, pp: 32, vpp: 1, first: 2, last: 2},  // 30×3 = 90
+		{layers: 95, pp: 2, vpp: 1, first: 47, last: 48}, // odd over two
+		{layers: 7, pp: 3, vpp: 1, first: 2, last: 2},    // the larger middle wins a tie (3 vs 2+3)
+		{layers: 10, pp: 3, vpp: 2, first: 2, last: 4},   // 4 in the middle, 3 chunks left
+		{layers: 88, pp: 8, vpp: 4, first: 8, last: 8},   // 11 per stage is no multiple of 4: 6×12
+		{layers: 5, pp: 4, vpp: 1, first: 1, last: 2},    // a last stage above the middle when it must
+		{layers: 65, pp: 16, vpp: 1, first: 4, last: 5},  // 14×4 = 56, 9 left
+		{layers: 63, pp: 16, vpp: 1, first: 3, last: 4},  // 14×4 = 56, 7 left
+		{layers: 3, pp: 2, vpp: 1, first: 1, last: 2},
+		{layers: 1, pp: 1, vpp: 1},
+		{layers: 61, pp: 4, vpp: 2, err: "no split"},    // an odd count never splits in twos
+		{layers: 94, pp: 8, vpp: 4, err: "no split"},    // 94 is no multiple of 4
+		{layers: 61, pp: 1, vpp: 2, err: "must divide"}, // one stage
+		{layers: 8, pp: 4, vpp: 4, err: "cannot fill"},  // too few layers
+		{layers: 0, pp: 1, vpp: 1, err: "cannot fill"},
+		{layers: 64, pp: 0, vpp: 1, err: "cannot fill"},
+		{layers: 64, pp: 16, vpp: 0, err: "cannot fill"},
+	}
+	for _, c := range cases {
+		f, l, err := StageSplit(c.layers, c.pp, c.vpp)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("StageSplit(%d, %d, %d) = %d, %d, %v; want an error with %q", c.layers, c.pp, c.vpp, f, l, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("StageSplit(%d, %d, %d): %v", c.layers, c.pp, c.vpp, err)
+			continue
+		}
+		if f != c.first || l != c.last {
+			t.Errorf("StageSplit(%d, %d, %d) = %d, %d; want %d, %d", c.layers, c.pp, c.vpp, f, l, c.first, c.last)
+		}
+		// The split must be one job.StageLayers accepts, with vpp dividing
+		// every stage.
+		j := job.Job{Model: job.Model{Layers: c.layers}, Parallel: job.Parallel{PP: c.pp, VPP: c.vpp, FirstStageLayers: f, LastStageLayers: l}}
+		stages, err := j.StageLayers()
+		if err != nil {
+			t.Errorf("StageSplit(%d, %d, %d) = %d, %d: StageLayers: %v", c.layers, c.pp, c.vpp, f, l, err)
+			continue
+		}
+		sum, most := 0, 0
+		for _, n := range stages {
+			sum += n
+			most = max(most, n)
+			if n%c.vpp != 0 || n < 1 {
+				t.Errorf("StageSplit(%d, %d, %d): stage of %d layers", c.layers, c.pp, c.vpp, n)
+			}
+		}
+		if sum != c.layers || most > (c.layers+c.pp-1)/c.pp+c.vpp {
+			t.Errorf("StageSplit(%d, %d, %d): stages %v", c.layers, c.pp, c.vpp, stages)
+		}
+	}
+}
+
+// searchBase is a small valid scenario with a [search] appended by tests.
+const searchBase = `name = "s"
+[cluster]
+gpu = "H800"
+gpus = 64
+[model]
+preset = "qwen3-30b-a3b"
+[parallel]
+tp = 1
+pp = 2
+ep = 8
+budget_tokens = 16384
+[workload]
+preset = "long-256k"
+context_tokens = 131072
+batch_tokens_per_gpu = 8192
+[run]
+iterations = 4
+warmup_iterations = 1
+policies = ["hydra", "static"]
+`
+
+func TestSearchCandidates(t *testing.T) {
+	sc, err := Parse([]byte(searchBase+`[search]
+gpus = [64, 128]
+tp = [1, 2, 3]
+pp = {from = 2, to = 8, factor = 2}
+budget_tokens = ["auto", 16384]
+recompute = ["none", "full"]
+policies = ["hydra", "mcore"]
+top = 2
+`), "s.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands, err := sc.Candidates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * 3 * 3 * 2 * 2 * 2; len(cands) != want {
+		t.Fatalf("%d candidates, want %d", len(cands), want)
+	}
+	if sc.Search.Top != 2 || sc.Search.Eta != DefaultSearchEta || sc.Search.Margin != DefaultSearchMargin {
+		t.Errorf("rules %+v", sc.Search)
+	}
+	// The fixed order: policies fastest, then recompute, budget, ... gpus slowest.
+	c0, c1, c2 := cands[0], cands[1], cands[2]
+	if c0.Policy != "hydra" || c1.Policy != "mcore" || c2.Scenario.Job.Parallel.RecomputeMode() != job.RecomputeFull {
+		t.Errorf("order: %s, %s, %s", c0.Name, c1.Name, c2.Name)
+	}
+	if last := cands[len(cands)-1]; last.Scenario.Job.Cluster.GPUs != 128 || last.Policy != "mcore" {
+		t.Errorf("last candidate %s", last.Name)
+	}
+	seen := map[string]bool{}
+	invalid, valid := 0, 0
+	for i, c := range cands {
+		if c.ID != i || seen[c.Name] {
+			t.Errorf("candidate %d: id %d name %s (repeated: %v)", i, c.ID, c.Name, seen[c.Name])
+		}
+		seen[c.Name] = true
+		if got := c.Scenario.Run.Policies; len(got) != 1 || got[0] != c.Policy {
+			t.Errorf("%s: policies %v", c.Name, got)
+		}
+		tp := c.Scenario.Job.Parallel.TP
+		switch {
+		case tp == 3:
+			invalid++
+			if c.Problem == "" || !strings.Contains(c.Problem, "parallel.tp = 3") || c.OutOfMemory {
+				t.Errorf("%s: problem %q, want tp = 3 refused", c.Name, c.Problem)
+			}
+		case c.Problem != "":
+			// Too small a pool for ep 8 or the context: refused with the key.
+			if !strings.Contains(c.Problem, "parallel.ep = 8") && !strings.Contains(c.Problem, "workload.context_tokens") {
+				t.Errorf("%s: unexpected problem %q", c.Name, c.Problem)
+			}
+		default:
+			valid++
+			if c.Scenario.Job.Parallel.BudgetAuto && c.Scenario.Job.Parallel.BudgetTokens < 1 {
+				t.Errorf("%s: auto budget not resolved", c.Name)
+			}
+			if want := c.Scenario.Job.Cluster.GPUs * 8192; c.Scenario.Workload.BatchTokens != int64(want) {
+				t.Errorf("%s: batch %d, want %d", c.Name, c.Scenario.Workload.BatchTokens, want)
+			}
+		}
+	}
+	if invalid != len(cands)/3 || valid < len(cands)/3 {
+		t.Errorf("%d invalid for tp = 3, want %d; %d valid", invalid, len(cands)/3, valid)
+	}
+}
+
+func TestSearchCandidatesMemory(t *testing.T) {
+	// Qwen3-30B's experts all on each GPU (ep = 1) of 64 at pp 2 cannot
+	// fit; over ep = 8 they do.
+	sc, err := Parse([]byte(searchBase+`[search]
+pp = [2]
+ep = [1, 8]
+`), "s.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands, err := sc.Candidates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cands {
+		ep1 := c.Scenario.Job.Parallel.EP == 1
+		if c.OutOfMemory != ep1 || ep1 != strings.Contains(c.Problem, "model states of pipeline stage 0") {
+			t.Errorf("%s: out of memory %v, problem %q", c.Name, c.OutOfMemory, c.Problem)
+		}
+	}
+	big := strings.Replace(searchBase, `preset = "qwen3-30b-a3b"`, `preset = "deepseek-v3"`, 1)
+	big = strings.Replace(big, "pp = 2\nep = 8", "pp = 61\nep = 16", 1)
+	big = strings.Replace(big, "gpus = 64", "gpus = 1952", 1)
+	sc, err = Parse([]byte(big+`[search]
+pp = [2, 61]
+budget_tokens = ["auto"]
+`), "s.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands, err = sc.Candidates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oom := 0
+	for _, c := range cands {
+		if c.OutOfMemory {
+			oom++
+			if c.Scenario.Job.Parallel.PP != 2 || !strings.Contains(c.Problem, "model states") {
+				t.Errorf("%s: out of memory with %q", c.Name, c.Problem)
+			}
+		}
+	}
+	// DeepSeek-V3 at pp 2 on 1,952 H800s: 30 layers of experts over ep 16
+	// per GPU cannot fit; at pp 61 they do.
+	if oom != 2 || len(cands) != 4 {
+		t.Errorf("%d of %d candidates out of memory, want the 2 at pp = 2", oom, len(cands))
+	}
+}
+
+func TestSearchTableErrors(t *testing.T) {
+	cases := []struct{ table, want string }{
+		{"tp = [1, 1]", "search.tp: values must be distinct"},
+		{"tp = [0]", "search.tp: value 0 must be in [1, 64]"},
+		{`tp = "x"`, "search.tp: x: want a list of integers or a range"},
+		{"pp = {from = 1, to = 8}", "exactly one of step or factor"},
+		{"pp = {from = 1, to = 8, factor = 1}", "factor >= 2"},
+		{"pp = {from = 1, to = 8, stride = 2}", `range key "stride"`},
+		{"pp = {from = 1, to = 100000, step = 1}", "more than 1024 values"},
+		{`budget_tokens = ["big"]`, `budget_tokens = "big"`},
+		{`budget_tokens = [0]`, "search.budget_tokens: value 0 must be in"},
+		{`recompute = ["most"]`, `search.recompute: "most" must be`},
+		{`policies = ["nope"]`, `search.policies: unknown policy "nope"`},
+		{`gpu = ["Z80"]`, `search.gpu: "Z80" has no calibration profile`},
+		{`pool_gpus = [["H800"]]`, "search.pool_gpus: only for a mixed cluster"},
+		{"top = 0", "search.top = 0"},
+		{"eta = 1", "search.eta = 1"},
+		{"margin = 2.0", "search.margin = 2"},
+		{"tpp = [1]", "search.tpp: unknown key; allowed in [search]"},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(searchBase+"[search]\n"+c.table+"\n"), "s.toml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("[search] %s: got %v, want %q", c.table, err, c.want)
+		}
+	}
+	_, err := Parse([]byte(searchBase+"[sweep]\ngpus = [64]\n[search]\ntp = [1]\n"), "s.toml")
+	if err == nil || !strings.Contains(err.Error(), "[search] and [sweep] cannot be in one scenario") {
+		t.Errorf("search with sweep: %v", err)
+	}
+}
+
+func TestSearchCandidatesBound(t *testing.T) {
+	src := searchBase + "[search]\ngpus = {from = 1, to = 1048576, factor = 2}\ntp = {from = 1, to = 64, step = 1}\npp = {from = 1, to = 256, step = 1}\n"
+	sc, err := Parse([]byte(src), "s.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Candidates(); err == nil || !strings.Contains(err.Error(), "more than 200000 candidates") {
+		t.Errorf("huge space: %v", err)
+	}
+}
+
+// TestAutoBudgetHoldsContext checks that an automatic budget too small for
+// the context is refused when the scenario is read, not when planning.
+func TestAutoBudgetHoldsContext(t *testing.T) {
+	src := strings.NewReplacer("gpus = 64", "gpus = 32", "tp = 1", "tp = 2", "pp = 2", "pp = 4", "ep = 8", "ep = 1",
+		"budget_tokens = 16384", `budget_tokens = "auto"`, "context_tokens = 131072", "context_tokens = 65536").Replace(searchBase)
+	_, err := Parse([]byte(src), "s.toml")
+	if err == nil || !strings.Contains(err.Error(), `workload.context_tokens = 65536: must be <= G*B = 4*`) || !strings.Contains(err.Error(), `budget_tokens = "auto" resolved to`) {
+		t.Errorf("got %v", err)
+	}
+}
