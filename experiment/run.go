@@ -47,6 +47,11 @@ type Options struct {
 	// Progress, when set, is called before the first iteration (done 0) and
 	// after every iteration, with the iterations done and the total.
 	Progress func(done, total int)
+	// Batches, when set, gives iteration k's batch instead of the
+	// scenario's sampler: it must return what sc.NewSampler().Batch(k)
+	// would (a search samples each batch once for all its candidates). Run
+	// does not modify the batch.
+	Batches func(k int) workload.Batch
 }
 
 // Outcome is everything a run of one scenario produced.
@@ -103,9 +108,13 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 	if err != nil {
 		return nil, err
 	}
-	sampler, err := sc.NewSampler()
-	if err != nil {
-		return nil, err
+	batch := opts.Batches
+	if batch == nil {
+		sampler, err := sc.NewSampler()
+		if err != nil {
+			return nil, err
+		}
+		batch = sampler.Batch
 	}
 	runs := make([]*policyRun, len(names))
 	for i, name := range names {
@@ -122,7 +131,7 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		b := sampler.Batch(k)
+		b := batch(k)
 		var g errgroup.Group
 		if opts.Sequential {
 			g.SetLimit(1)

@@ -1,0 +1,384 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dcpsim/dcpsim/internal/safeio"
+	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/scenarios"
+)
+
+// The files of a search folder.
+const (
+	searchStateFile = "search-state.json"
+	searchJSONFile  = "search.json"
+	searchCSVFile   = "search.csv"
+	searchShardFile = "search-shard.json"
+	searchEvalsDir  = "evals"
+	// maxEvalBytes bounds one evaluation file (a few hundred bytes plus
+	// 8-30 bytes per measured iteration, at most MaxIterations of them).
+	maxEvalBytes = 1 << 20
+	// maxSearchFileBytes bounds a shard's search-shard.json read by merge
+	// (about 1 KiB per candidate, MaxSearchCandidates of them).
+	maxSearchFileBytes = 256 << 20
+)
+
+// searchEval is one candidate's run at one rung: Dir/evals/<id>-r<rung>.json,
+// reused by a resumed search of the same scenario text and revision.
+type searchEval struct {
+	SearchSHA  string `json:"search_sha256"`
+	Revision   string `json:"vcs_revision"`
+	ID         int    `json:"id"`
+	Name       string `json:"name"`
+	Rung       int    `json:"rung"`
+	Iterations int    `json:"iterations"`
+	// Status is empty for a run that simulated every iteration, else
+	// failed, out-of-memory or skipped with Reason.
+	Status       string `json:"status"`
+	Reason       string `json:"reason"`
+	BudgetTokens int    `json:"budget_tokens"`
+	// Steps are the measured iterations' step times.
+	Steps              []float64 `json:"steps"`
+	StepSecondsMean    float64   `json:"step_seconds_mean"`
+	StepSecondsP95     float64   `json:"step_seconds_p95"`
+	TokensPerDay       float64   `json:"tokens_per_day"`
+	DollarsPer1TTokens float64   `json:"dollars_per_1t_tokens"`
+	PeakMemoryBytes    float64   `json:"peak_memory_bytes"`
+	HBMBytes           float64   `json:"hbm_bytes"`
+	PPBubbleShare      float64   `json:"pp_bubble_share"`
+	DPBubbleShare      float64   `json:"dp_bubble_share"`
+	MFU                float64   `json:"mfu"`
+}
+
+// searchState is search-state.json: the mark of a dcpsim search folder.
+type searchState struct {
+	Search    string `json:"search"`
+	SearchSHA string `json:"search_sha256"`
+}
+
+// evalStore reads and writes a search folder's evaluations.
+type evalStore struct {
+	dir, sha, revision string
+}
+
+// openEvalStore checks dir (absent, empty, or a dcpsim search folder of the
+// same scenario name; never a link), creates it and evals/, and marks it.
+// Evaluations of another version of the scenario are removed.
+func openEvalStore(dir string, sc *scenarios.Scenario) (*evalStore, error) {
+	st, err := readSearchState(dir)
+	if err != nil {
+		return nil, err
+	}
+	sha := SweepHash(sc)
+	if st != nil && st.Search != sc.Name {
+		return nil, badInput("%s: a dcpsim search folder of %q, not of %q; choose another --out", dir, st.Search, sc.Name)
+	}
+	if err := checkCreatable(dir, dir); err != nil {
+		return nil, err
+	}
+	evals := filepath.Join(dir, searchEvalsDir)
+	if st != nil && st.SearchSHA != sha {
+		if err := os.RemoveAll(evals); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(evals, 0o755); err != nil {
+		return nil, badInput("%s: %v", dir, err)
+	}
+	if fi, err := os.Lstat(evals); err != nil || !fi.IsDir() {
+		return nil, badInput("%s: %s must be a folder", dir, evals)
+	}
+	for _, name := range removeStaleTemporaries(evals) {
+		_ = name // a killed search's half-written evaluation: removed
+	}
+	if err := report.WriteFileAtomic(filepath.Join(dir, searchStateFile), func(w io.Writer) error {
+		return encodeJSON(w, searchState{Search: sc.Name, SearchSHA: sha})
+	}); err != nil {
+		return nil, err
+	}
+	return &evalStore{dir: dir, sha: sha, revision: ReadBuild().RevisionTag()}, nil
+}
+
+// readSearchState checks dir and reads its mark: nil for an absent or empty
+// folder; an error for a link, a file, or a non-empty folder that is not a
+// search folder.
+func readSearchState(dir string) (*searchState, error) {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, badInput("%s: %v", dir, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return nil, badInput("%s: must be a folder (not a link or a file)", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, badInput("%s: %v", dir, err)
+	}
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	path := filepath.Join(dir, searchStateFile)
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return nil, badInput("%s: not empty and not a dcpsim search folder (no %s); choose another --out", dir, searchStateFile)
+	}
+	data, err := safeio.ReadFile(path, 1<<16)
+	if err != nil {
+		return nil, badInput("%s: %v", path, err)
+	}
+	var st searchState
+	if err := decodeStrictJSON(data, &st); err != nil || st.Search == "" {
+		return nil, badInput("%s: not a dcpsim search state (%v)", path, err)
+	}
+	return &st, nil
+}
+
+// decodeStrictJSON decodes one JSON value with no unknown fields and nothing
+// after it.
+func decodeStrictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}
+
+// evalPath is candidate id's evaluation at rung r.
+func (s *evalStore) evalPath(id, r int) string {
+	return filepath.Join(s.dir, searchEvalsDir, strconv.Itoa(id)+"-r"+strconv.Itoa(r)+".json")
+}
+
+// load returns the stored evaluation of candidate c at rung r on n
+// iterations when one of this scenario text and revision is there.
+func (s *evalStore) load(c *scenarios.Candidate, r, n int) (searchEval, bool) {
+	path := s.evalPath(c.ID, r)
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return searchEval{}, false
+	}
+	data, err := safeio.ReadFile(path, maxEvalBytes)
+	if err != nil {
+		return searchEval{}, false
+	}
+	var ev searchEval
+	if decodeStrictJSON(data, &ev) != nil || ev.SearchSHA != s.sha || ev.Revision != s.revision || ev.ID != c.ID ||
+		ev.Name != c.Name || ev.Rung != r || ev.Iterations != n || len(ev.Steps) > n || !validEvalStatus(ev.Status) {
+		return searchEval{}, false
+	}
+	return ev, true
+}
+
+// validEvalStatus reports whether st is a status an evaluation may carry.
+func validEvalStatus(st string) bool {
+	return slices.Contains([]string{"", report.SearchFailed, report.SearchOutOfMemory, report.SearchSkipped}, st)
+}
+
+// save writes an evaluation.
+func (s *evalStore) save(ev *searchEval) error {
+	ev.SearchSHA, ev.Revision = s.sha, s.revision
+	return report.WriteFileAtomic(s.evalPath(ev.ID, ev.Rung), func(w io.Writer) error { return encodeJSON(w, ev) })
+}
+
+// writeSearch writes search.json, search.csv and (with figures) the figures
+// into dir, and removes a shard file an earlier sharded run left there.
+func writeSearch(ctx context.Context, dir string, f *SearchFile, figures bool) ([]string, error) {
+	w := &resultWriter{ctx: ctx, dir: dir}
+	if err := w.json(searchJSONFile, f); err != nil {
+		return nil, err
+	}
+	if err := w.write(searchCSVFile, func(out io.Writer) error { return report.WriteCSV(out, f.Candidates) }); err != nil {
+		return nil, err
+	}
+	if figures {
+		if err := w.check("the figures"); err != nil {
+			return nil, err
+		}
+		names, err := report.WriteSearchFigures(dir, f.Candidates)
+		if err != nil {
+			return nil, err
+		}
+		w.files = append(w.files, names...)
+	}
+	if err := os.Remove(filepath.Join(dir, searchShardFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	slices.Sort(w.files)
+	return w.files, nil
+}
+
+// writeSearchShard writes a shard's search-shard.json.
+func writeSearchShard(ctx context.Context, dir string, f *SearchFile) ([]string, error) {
+	w := &resultWriter{ctx: ctx, dir: dir}
+	if err := w.json(searchShardFile, f); err != nil {
+		return nil, err
+	}
+	return w.files, nil
+}
+
+// IsSearchShard reports whether dir holds a search shard's
+// search-shard.json (dcpsim merge then joins searches, not sweeps).
+func IsSearchShard(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, searchShardFile))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// MergeSearchResult says what MergeSearch did.
+type MergeSearchResult struct {
+	// File is the merged search.json.
+	File SearchFile
+	// Files are the files written.
+	Files []string
+}
+
+// MergeSearch joins the search-shard.json files of a sharded search's
+// folders into out (search.json, search.csv, the figures) exactly as the
+// unsharded search writes them. The shard files are untrusted: each is read
+// bounded and strictly, and they must be of one search text, every shard
+// once, with disjoint groups and candidate IDs; else the error matches
+// badinput.Err and names the file.
+func MergeSearch(ctx context.Context, out string, srcs []string, figures bool) (*MergeSearchResult, error) {
+	var files []SearchFile
+	for _, dir := range srcs {
+		path := filepath.Join(dir, searchShardFile)
+		if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+			return nil, badInput("%s: no %s (a folder of dcpsim search --shard I/N)", dir, searchShardFile)
+		}
+		data, err := safeio.ReadFile(path, maxSearchFileBytes)
+		if err != nil {
+			return nil, badInput("%s: %v", path, err)
+		}
+		var f SearchFile
+		if err := decodeStrictJSON(data, &f); err != nil {
+			return nil, badInput("%s: %v", path, err)
+		}
+		if err := checkShardFile(path, &f); err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	if len(files) == 0 {
+		return nil, badInput("dcpsim merge: no shard folders")
+	}
+	first := files[0]
+	seenShard := map[int]string{}
+	seenGroup := map[string]bool{}
+	seenID := map[int]bool{}
+	merged := first
+	merged.Shard, merged.Shards, merged.Groups, merged.Candidates = 0, 1, nil, nil
+	for i, f := range files {
+		path := filepath.Join(srcs[i], searchShardFile)
+		if f.Search != first.Search || f.SearchSHA != first.SearchSHA || f.Shards != first.Shards ||
+			f.Seed != first.Seed || f.Iterations != first.Iterations || f.WarmupIterations != first.WarmupIterations ||
+			f.Top != first.Top || f.Eta != first.Eta || f.Margin != first.Margin || !slices.Equal(f.Rungs, first.Rungs) ||
+			f.DollarsPerGPUHour != first.DollarsPerGPUHour || f.Model != first.Model {
+			return nil, badInput("%s: a shard of another search (%s, sha256 %.12s, %d shards) than %s's (%s, %.12s, %d)",
+				path, f.Search, f.SearchSHA, f.Shards, srcs[0], first.Search, first.SearchSHA, first.Shards)
+		}
+		if prev, ok := seenShard[f.Shard]; ok {
+			return nil, badInput("%s: shard %d/%d given twice (also %s)", path, f.Shard, f.Shards, prev)
+		}
+		seenShard[f.Shard] = path
+		for _, g := range f.Groups {
+			if seenGroup[g] {
+				return nil, badInput("%s: group %q is in two shards", path, g)
+			}
+			seenGroup[g] = true
+		}
+		for _, r := range f.Candidates {
+			if seenID[r.ID] {
+				return nil, badInput("%s: candidate %d is in two shards", path, r.ID)
+			}
+			seenID[r.ID] = true
+		}
+		merged.Groups = append(merged.Groups, f.Groups...)
+		merged.Candidates = append(merged.Candidates, f.Candidates...)
+	}
+	if len(seenShard) != first.Shards {
+		var missing []string
+		for i := range first.Shards {
+			if _, ok := seenShard[i]; !ok {
+				missing = append(missing, fmt.Sprintf("%d/%d", i, first.Shards))
+			}
+		}
+		return nil, badInput("dcpsim merge: shards %s of %s are missing", strings.Join(missing, ", "), first.Search)
+	}
+	// Groups in the unsharded order: by their first candidate's ID.
+	firstID := map[string]int{}
+	for _, r := range merged.Candidates {
+		if id, ok := firstID[r.Group]; !ok || r.ID < id {
+			firstID[r.Group] = r.ID
+		}
+	}
+	slices.SortFunc(merged.Groups, func(a, b string) int { return firstID[a] - firstID[b] })
+	finishSearchFile(&merged)
+	st, err := readSearchState(out)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil && st.Search != merged.Search {
+		return nil, badInput("%s: a dcpsim search folder of %q, not of %q; choose another --out", out, st.Search, merged.Search)
+	}
+	if err := checkCreatable(out, out); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, badInput("%s: %v", out, err)
+	}
+	if err := report.WriteFileAtomic(filepath.Join(out, searchStateFile), func(w io.Writer) error {
+		return encodeJSON(w, searchState{Search: merged.Search, SearchSHA: merged.SearchSHA})
+	}); err != nil {
+		return nil, err
+	}
+	names, err := writeSearch(ctx, out, &merged, figures)
+	if err != nil {
+		return nil, err
+	}
+	return &MergeSearchResult{File: merged, Files: names}, nil
+}
+
+// checkShardFile checks one shard file's own consistency: bounded counts,
+// known statuses, candidates of its groups.
+func checkShardFile(path string, f *SearchFile) error {
+	switch {
+	case f.Search == "" || f.SearchSHA == "":
+		return badInput("%s: search and search_sha256 are required", path)
+	case f.Shards < 2 || f.Shard < 0 || f.Shard >= f.Shards || f.Shards > scenarios.MaxSearchCandidates:
+		return badInput("%s: shard %d of %d: need 0 <= shard < shards, shards >= 2", path, f.Shard, f.Shards)
+	case len(f.Candidates) > scenarios.MaxSearchCandidates:
+		return badInput("%s: %d candidates; at most %d", path, len(f.Candidates), scenarios.MaxSearchCandidates)
+	}
+	groups := map[string]bool{}
+	for _, g := range f.Groups {
+		groups[g] = true
+	}
+	statuses := []string{report.SearchOK, report.SearchPrunedBound, report.SearchPrunedHalving, report.SearchOutOfMemory,
+		report.SearchInvalid, report.SearchFailed, report.SearchSkipped}
+	for _, r := range f.Candidates {
+		if !groups[r.Group] {
+			return badInput("%s: candidate %d's group %q is not in groups", path, r.ID, r.Group)
+		}
+		if !slices.Contains(statuses, r.Status) {
+			return badInput("%s: candidate %d: status %q; known: %s", path, r.ID, r.Status, strings.Join(statuses, ", "))
+		}
+		if r.ID < 0 || r.ID >= scenarios.MaxSearchCandidates {
+			return badInput("%s: candidate id %d out of [0, %d)", path, r.ID, scenarios.MaxSearchCandidates)
+		}
+	}
+	return nil
+}

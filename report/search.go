@@ -1,0 +1,107 @@
+package report
+
+import "strconv"
+
+// The statuses of a search candidate (SearchRow.Status), in search.csv,
+// search.json and dcpsim search --json.
+const (
+	// SearchOK is a candidate simulated on the scenario's own [run]
+	// iterations and seed: its figures are what dcpsim run prints for it.
+	SearchOK = "ok"
+	// SearchPrunedBound is a candidate whose lower bound on the step
+	// exceeded the cut of its group at a rung (it could not have survived).
+	SearchPrunedBound = "pruned-bound"
+	// SearchPrunedHalving is a candidate simulated on fewer iterations and
+	// dropped by successive halving (outside its group's leading fraction
+	// and the stated margin).
+	SearchPrunedHalving = "pruned-halving"
+	// SearchOutOfMemory is a candidate whose model states (or, with an
+	// automatic budget, every token's activations) do not fit, or whose
+	// simulated plan exceeded a GPU's HBM.
+	SearchOutOfMemory = "out-of-memory"
+	// SearchInvalid is a candidate the scenario validation refuses (Reason
+	// says why).
+	SearchInvalid = "invalid"
+	// SearchFailed is a candidate whose policy failed to plan or simulate.
+	SearchFailed = "failed"
+	// SearchSkipped is a candidate whose policy needs a program that is not
+	// installed (FlexSP without CBC).
+	SearchSkipped = "skipped"
+)
+
+// SearchRow is one candidate of a dcpsim search: a row of search.csv and
+// one entry of search.json. Figures are zero where the candidate was not
+// simulated; for a pruned-halving candidate they are those of the last rung
+// it ran (Iterations says how many iterations that was).
+type SearchRow struct {
+	// Rank is the candidate's place among the ok candidates by tokens per
+	// day (1 is the best); 0 for the others.
+	Rank int `json:"rank"`
+	// ID is the candidate's index in the search space's fixed order.
+	ID int `json:"id"`
+	// Group is the candidate's (gpus, gpu, policy) group: halving and bound
+	// pruning compare candidates inside a group only.
+	Group string `json:"group"`
+	// GPUs is the cluster size, GPU the kind (a mixed cluster's label),
+	// Model the model's name.
+	GPUs  int    `json:"gpus"`
+	GPU   string `json:"gpu"`
+	Model string `json:"model"`
+	// TP, PP, VPP and EP are the layout; FirstStageLayers and
+	// LastStageLayers the derived uneven stages (0: an even share).
+	TP               int `json:"tp"`
+	PP               int `json:"pp"`
+	VPP              int `json:"vpp"`
+	EP               int `json:"ep"`
+	FirstStageLayers int `json:"first_stage_layers"`
+	LastStageLayers  int `json:"last_stage_layers"`
+	// BudgetTokens is the per-rank budget B (resolved when BudgetAuto);
+	// 0 when it could not be resolved.
+	BudgetTokens int  `json:"budget_tokens"`
+	BudgetAuto   bool `json:"budget_auto"`
+	// Recompute is none, selective or full.
+	Recompute string `json:"recompute"`
+	// Policy is the DCP policy.
+	Policy string `json:"policy"`
+	// Status is one of the Search* statuses; Reason says why for every
+	// status but ok.
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+	// Rung is the last successive-halving rung the candidate was simulated
+	// at (-1: never simulated); Iterations the iterations of that run
+	// (warm-up included).
+	Rung       int `json:"rung"`
+	Iterations int `json:"iterations"`
+	// LowerBoundSeconds is the sound lower bound on the mean step over the
+	// measured iterations of the last rung the candidate was considered at
+	// (costmodel StepLowerBoundSeconds); 0 when not computed.
+	LowerBoundSeconds float64 `json:"lower_bound_seconds"`
+	// The simulated figures (as in summary.json) of the candidate's last run.
+	StepSecondsMean float64 `json:"step_seconds_mean"`
+	StepSecondsP95  float64 `json:"step_seconds_p95"`
+	// StepSecondsCI95 is the half-width of the 95% Student-t confidence
+	// interval of StepSecondsMean over the measured iterations.
+	StepSecondsCI95    float64 `json:"step_seconds_ci95"`
+	TokensPerDay       float64 `json:"tokens_per_day"`
+	DollarsPer1TTokens float64 `json:"dollars_per_1t_tokens"`
+	PeakMemoryBytes    float64 `json:"peak_memory_bytes"`
+	HBMBytes           float64 `json:"hbm_bytes"`
+	PPBubbleShare      float64 `json:"pp_bubble_share"`
+	DPBubbleShare      float64 `json:"dp_bubble_share"`
+	MFU                float64 `json:"mfu"`
+}
+
+// Layout is the row's layout in one short string, e.g. "tp1 pp8 (10+12)
+// vpp1 ep16 B=auto:49727 full".
+func (r SearchRow) Layout() string {
+	split := ""
+	if r.FirstStageLayers > 0 || r.LastStageLayers > 0 {
+		split = " (" + strconv.Itoa(r.FirstStageLayers) + "+" + strconv.Itoa(r.LastStageLayers) + ")"
+	}
+	b := strconv.Itoa(r.BudgetTokens)
+	if r.BudgetAuto {
+		b = "auto:" + b
+	}
+	return "tp" + strconv.Itoa(r.TP) + " pp" + strconv.Itoa(r.PP) + split + " vpp" + strconv.Itoa(r.VPP) + " ep" + strconv.Itoa(r.EP) +
+		" B=" + b + " " + r.Recompute
+}
