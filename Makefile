@@ -67,8 +67,13 @@ validate: build
 ## results tables README.md quotes from it.
 FIGURE_RUNS = testbed-32k testbed-256k testbed-256k-v2-lite production-256k production-256k-node-ulysses hy3-8k hexiseq-h100-a100 hetero-long-256k hexiseq-flop-mixed hexiseq-flop-h100
 FIGURE_SWEEPS = weak-scaling production-256k-cap production-256k-fabric hexiseq-contexts hexiseq-four-kinds
+## A search's results keep its outputs and the printed tables (search.txt), not
+## the evaluations it resumes from (evals/).
+FIGURE_SEARCHES = search-h800-4k
 figures: build
 	for s in $(FIGURE_RUNS); do bin/dcpsim run $$s --out results/$$s || exit 1; done
 	for s in $(FIGURE_SWEEPS); do rm -rf results/$$s; bin/dcpsim sweep $$s --out results/$$s || exit 1; done
+	for s in $(FIGURE_SEARCHES); do rm -rf results/$$s; bin/dcpsim search $$s --out results/$$s --tokens 1e13 --days 60 > results/$$s.txt.tmp || exit 1; \
+		rm -rf results/$$s/evals results/$$s/search-state.json; mv results/$$s.txt.tmp results/$$s/search.txt; done
 	bin/dcpsim validate --table validation/megatron-lm.csv --json > results/validation.jsonl.tmp && mv results/validation.jsonl.tmp results/validation.jsonl
 	bin/dcpsim report --results results --readme README.md

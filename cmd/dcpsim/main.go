@@ -11,12 +11,13 @@
 //	calibrate        measure operator costs (cpu, cuda) or read a CSV, fit, write a profile
 //	costs collective the cost model's price of one collective (time, algbw, busbw as nccl-tests)
 //	memory           per-GPU memory of a scenario by stage and GPU kind (states, activations at B, HBM)
-//	merge            join the folders of a sharded sweep
+//	merge            join the folders of a sharded sweep or search
 //	models           model presets and their derived quantities
 //	plan             plan one batch with a DCP policy (a summary, or JSON lines for --batches)
 //	report           write results/REPORT.md: our numbers beside the paper's
 //	run              simulate a scenario's policies, or --batches in load mode
 //	scenarios        list, show or check scenario files
+//	search           rank a scenario's [search] layouts and policies (pruned, resumable, shardable)
 //	sweep            run a scenario's [sweep] points in parallel (resumable, shardable)
 //	validate         predicted step times beside published Megatron-LM runs
 //	version          print the version and VCS revision
@@ -71,6 +72,7 @@ func commands() map[string]command {
 		planCommand(),
 		runCommand(),
 		sweepCommand(),
+		searchCommand(),
 		mergeCommand(),
 		reportCommand(),
 		calibrateCommand(),

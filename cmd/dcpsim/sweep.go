@@ -51,14 +51,19 @@ const mergeUsage = `  dcpsim merge --out DIR SHARD_DIR...
   file and the key. DIR must be new, empty or a dcpsim sweep folder of the same
   sweep (a shard's may be DIR; never a link); point folders of an earlier
   version of the sweep that the merged one lacks are removed, and the output
-  says so.`
+  says so.
+
+  Folders of dcpsim search --shard I/N (each with a search-shard.json) are
+  joined the same way: every shard once, of one scenario text, into
+  DIR/search.json, DIR/search.csv and the search figures, exactly as one
+  unsharded search writes them.`
 
 func sweepCommand() command {
 	return command{name: "sweep", summary: "run a scenario's [sweep] points in parallel (resumable, shardable)", usage: sweepUsage, run: runSweep}
 }
 
 func mergeCommand() command {
-	return command{name: "merge", summary: "join the folders of a sharded sweep", usage: mergeUsage, run: runMerge}
+	return command{name: "merge", summary: "join the folders of a sharded sweep or search", usage: mergeUsage, run: runMerge}
 }
 
 // parseShard parses "I/N".
@@ -138,6 +143,17 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := interruptContext()
 	defer stop()
+	if experiment.IsSearchShard(srcs[0]) {
+		res, err := experiment.MergeSearch(ctx, *out, srcs, !*noFigures)
+		if err != nil {
+			return interrupted(ctx, err)
+		}
+		printSearchHead(stdout, &res.File)
+		fmt.Fprintf(stdout, "merged %d shards\n", len(srcs))
+		printSearchTables(stdout, &res.File, 10, nil)
+		fmt.Fprintf(stdout, "wrote %s/: %s\n", *out, strings.Join(res.Files, ", "))
+		return nil
+	}
 	res, err := experiment.Merge(ctx, *out, srcs, !*noFigures)
 	if err != nil {
 		return interrupted(ctx, err)

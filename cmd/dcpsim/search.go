@@ -1,0 +1,282 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dcpsim/dcpsim/experiment"
+	"github.com/dcpsim/dcpsim/report"
+)
+
+const searchUsage = `  dcpsim search S [--out DIR] [--jobs J] [--shard I/N] [--no-figures] [--json]
+                [--top N] [--tokens X (--days D | --by YYYY-MM-DD)]
+
+  Rank the layouts and policies of scenario S's [search] table (an embedded name
+  such as search-h800-4k, or a .toml file) by tokens per day. The space is the
+  product of the [search] lists (or ranges {from, to, step|factor}): gpus, gpu
+  (or pool_gpus for a mixed cluster), tp, pp, vpp, ep, budget_tokens (counts or
+  "auto"), recompute, policies; the first and last pipeline stages take the
+  layers an even split leaves over (Megatron's --decoder-first/last-pipeline-
+  num-layers), each stage a multiple of vpp. Every candidate is validated as a
+  scenario is: an invalid one is listed with the reason, never dropped. Keys
+  top (default 5: the leading candidates of each group finished on the [run]
+  iterations), eta (3) and margin (0.05) set the halving; a table
+  [search.policy.NAME] with any of the axes restricts that policy to subsets
+  of them (an expensive policy searched over fewer layouts).
+
+  Candidates compete in groups (one cluster size and kind, one policy: the same
+  batches). In a group: memory first (model states, then an automatic budget's
+  room), then successive halving over rungs of 1, ..., the scenario's [run]
+  iterations (each a factor eta longer, the same first batches; each rung keeps
+  the best 1/eta, at least top, the last cut exactly top, and any candidate
+  within margin of the cut), with a sound lower bound on the step (compute at
+  the calibrated peak plus gradient sync and optimizer step) pruning, in waves,
+  what could not survive the rung. The last rung is the scenario's own [run]
+  iterations and seed, so a leading candidate's figures are what dcpsim run
+  prints for its layout and policy. Same scenario and seed: same ranking, any
+  --jobs or --shard.
+
+  Prints the --top N (default 10) candidates, the best layout per policy, and
+  with --tokens X and --days D (or --by DATE, days from today) the fewest GPUs
+  searched that train X tokens in time. Writes DIR (default runs/<scenario>/):
+  search.json (the space, the rules, every candidate), search.csv (one row per
+  candidate with its status: ok, pruned-bound, pruned-halving, out-of-memory,
+  invalid, failed, skipped, and why), the figures search-pareto and search-best
+  (PNG and SVG), and evals/ (every simulated run, reused by a resumed search of
+  the same scenario text and dcpsim revision: an interrupted search, Ctrl-C or
+  SIGTERM, exit 1, continues where it stopped). DIR must be new, empty or a
+  dcpsim search folder of the same scenario, else exit 2.
+
+  --json prints one JSON line per candidate (search.csv's columns, among them tp,
+  pp, vpp, ep, budget_tokens, recompute, policy, gpus, tokens_per_day,
+  step_seconds_mean, peak_memory_bytes, status) instead of the tables.
+
+  --shard I/N runs the groups whose index mod N is I and writes
+  DIR/search-shard.json; dcpsim merge --out DIR SHARD_DIR... joins the shards
+  into the same search.json, search.csv and figures as one unsharded search. A
+  progress line with an ETA goes to stderr on a terminal.`
+
+func searchCommand() command {
+	return command{name: "search", summary: "rank a scenario's [search] layouts and policies (pruned, resumable, shardable)", usage: searchUsage, run: runSearch}
+}
+
+// searchTarget is a planner's token target: tokens in days.
+type searchTarget struct {
+	tokens, days float64
+}
+
+func runSearch(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("search", searchUsage, stderr)
+	out := fs.String("out", "", "results folder (default runs/<scenario>)")
+	shard := fs.String("shard", "0/1", "run the groups with index mod N = I")
+	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "candidates simulated at once")
+	noFigures := fs.Bool("no-figures", false, "write no figures")
+	asJSON := fs.Bool("json", false, "print one JSON line per candidate instead of the tables")
+	top := fs.Int("top", 10, "candidates printed")
+	tokens := fs.Float64("tokens", 0, "a token target, e.g. 1e12: print the fewest GPUs searched that reach it (with --days or --by)")
+	days := fs.Float64("days", 0, "days to reach --tokens")
+	by := fs.String("by", "", "date (YYYY-MM-DD, UTC) by which to reach --tokens; days from today")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return badInput("dcpsim search takes one scenario (name or .toml file), got %d arguments", len(rest))
+	}
+	if *jobs < 1 || *jobs > 4096 {
+		return badInput("--jobs %d: must be in [1, 4096]", *jobs)
+	}
+	if *top < 0 || *top > 100000 {
+		return badInput("--top %d: must be in [0, 100000]", *top)
+	}
+	target, err := parseTarget(*tokens, *days, *by, time.Now().UTC())
+	if err != nil {
+		return err
+	}
+	si, sn, err := parseShard(*shard)
+	if err != nil {
+		return err
+	}
+	sc, err := resolveScenario(rest[0])
+	if err != nil {
+		return err
+	}
+	if sc.Search == nil {
+		return badInput("scenario %s has no [search]: add one (dcpsim help search) or run it with dcpsim run", sc.Name)
+	}
+	dir := *out
+	if dir == "" {
+		dir = defaultResultsDir(sc)
+	}
+	ctx, stop := interruptContext()
+	defer stop()
+	// A search allocates each candidate's short-lived scratch (cost model,
+	// plans, timelines) thousands of times: a higher GC target trades some
+	// memory for about a tenth of the time (measured on search-h800-4k).
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	prog := newProgress(stderr, sc.Name+": candidates settled")
+	start := time.Now()
+	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures,
+		Progress: func(done, total int) { prog.update(done, total, "") }})
+	prog.finish()
+	if err != nil {
+		return interrupted(ctx, err)
+	}
+	wall := time.Since(start).Seconds()
+	if *asJSON {
+		return printSearchJSON(stdout, res.File.Candidates)
+	}
+	printSearchHead(stdout, &res.File)
+	// The wall time goes to stderr: stdout is the same on every rerun.
+	fmt.Fprintf(stderr, "simulated %d runs (%d iterations) in %.1f s, %d read back from %s/evals: %.1f candidates/s\n",
+		res.Simulations, res.SimulatedIterations, wall, res.Reused, dir, float64(len(res.File.Candidates))/max(wall, 1e-9))
+	if sn > 1 {
+		fmt.Fprintf(stdout, "shard %d/%d done (%d groups); join the shards' folders with dcpsim merge --out DIR FOLDER...\n", si, sn, len(res.File.Groups))
+		return nil
+	}
+	printSearchTables(stdout, &res.File, *top, target)
+	fmt.Fprintf(stdout, "wrote %s/: %s\n", dir, strings.Join(res.Files, ", "))
+	return nil
+}
+
+// parseTarget reads --tokens with --days or --by (days from now to the
+// date's midnight UTC).
+func parseTarget(tokens, days float64, by string, now time.Time) (*searchTarget, error) {
+	switch {
+	case tokens == 0 && days == 0 && by == "":
+		return nil, nil
+	case !(tokens > 0 && tokens <= 1e18):
+		return nil, badInput("--tokens %g: a token target in (0, 1e18] goes with --days or --by", tokens)
+	case (days > 0) == (by != ""):
+		return nil, badInput("--tokens needs exactly one of --days D or --by YYYY-MM-DD")
+	case by != "":
+		t, err := time.Parse("2006-01-02", by)
+		if err != nil {
+			return nil, badInput("--by %q: want a date YYYY-MM-DD", by)
+		}
+		days = t.Sub(now).Hours() / 24
+		if days <= 0 {
+			return nil, badInput("--by %s: the date has passed (today is %s UTC)", by, now.Format("2006-01-02"))
+		}
+	case !(days <= 36500):
+		return nil, badInput("--days %g: must be in (0, 36500]", days)
+	}
+	return &searchTarget{tokens: tokens, days: days}, nil
+}
+
+// printSearchJSON prints one JSON line per candidate, by ID.
+func printSearchJSON(w io.Writer, rows []report.SearchRow) error {
+	enc := json.NewEncoder(w)
+	for i := range rows {
+		if err := enc.Encode(&rows[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printSearchHead prints the space, the rules and the counts.
+func printSearchHead(w io.Writer, f *experiment.SearchFile) {
+	layouts := map[string]bool{}
+	for _, r := range f.Candidates {
+		layouts[fmt.Sprintf("%d %s %s", r.GPUs, r.GPU, r.Layout())] = true
+	}
+	fmt.Fprintf(w, "%s: %d candidates (%d layouts × policies) in %d groups (cluster × policy), %s\n",
+		f.Search, len(f.Candidates), len(layouts), len(f.Groups), f.Model)
+	rungs := make([]string, len(f.Rungs))
+	for i, n := range f.Rungs {
+		rungs[i] = fmt.Sprintf("%d (%d warm-up)", n, min(f.WarmupIterations, n-1))
+	}
+	fmt.Fprintf(w, "halving rungs of %s iterations; each keeps the best 1/%d of its group (at least %d; the last cut exactly %d) and every candidate within %g%% of the cut; seed %d\n",
+		strings.Join(rungs, ", "), f.Eta, f.Top, f.Top, 100*f.Margin, f.Seed)
+	statuses := []string{report.SearchOK, report.SearchPrunedHalving, report.SearchPrunedBound, report.SearchOutOfMemory,
+		report.SearchInvalid, report.SearchFailed, report.SearchSkipped}
+	var parts []string
+	n := max(len(f.Candidates), 1)
+	for _, st := range statuses {
+		if c := f.Counts[st]; c > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d (%.1f%%)", st, c, 100*float64(c)/float64(n)))
+		}
+	}
+	fmt.Fprintf(w, "candidates: %s\n", strings.Join(parts, ", "))
+}
+
+// printSearchTables prints the ranking, the best layout per policy and the
+// answer to a token target.
+func printSearchTables(w io.Writer, f *experiment.SearchFile, top int, target *searchTarget) {
+	ranked := report.RankedSearchRows(f.Candidates)
+	if len(ranked) == 0 {
+		fmt.Fprintln(w, "no candidate ran on every iteration: see search.csv for why")
+		return
+	}
+	fmt.Fprintf(w, "\nthe %d best of %d candidates by tokens/day ($ per 1T tokens at $%g per GPU-hour; ± 95%% is the Student-t interval of the mean step over the %d measured iterations):\n",
+		min(top, len(ranked)), len(ranked), f.DollarsPerGPUHour, f.Iterations-f.WarmupIterations)
+	_ = report.WriteSearchTable(w, f.Candidates, top)
+	gpus := 0
+	for _, r := range ranked {
+		gpus = max(gpus, r.GPUs)
+	}
+	fmt.Fprintf(w, "\nbest layout per policy at %d GPUs:\n", gpus)
+	for _, r := range report.BestSearchRows(f.Candidates, gpus) {
+		fmt.Fprintf(w, "  %-12s %8.2f B tokens/day  %8.3f s/step  %s per 1T tokens  %s\n",
+			r.Policy, r.TokensPerDay/1e9, r.StepSecondsMean, money(r.DollarsPer1TTokens), r.Layout())
+	}
+	if target != nil {
+		printTarget(w, ranked, target, f.DollarsPerGPUHour)
+	}
+}
+
+// printTarget prints the fewest GPUs searched whose best candidate trains
+// the target's tokens in its days.
+func printTarget(w io.Writer, ranked []report.SearchRow, t *searchTarget, dollars float64) {
+	need := t.tokens / t.days
+	best := map[int]report.SearchRow{}
+	for _, r := range ranked {
+		if b, ok := best[r.GPUs]; !ok || r.TokensPerDay > b.TokensPerDay {
+			best[r.GPUs] = r
+		}
+	}
+	var sizes []int
+	for g := range best {
+		sizes = append(sizes, g)
+	}
+	slices.Sort(sizes)
+	fmt.Fprintf(w, "\n%.3g tokens in %.1f days needs %.2f B tokens/day:\n", t.tokens, t.days, need/1e9)
+	for _, g := range sizes {
+		r := best[g]
+		d := t.tokens / r.TokensPerDay
+		mark := "  "
+		if r.TokensPerDay >= need {
+			mark = "ok"
+		}
+		fmt.Fprintf(w, "  %s %6d GPUs: best %8.2f B tokens/day (%s, %s): %.1f days, %s\n",
+			mark, g, r.TokensPerDay/1e9, r.Policy, r.Layout(), d, money(d*24*float64(g)*dollars))
+	}
+	for _, g := range sizes {
+		if best[g].TokensPerDay >= need {
+			fmt.Fprintf(w, "the fewest GPUs searched that make it: %d (%s, %s)\n", g, best[g].Policy, best[g].Layout())
+			return
+		}
+	}
+	g := sizes[len(sizes)-1]
+	fmt.Fprintf(w, "no cluster searched makes it: the largest, %d GPUs, would need %.0f%% more throughput (at linear scaling about %d GPUs; search them to know)\n",
+		g, 100*(need/best[g].TokensPerDay-1), int(math.Ceil(float64(g)*need/best[g].TokensPerDay)))
+}
+
+// money formats dollars as $1.23M, $456k or $789.
+func money(x float64) string {
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("$%.2fM", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("$%.0fk", x/1e3)
+	}
+	return fmt.Sprintf("$%.0f", x)
+}
