@@ -599,9 +599,7 @@ func evalOf(out *Outcome) searchEval {
 			ev.Steps = append(ev.Steps, row.StepSeconds)
 		}
 	}
-	ev.StepSecondsMean, ev.StepSecondsP95, ev.TokensPerDay = ps.StepSecondsMean, ps.StepSecondsP95, ps.TokensPerDay
-	ev.DollarsPer1TTokens, ev.PeakMemoryBytes, ev.HBMBytes = ps.DollarsPer1TTokens, ps.PeakMemoryMaxBytes, ps.HBMBytes
-	ev.PPBubbleShare, ev.DPBubbleShare, ev.MFU = ps.PPBubbleShare, ps.DPBubbleShare, ps.MFU
+	ev.SearchFigures = report.SearchFiguresOf(&ps)
 	return ev
 }
 
@@ -621,9 +619,7 @@ func (st *searchCand) apply(ev *searchEval) {
 		return
 	}
 	st.steps = ev.Steps
-	row.StepSecondsMean, row.StepSecondsP95, row.TokensPerDay = ev.StepSecondsMean, ev.StepSecondsP95, ev.TokensPerDay
-	row.DollarsPer1TTokens, row.PeakMemoryBytes, row.HBMBytes = ev.DollarsPer1TTokens, ev.PeakMemoryBytes, ev.HBMBytes
-	row.PPBubbleShare, row.DPBubbleShare, row.MFU = ev.PPBubbleShare, ev.DPBubbleShare, ev.MFU
+	row.SearchFigures = ev.SearchFigures
 	row.StepSecondsCI95 = ci95(ev.Steps)
 }
 

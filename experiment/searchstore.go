@@ -49,16 +49,8 @@ type searchEval struct {
 	Reason       string `json:"reason"`
 	BudgetTokens int    `json:"budget_tokens"`
 	// Steps are the measured iterations' step times.
-	Steps              []float64 `json:"steps"`
-	StepSecondsMean    float64   `json:"step_seconds_mean"`
-	StepSecondsP95     float64   `json:"step_seconds_p95"`
-	TokensPerDay       float64   `json:"tokens_per_day"`
-	DollarsPer1TTokens float64   `json:"dollars_per_1t_tokens"`
-	PeakMemoryBytes    float64   `json:"peak_memory_bytes"`
-	HBMBytes           float64   `json:"hbm_bytes"`
-	PPBubbleShare      float64   `json:"pp_bubble_share"`
-	DPBubbleShare      float64   `json:"dp_bubble_share"`
-	MFU                float64   `json:"mfu"`
+	Steps []float64 `json:"steps"`
+	report.SearchFigures
 }
 
 // searchState is search-state.json: the mark of a dcpsim search folder.

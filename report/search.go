@@ -76,12 +76,19 @@ type SearchRow struct {
 	// measured iterations of the last rung the candidate was considered at
 	// (costmodel StepLowerBoundSeconds); 0 when not computed.
 	LowerBoundSeconds float64 `json:"lower_bound_seconds"`
-	// The simulated figures (as in summary.json) of the candidate's last run.
-	StepSecondsMean float64 `json:"step_seconds_mean"`
-	StepSecondsP95  float64 `json:"step_seconds_p95"`
+	// SearchFigures are the simulated figures of the candidate's last run.
+	SearchFigures
 	// StepSecondsCI95 is the half-width of the 95% Student-t confidence
 	// interval of StepSecondsMean over the measured iterations.
-	StepSecondsCI95    float64 `json:"step_seconds_ci95"`
+	StepSecondsCI95 float64 `json:"step_seconds_ci95"`
+}
+
+// SearchFigures are a search candidate's simulated figures, as in
+// summary.json's PolicySummary (peak memory its PeakMemoryMaxBytes; the
+// bubbles and MFU means over the measured iterations).
+type SearchFigures struct {
+	StepSecondsMean    float64 `json:"step_seconds_mean"`
+	StepSecondsP95     float64 `json:"step_seconds_p95"`
 	TokensPerDay       float64 `json:"tokens_per_day"`
 	DollarsPer1TTokens float64 `json:"dollars_per_1t_tokens"`
 	PeakMemoryBytes    float64 `json:"peak_memory_bytes"`
@@ -89,6 +96,13 @@ type SearchRow struct {
 	PPBubbleShare      float64 `json:"pp_bubble_share"`
 	DPBubbleShare      float64 `json:"dp_bubble_share"`
 	MFU                float64 `json:"mfu"`
+}
+
+// SearchFiguresOf are a policy's figures in a run's summary.
+func SearchFiguresOf(ps *PolicySummary) SearchFigures {
+	return SearchFigures{StepSecondsMean: ps.StepSecondsMean, StepSecondsP95: ps.StepSecondsP95, TokensPerDay: ps.TokensPerDay,
+		DollarsPer1TTokens: ps.DollarsPer1TTokens, PeakMemoryBytes: ps.PeakMemoryMaxBytes, HBMBytes: ps.HBMBytes,
+		PPBubbleShare: ps.PPBubbleShare, DPBubbleShare: ps.DPBubbleShare, MFU: ps.MFU}
 }
 
 // Layout is the row's layout in one short string, e.g. "tp1 pp8 (10+12)

@@ -20,8 +20,8 @@ func searchRow(id int, policy string, gpus, pp int, tpd float64) SearchRow {
 	return SearchRow{
 		ID: id, Group: policy, GPUs: gpus, GPU: "H100", Model: "m", TP: 1, PP: pp, VPP: 1, EP: 1,
 		BudgetTokens: 4096, Recompute: "none", Policy: policy, Status: SearchOK, Rung: 1, Iterations: 4,
-		StepSecondsMean: 1, TokensPerDay: tpd * 1e9, DollarsPer1TTokens: 1e5 / tpd,
-		PeakMemoryBytes: float64(70-3*pp) * (1 << 30), HBMBytes: 80 << 30,
+		SearchFigures: SearchFigures{StepSecondsMean: 1, TokensPerDay: tpd * 1e9, DollarsPer1TTokens: 1e5 / tpd,
+			PeakMemoryBytes: float64(70-3*pp) * (1 << 30), HBMBytes: 80 << 30},
 	}
 }
 

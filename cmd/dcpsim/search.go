@@ -13,6 +13,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/experiment"
 	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/scenarios"
 )
 
 const searchUsage = `  dcpsim search S [--out DIR] [--jobs J] [--shard I/N] [--no-figures] [--json]
@@ -87,9 +88,6 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(rest) != 1 {
-		return badInput("dcpsim search takes one scenario (name or .toml file), got %d arguments", len(rest))
-	}
 	if *jobs < 1 || *jobs > 4096 {
 		return badInput("--jobs %d: must be in [1, 4096]", *jobs)
 	}
@@ -104,16 +102,10 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sc, err := resolveScenario(rest[0])
+	sc, dir, err := tableScenario("search", rest, *out, func(sc *scenarios.Scenario) bool { return sc.Search != nil },
+		"add one (dcpsim help search) or run it with dcpsim run")
 	if err != nil {
 		return err
-	}
-	if sc.Search == nil {
-		return badInput("scenario %s has no [search]: add one (dcpsim help search) or run it with dcpsim run", sc.Name)
-	}
-	dir := *out
-	if dir == "" {
-		dir = defaultResultsDir(sc)
 	}
 	ctx, stop := interruptContext()
 	defer stop()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dcpsim/dcpsim/experiment"
+	"github.com/dcpsim/dcpsim/scenarios"
 )
 
 const sweepUsage = `  dcpsim sweep S [--out DIR] [--shard I/N] [--jobs J] [--no-figures]
@@ -66,6 +67,26 @@ func mergeCommand() command {
 	return command{name: "merge", summary: "join the folders of a sharded sweep or search", usage: mergeUsage, run: runMerge}
 }
 
+// tableScenario resolves the one scenario argument of dcpsim NAME, whose
+// [NAME] table it runs (has says whether the scenario has one; hint is what
+// to do without it), and its results folder: out, or runs/<scenario>.
+func tableScenario(name string, args []string, out string, has func(*scenarios.Scenario) bool, hint string) (*scenarios.Scenario, string, error) {
+	if len(args) != 1 {
+		return nil, "", badInput("dcpsim %s takes one scenario (name or .toml file), got %d arguments", name, len(args))
+	}
+	sc, err := resolveScenario(args[0])
+	if err != nil {
+		return nil, "", err
+	}
+	if !has(sc) {
+		return nil, "", badInput("scenario %s has no [%s]: %s", sc.Name, name, hint)
+	}
+	if out == "" {
+		out = defaultResultsDir(sc)
+	}
+	return sc, out, nil
+}
+
 // parseShard parses "I/N".
 func parseShard(s string) (i, n int, err error) {
 	a, b, ok := strings.Cut(s, "/")
@@ -89,9 +110,6 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(rest) != 1 {
-		return badInput("dcpsim sweep takes one scenario (name or .toml file), got %d arguments", len(rest))
-	}
 	if *jobs < 1 {
 		return badInput("--jobs %d: must be >= 1", *jobs)
 	}
@@ -99,16 +117,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sc, err := resolveScenario(rest[0])
+	sc, dir, err := tableScenario("sweep", rest, *out, func(sc *scenarios.Scenario) bool { return sc.Sweep != nil }, "run it with dcpsim run")
 	if err != nil {
 		return err
-	}
-	if sc.Sweep == nil {
-		return badInput("scenario %s has no [sweep]: run it with dcpsim run", sc.Name)
-	}
-	dir := *out
-	if dir == "" {
-		dir = defaultResultsDir(sc)
 	}
 	ctx, stop := interruptContext()
 	defer stop()
