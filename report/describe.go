@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -101,5 +103,63 @@ func WriteScenario(w io.Writer, sc *scenarios.Scenario) error {
 			fmt.Fprintf(w, "  %-40s %s, %d tokens/batch\n", p.Name, p.Scenario.Job.String(), p.Scenario.Workload.BatchTokens)
 		}
 	}
+	if sc.Search != nil {
+		return writeSearchSpace(w, sc)
+	}
+	return nil
+}
+
+// writeSearchSpace prints a [search]'s axes and its candidates by status
+// before any simulation.
+func writeSearchSpace(w io.Writer, sc *scenarios.Scenario) error {
+	cands, err := sc.Candidates()
+	if err != nil {
+		return err
+	}
+	var invalid, oom int
+	for _, c := range cands {
+		switch {
+		case c.OutOfMemory:
+			oom++
+		case c.Problem != "":
+			invalid++
+		}
+	}
+	sr := sc.Search
+	fmt.Fprintf(w, "search       %d candidates (layouts × policies): %d invalid, %d out of memory before any simulation (dcpsim search)\n",
+		len(cands), invalid, oom)
+	axis := func(name string, v any, empty bool) {
+		if !empty {
+			fmt.Fprintf(w, "  %-10s %v\n", name, v)
+		}
+	}
+	axis("gpus", sr.GPUs, len(sr.GPUs) == 0)
+	axis("gpu", sr.GPU, len(sr.GPU) == 0)
+	axis("pool_gpus", sr.PoolGPUs, len(sr.PoolGPUs) == 0)
+	axis("tp", sr.TP, len(sr.TP) == 0)
+	axis("pp", sr.PP, len(sr.PP) == 0)
+	axis("vpp", sr.VPP, len(sr.VPP) == 0)
+	axis("ep", sr.EP, len(sr.EP) == 0)
+	axis("budget", sr.Budgets, len(sr.Budgets) == 0)
+	axis("recompute", sr.Recompute, len(sr.Recompute) == 0)
+	axis("policies", sr.Policies, len(sr.Policies) == 0)
+	for _, name := range slices.Sorted(maps.Keys(sr.PolicySpaces)) {
+		ps := sr.PolicySpaces[name]
+		var parts []string
+		add := func(key string, v any, n int) {
+			if n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %v", key, v))
+			}
+		}
+		add("gpus", ps.GPUs, len(ps.GPUs))
+		add("tp", ps.TP, len(ps.TP))
+		add("pp", ps.PP, len(ps.PP))
+		add("vpp", ps.VPP, len(ps.VPP))
+		add("ep", ps.EP, len(ps.EP))
+		add("budget", ps.Budgets, len(ps.Budgets))
+		add("recompute", ps.Recompute, len(ps.Recompute))
+		fmt.Fprintf(w, "  %-10s only %s\n", name, strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "  halving    top %d, eta %d, margin %g\n", sr.Top, sr.Eta, sr.Margin)
 	return nil
 }

@@ -270,3 +270,70 @@ func TestAutoBudgetHoldsContext(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestSearchPoolKinds checks pool_gpus on a mixed cluster: each entry names
+// every pool's kind, and the groups are the clusters' labels.
+func TestSearchPoolKinds(t *testing.T) {
+	src := strings.Replace(searchBase, "gpu = \"H800\"\ngpus = 64", `pools = [{gpu = "H100-SXM", gpus = 32}, {gpu = "A100-80G", gpus = 32}]`, 1) +
+		"[search]\npool_gpus = [[\"H100-SXM\", \"A100-80G\"], [\"H800\", \"H20\"]]\n"
+	sc, err := Parse([]byte(src), "s.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands, err := sc.Candidates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) != 4 {
+		t.Fatalf("%d candidates, want 2 kinds × 2 policies", len(cands))
+	}
+	for i, want := range []string{"32×H100-SXM + 32×A100-80G/hydra", "32×H100-SXM + 32×A100-80G/static", "32×H800 + 32×H20/hydra", "32×H800 + 32×H20/static"} {
+		if cands[i].Group != want {
+			t.Errorf("candidate %d: group %q, want %q", i, cands[i].Group, want)
+		}
+	}
+	if got := cands[2].Scenario.Job.Cluster.Pools[1].GPU; got != "H20" || sc.Job.Cluster.Pools[1].GPU != "A100-80G" {
+		t.Errorf("pool kinds: candidate %q, base %q (the base must stay)", got, sc.Job.Cluster.Pools[1].GPU)
+	}
+	for _, bad := range []string{`pool_gpus = [["H800"]]`, `gpus = [64]`, `gpu = ["H800"]`} {
+		if _, err := Parse([]byte(strings.Replace(src, `pool_gpus = [["H100-SXM", "A100-80G"], ["H800", "H20"]]`, bad, 1)), "s.toml"); err == nil {
+			t.Errorf("%s on a mixed cluster: accepted", bad)
+		}
+	}
+}
+
+// TestSearchPolicySpace checks [search.policy.NAME]: that policy takes only
+// the layouts inside its subsets, the others every layout.
+func TestSearchPolicySpace(t *testing.T) {
+	src := searchBase + "[search]\ntp = [1, 2]\nbudget_tokens = [\"auto\", 16384]\n[search.policy.static]\ntp = [1]\nbudget_tokens = [16384]\n"
+	sc, err := Parse([]byte(src), "s.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands, err := sc.Candidates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, c := range cands {
+		n[c.Policy]++
+		p := c.Scenario.Job.Parallel
+		if c.Policy == "static" && (p.TP != 1 || p.BudgetAuto) {
+			t.Errorf("static at %s", c.Name)
+		}
+	}
+	if n["hydra"] != 4 || n["static"] != 1 {
+		t.Errorf("candidates per policy %v, want hydra 4, static 1", n)
+	}
+	for bad, want := range map[string]string{
+		"[search.policy.static]\ntp = [4]\n":   "search.policy.static.tp: 4 is not in search.tp",
+		"[search.policy.mcore]\ntp = [1]\n":    `"mcore" is not among the search's policies`,
+		"[search.policy.static]\ntpx = [1]\n":  "search.policy.static.tpx: unknown key",
+		"[search.policy.static]\ntp = \"x\"\n": "search.policy.static.tp: x",
+	} {
+		_, err := Parse([]byte(searchBase+"[search]\ntp = [1, 2]\n"+bad), "s.toml")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", bad, err, want)
+		}
+	}
+}
