@@ -150,8 +150,6 @@ func rungWarmup(w, n int) int { return min(w, n-1) }
 type searchCand struct {
 	c   *scenarios.Candidate
 	row report.SearchRow
-	// steps are the measured step times of the last run.
-	steps []float64
 }
 
 // searcher is one search's shared state.
@@ -618,7 +616,6 @@ func (st *searchCand) apply(ev *searchEval) {
 			Rung: row.Rung, Iterations: row.Iterations, LowerBoundSeconds: row.LowerBoundSeconds, Status: ev.Status, Reason: ev.Reason}
 		return
 	}
-	st.steps = ev.Steps
 	row.SearchFigures = ev.SearchFigures
 	row.StepSecondsCI95 = ci95(ev.Steps)
 }
