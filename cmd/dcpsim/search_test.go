@@ -112,3 +112,38 @@ func TestParseTarget(t *testing.T) {
 		t.Errorf("no target: %+v, %v", tg, err)
 	}
 }
+
+// TestMergeSearchHostile: tampered search shards are refused with exit 2
+// naming the file, and nothing is written.
+func TestMergeSearchHostile(t *testing.T) {
+	dir := t.TempDir()
+	s0, s1 := filepath.Join(dir, "0"), filepath.Join(dir, "1")
+	for i, d := range []string{s0, s1} {
+		if code, _, stderr := dcpsim(t, "search", "testdata/search-small.toml", "--out", d, "--shard", []string{"0/2", "1/2"}[i], "--no-figures"); code != exitOK {
+			t.Fatalf("shard %d: %s", i, stderr)
+		}
+	}
+	good, err := os.ReadFile(filepath.Join(s1, "search-shard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, data, want string }{
+		{"unknown key", strings.Replace(string(good), `"search":`, `"bogus": 1, "search":`, 1), "unknown field"},
+		{"bad status", strings.Replace(string(good), `"status": "invalid"`, `"status": "great"`, 1), `status "great"`},
+		{"trailing data", string(good) + "{}", "after the JSON value"},
+		{"not JSON", "\x00\x01", "invalid character"},
+		{"other search", strings.Replace(string(good), `"search": "search-small"`, `"search": "other"`, 1), "a shard of another search"},
+	} {
+		if err := os.WriteFile(filepath.Join(s1, "search-shard.json"), []byte(c.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "m-"+strings.ReplaceAll(c.name, " ", "-"))
+		code, stdout, stderr := dcpsim(t, "merge", "--out", out, s0, s1)
+		if code != exitInput || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "search-shard.json") {
+			t.Errorf("%s: exit %d, %s%s; want 2 naming the file and %q", c.name, code, stdout, stderr, c.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: merge wrote %s", c.name, out)
+		}
+	}
+}
