@@ -40,8 +40,8 @@ const costsUsage = `  dcpsim costs collective --gpu KIND --gpus N [--gpus-per-no
 func costsCommand() command {
 	return command{
 		name:     "costs",
-		summary:  "the cost model's price of a collective (time, algbw, busbw as nccl-tests defines them)",
-		usage:    costsUsage,
+		summary:  "the cost model's price of a collective (time, algbw, busbw as nccl-tests defines them) or of one attention, GEMM or memory-bound op",
+		usage:    costsUsage + "\n\n" + costsOpUsage,
 		run:      runCosts,
 		helpArgs: []string{"collective", "-h"},
 	}
@@ -69,8 +69,18 @@ type collectiveCost struct {
 }
 
 func runCosts(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "attention":
+			return runCostsAttention(args[1:], stdout, stderr)
+		case "gemm":
+			return runCostsGEMM(args[1:], stdout, stderr)
+		case "memory-bound":
+			return runCostsMemory(args[1:], stdout, stderr)
+		}
+	}
 	if len(args) == 0 || args[0] != "collective" {
-		return badInput("costs takes the subcommand collective, e.g. dcpsim costs collective --gpu H800 --gpus 32 --op all-reduce --bytes 1073741824")
+		return badInput("costs takes a subcommand: collective, attention, gemm or memory-bound, e.g. dcpsim costs collective --gpu H800 --gpus 32 --op all-reduce --bytes 1073741824")
 	}
 	fs := newFlagSet("costs collective", costsUsage, stderr)
 	gpu := fs.String("gpu", "", "calibration profile of the GPU kind (e.g. H800)")
