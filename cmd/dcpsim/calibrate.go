@@ -16,6 +16,7 @@ import (
 	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/sim/network"
 )
 
 // defaultCPUBase is the profile a CPU calibration keeps the unmeasured
@@ -33,6 +34,8 @@ const defaultCPUName = "cpu"
 const calibrateUsage = `  dcpsim calibrate [--backend cpu|cuda] [--budget 2m] [--base NAME|FILE.toml] --out PROFILE.toml
                    [--measurements FILE.csv] [--name NAME] [--workers N] [--device D] [--ranks R]
   dcpsim calibrate --from FILE.csv --base NAME|FILE.toml --out PROFILE.toml [--name NAME]
+  dcpsim calibrate --from-nccl-tests FILE --base NAME|FILE.toml --out PROFILE.toml [--name NAME]
+                   [--nccl-program all_reduce_perf|...] [--nccl-ranks N --nccl-gpus-per-node M]
 
   Time causal attention (forward, backward), GEMM, all-to-all and ring send/recv on
   a backend over a sweep of sizes that fits --budget, fit the efficiency curves
@@ -52,6 +55,13 @@ const calibrateUsage = `  dcpsim calibrate [--backend cpu|cuda] [--budget 2m] [-
   node (default: all the backend reports, none if it reports none).
 
   --from fits measurements taken elsewhere (CSV header operation,shape,seconds,repeats).
+  --from-nccl-tests fits an nccl-tests output (all_reduce_perf, all_gather_perf,
+  reduce_scatter_perf, alltoall_perf, sendrecv_perf; its text, or its -J JSON): every
+  size's out-of-place and in-place time becomes a measurement of <kind>_intra (one
+  node) or <kind>_inter (across nodes, from the device lines' hostnames), fitting
+  collective_intra, collective_inter, all_to_all_inter or send_recv_inter against the
+  base's link bandwidths. Rows are checked (sizes increasing, algbw = size/time in
+  GB/s), so a file in other units or truncated is exit 2 naming the line.
   The fit table (curve, operations, points, R², max relative error of the times,
   Max, Half, and Max × peak) goes to stdout, progress to stderr.`
 
@@ -70,6 +80,10 @@ type calibrateFlags struct {
 	budget                                       time.Duration
 	workers, device, ranks                       int
 	set                                          map[string]bool // flags given on the command line
+	// ncclTests is --from-nccl-tests, with the program, ranks and GPUs per
+	// node an output without its header lines needs.
+	ncclTests, ncclProgram     string
+	ncclRanks, ncclGPUsPerNode int
 }
 
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
@@ -81,6 +95,10 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.out, "out", "", "write the fitted profile here (required)")
 	fs.StringVar(&f.measurements, "measurements", "", "write the raw measurements here (default: --out with .csv)")
 	fs.StringVar(&f.from, "from", "", "fit this measurements CSV instead of measuring")
+	fs.StringVar(&f.ncclTests, "from-nccl-tests", "", "fit this nccl-tests output (text or -J JSON) instead of measuring")
+	fs.StringVar(&f.ncclProgram, "nccl-program", "", "--from-nccl-tests: the program (all_reduce_perf, ...) when the output does not name it")
+	fs.IntVar(&f.ncclRanks, "nccl-ranks", 0, "--from-nccl-tests: the ranks when the output has no device lines")
+	fs.IntVar(&f.ncclGPUsPerNode, "nccl-gpus-per-node", 0, "--from-nccl-tests: GPUs per node when the output has no device lines")
 	fs.StringVar(&f.name, "name", "", `name of the written profile (default: the base's; "`+defaultCPUName+`" for --backend cpu)`)
 	fs.IntVar(&f.workers, "workers", 0, "cpu: goroutines for the attention kernels (default GOMAXPROCS)")
 	fs.IntVar(&f.device, "device", 0, "cuda: ordinal of the GPU that times attention and GEMM")
@@ -99,13 +117,21 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	if err := checkOutFile("--out", f.out); err != nil {
 		return err
 	}
-	for _, in := range []struct{ flag, path string }{{"--from", f.from}, {"--base", f.base}} {
+	for _, in := range []struct{ flag, path string }{{"--from", f.from}, {"--from-nccl-tests", f.ncclTests}, {"--base", f.base}} {
 		if err := checkNotInput("--out", f.out, in.flag, in.path); err != nil {
 			return err
 		}
 	}
-	if f.from != "" {
+	if f.from != "" && f.ncclTests != "" {
+		return badInput("--from and --from-nccl-tests: give one file to fit")
+	}
+	if f.from != "" || f.ncclTests != "" {
 		return calibrateFrom(f, stdout)
+	}
+	for _, name := range []string{"nccl-program", "nccl-ranks", "nccl-gpus-per-node"} {
+		if f.set[name] {
+			return badInput("--%s goes with --from-nccl-tests", name)
+		}
 	}
 	return calibrateMeasure(f, stdout, stderr)
 }
@@ -128,25 +154,93 @@ func calibrateFrom(f calibrateFlags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	file, err := os.Open(f.from)
+	flagName, path := "--from", f.from
+	if f.ncclTests != "" {
+		flagName, path = "--from-nccl-tests", f.ncclTests
+	}
+	file, err := os.Open(path)
 	if err != nil {
-		return badInput("--from: %v", err)
+		return badInput("%s: %v", flagName, err)
 	}
 	defer file.Close()
-	ms, err := calib.ReadMeasurements(safeio.Limit(file, safeio.MaxMeasurementBytes, f.from), f.from)
-	if err != nil {
-		return badInput("--from: %v", err)
+	in := safeio.Limit(file, safeio.MaxMeasurementBytes, path)
+	var ms []calib.Measurement
+	var nt *calib.NCCLTests
+	if f.ncclTests != "" {
+		nt, err = calib.ReadNCCLTests(in, path, f.ncclProgram, f.ncclRanks, f.ncclGPUsPerNode)
+		if err != nil {
+			return badInput("--from-nccl-tests: %v", err)
+		}
+		fmt.Fprintf(stdout, "%s: %s over %d ranks on %d node(s) (%d per node)%s: %d sizes, %d timings (out-of-place and in-place)\n",
+			path, nt.Collective, nt.Ranks, nt.Nodes, nt.GPUsPerNode, deviceNote(nt.Devices), nt.Rows, len(nt.Measurements))
+		ms = nt.Measurements
+	} else {
+		ms, err = calib.ReadMeasurements(in, path)
+		if err != nil {
+			return badInput("--from: %v", err)
+		}
 	}
 	if len(ms) == 0 {
-		return badInput("--from %s: no measurements", f.from)
+		return badInput("%s %s: no measurements", flagName, path)
 	}
-	prof, err := fitProfile(ms, base, f.from, stdout)
+	prof, err := fitProfile(ms, base, path, stdout)
 	if err != nil {
-		return badInput("--from %s: %v", f.from, err) // the file is the input: whatever fails to fit is in it
+		return badInput("%s %s: %v", flagName, path, err) // the file is the input: whatever fails to fit is in it
+	}
+	if nt != nil {
+		if err := printNCCLTestsBeside(stdout, nt, base, prof); err != nil {
+			return err
+		}
 	}
 	prof.Name = name
-	prof.Description = fmt.Sprintf("curves fitted by dcpsim calibrate from %s; other constants from %s (%s)", f.from, base.Name, base.Description)
+	prof.Description = fmt.Sprintf("curves fitted by dcpsim calibrate from %s; other constants from %s (%s)", path, base.Name, base.Description)
 	return writeProfile(prof, f.out, stdout)
+}
+
+// printNCCLTestsBeside prints an nccl-tests output's out-of-place times
+// beside what the cost model predicts for them with the base profile and
+// with the fitted one (sim/network, the collective alone on its links), at
+// every fourth size.
+func printNCCLTestsBeside(w io.Writer, nt *calib.NCCLTests, base, fitted *calib.Profile) error {
+	c, err := network.ParseCollective(strings.ReplaceAll(nt.Collective, "_", "-"))
+	if err != nil {
+		return err
+	}
+	cluster := job.Cluster{GPU: base.Name, GPUs: nt.Ranks, GPUsPerNode: nt.GPUsPerNode}
+	tb, err := network.NewTopology(*base, cluster, 1, 1)
+	if err != nil {
+		return err
+	}
+	tf, err := network.NewTopology(*fitted, cluster, 1, 1)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nmeasured (out-of-place) beside the cost model, %s over %d × %s-priced GPUs (%d per node):\n", nt.Collective, nt.Ranks, base.Name, nt.GPUsPerNode)
+	fmt.Fprintf(w, "%14s  %14s  %16s  %10s  %16s  %10s\n", "bytes", "measured (us)", "base model (us)", "base err", "fitted (us)", "fitted err")
+	var outOfPlace []calib.Measurement
+	for i, m := range nt.Measurements {
+		if i%2 == 0 || len(nt.Measurements) == nt.Rows {
+			outOfPlace = append(outOfPlace, m)
+		}
+	}
+	for i, m := range outOfPlace {
+		if i%4 != 0 && i != len(outOfPlace)-1 {
+			continue
+		}
+		b := float64(m.Shape["bytes"])
+		pb, _ := network.NCCLTestsShared(tb, c, nt.Ranks, b, 0)
+		pf, _ := network.NCCLTestsShared(tf, c, nt.Ranks, b, 0)
+		fmt.Fprintf(w, "%14.0f  %14.1f  %16.1f  %+9.1f%%  %16.1f  %+9.1f%%\n", b, m.Seconds*1e6, pb*1e6, 100*(pb/m.Seconds-1), pf*1e6, 100*(pf/m.Seconds-1))
+	}
+	return nil
+}
+
+// deviceNote is " on NAME" for the devices an output names.
+func deviceNote(devices []string) string {
+	if len(devices) == 0 {
+		return ""
+	}
+	return " on " + strings.Join(devices, ", ")
 }
 
 // calibrateMeasure runs a sweep on a backend, writes the measurements, fits them

@@ -85,7 +85,7 @@ func matchLines(want, got []string) bool {
 
 // TestREADMEExamples runs every command README.md shows, in a scratch
 // folder (a "$ cat F" example writes F there from the lines it shows; the
-// repository's scenarios/ and validation/ are linked in), and compares what
+// repository's scenarios/, validation/ and calib/ are linked in), and compares what
 // it prints with what the README says it prints: a changed output fails
 // here, so the README cannot drift from the program.
 func TestREADMEExamples(t *testing.T) {
@@ -101,7 +101,7 @@ func TestREADMEExamples(t *testing.T) {
 		t.Fatalf("found %d README examples; is README.md laid out as expected?", len(examples))
 	}
 	dir := t.TempDir()
-	for _, d := range []string{"scenarios", "validation"} {
+	for _, d := range []string{"scenarios", "validation", "calib"} {
 		if err := os.Symlink(filepath.Join(root, d), filepath.Join(dir, d)); err != nil {
 			t.Fatal(err)
 		}
