@@ -33,11 +33,64 @@ type ProfileFit struct {
 // so their values and reports are those Fit gives for them. Fitted constants
 // get Source = source; every other constant stays as in base.
 //
+// A curve fitted with R² below MinFitRSquared is refused too (Refused says
+// why) and the others are fitted without its measurements.
+//
 // It fails with Fit's error when a measurement is unusable (an unknown
 // operation or shape key, seconds that are not a positive finite number) or
 // Fit fails for a reason other than ErrIllConditioned, and with an error
 // wrapping ErrNoCurveFitted, returning the Refused map, when no curve fits.
 func FitDetermined(ms []Measurement, base *Profile, source string) (ProfileFit, error) {
+	fit, err := fitDetermined(ms, base, source)
+	if err != nil {
+		return fit, err
+	}
+	// A curve whose fit explains too little of its measurements is refused,
+	// and the others fitted again without its measurements.
+	poor := map[string]error{}
+	for _, r := range fit.Reports {
+		if r.RSquared < MinFitRSquared {
+			poor[r.Curve] = fmt.Errorf("R² = %.3f, below %.2f: the curve η = Max·x/(x + Half) does not describe these measurements (max relative error %.0f%%)",
+				r.RSquared, MinFitRSquared, 100*r.MaxRelErr)
+		}
+	}
+	if len(poor) == 0 {
+		return fit, nil
+	}
+	var keep []Measurement
+	for _, m := range ms {
+		if p, err := toPoint(m); err == nil && poor[p.curve] == nil {
+			keep = append(keep, m)
+		}
+	}
+	refused := fit.Refused
+	for c, e := range poor {
+		refused[c] = e
+	}
+	if len(keep) == 0 {
+		return ProfileFit{Refused: refused}, fmt.Errorf("%w: every curve's R² is below %.2f", ErrNoCurveFitted, MinFitRSquared)
+	}
+	fit, err = fitDetermined(keep, base, source)
+	if err != nil {
+		return fit, err
+	}
+	for c, e := range refused {
+		fit.Refused[c] = e
+	}
+	return fit, nil
+}
+
+// MinFitRSquared is the least R² of a curve's fit FitDetermined accepts:
+// below it the curve explains less than half the variance of its
+// measurements' times and the base's values are kept. PoorFitRSquared is
+// the R² below which an accepted fit is reported as poor (WriteFitTable).
+const (
+	MinFitRSquared  = 0.5
+	PoorFitRSquared = 0.9
+)
+
+// fitDetermined is FitDetermined without the R² check.
+func fitDetermined(ms []Measurement, base *Profile, source string) (ProfileFit, error) {
 	prof, reports, err := Fit(ms, base, source)
 	if err == nil {
 		return ProfileFit{Profile: prof, Reports: reports, Refused: map[string]error{}}, nil

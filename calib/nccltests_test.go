@@ -2,6 +2,7 @@ package calib
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -188,4 +189,42 @@ func mustFloat(t *testing.T, s string) float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestFitRefusesPoorR2: a curve whose fit explains less than half its
+// measurements' variance is refused and the base kept; the others still fit.
+func TestFitRefusesPoorR2(t *testing.T) {
+	base, _ := LookupProfile("H100-SXM")
+	src := syntheticNCCLTests(t, KindAllReduce, "all_reduce_perf", 8, 1, base.NVLinkBytesPerSecond.Value, 0.8, 1e6, false)
+	good, err := ReadNCCLTests(strings.NewReader(src), "s", "", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Send/recv times that a saturating curve fits badly: the ideal times
+	// of η = 0.8·B/(B + 1 MB), every other one 4 times slower.
+	var ms []Measurement
+	for i, size := 0, int64(1<<16); i < 16; i, size = i+1, size*2 {
+		b := float64(size)
+		sec := b / (base.NICBytesPerSecond.Value * 0.8 * b / (b + 1e6))
+		if i%2 == 1 {
+			sec *= 4
+		}
+		ms = append(ms, Measurement{Operation: "send_recv_inter", Shape: map[string]int64{"bytes": size, "ranks": 16, "gpus_per_node": 8}, Seconds: sec, Repeats: 1})
+	}
+	fit, err := FitDetermined(append(good.Measurements, ms...), base, "fit:s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := fit.Refused[CurveSendRecvInter]; e == nil || !strings.Contains(e.Error(), "below 0.50") {
+		t.Errorf("send_recv_inter: refused %v", e)
+	}
+	if fit.Profile.SendRecvInter != base.SendRecvInter {
+		t.Errorf("send_recv_inter changed: %+v", fit.Profile.SendRecvInter)
+	}
+	if math.Abs(fit.Profile.CollectiveIntra.Max.Value/0.8-1) > 1e-4 {
+		t.Errorf("collective_intra not fitted alone: %+v", fit.Profile.CollectiveIntra)
+	}
+	if _, err := FitDetermined(ms, base, "fit:s"); !errors.Is(err, ErrNoCurveFitted) {
+		t.Errorf("only a poor curve: %v", err)
+	}
 }

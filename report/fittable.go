@@ -23,6 +23,12 @@ func WriteFitTable(w io.Writer, p *calib.Profile, reports []calib.FitReport, ref
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, r := range reports {
+		if r.RSquared < calib.PoorFitRSquared {
+			fmt.Fprintf(w, "WARNING: %s: R² %.4f is below %.2f: the fitted curve misses its measurements by up to %.0f%%; check them beside the model before using the profile\n",
+				r.Curve, r.RSquared, calib.PoorFitRSquared, 100*r.MaxRelErr)
+		}
+	}
 	curves := make([]string, 0, len(refused))
 	for c := range refused {
 		curves = append(curves, c)

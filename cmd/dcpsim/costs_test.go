@@ -37,7 +37,7 @@ func TestCostsCollective(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"costs"}, "subcommand collective"},
+		{[]string{"costs"}, "a subcommand: collective"},
 		{[]string{"costs", "collective", "--gpus", "8", "--op", "all-reduce", "--bytes", "1"}, "--gpu: required"},
 		{[]string{"costs", "collective", "--gpu", "H2O", "--gpus", "8", "--op", "all-reduce", "--bytes", "1"}, `--gpu "H2O"`},
 		{[]string{"costs", "collective", "--gpu", "H800", "--gpus", "8", "--op", "broadcast", "--bytes", "1"}, `unknown collective "broadcast"`},
