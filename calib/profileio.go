@@ -55,6 +55,15 @@ func LookupProfile(name string) (*Profile, error) {
 	return &cp, nil
 }
 
+// EmbeddedProfileSource returns the text of the named embedded profile
+// (calib/profiles/<name>.toml).
+func EmbeddedProfileSource(name string) ([]byte, error) {
+	if !slices.Contains(ProfileNames(), name) {
+		return nil, fmt.Errorf("calib: unknown GPU profile %q (known: %s)", name, strings.Join(ProfileNames(), ", "))
+	}
+	return profileFS.ReadFile(path.Join("profiles", name+".toml"))
+}
+
 // embeddedProfiles caches parseEmbedded by name (known names only).
 var embeddedProfiles sync.Map
 

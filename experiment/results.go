@@ -64,13 +64,17 @@ type Manifest struct {
 	Hash         string   `json:"scenario_sha256"`
 	Seed         uint64   `json:"seed"`
 	PlannerStall string   `json:"planner_stall"`
-	Files        []string `json:"files"`
+	// Profiles are the calibration profiles the costs came from (name,
+	// file, SHA-256), as in summary.json.
+	Profiles []scenarios.ProfileRef `json:"profiles"`
+	Files    []string               `json:"files"`
 }
 
-func newManifest(sc *scenarios.Scenario, hash string, files []string) Manifest {
+func newManifest(sc *scenarios.Scenario, hash string, profiles []scenarios.ProfileRef, files []string) Manifest {
 	b := ReadBuild()
 	return Manifest{Version: b.Version, VCSRevision: b.Revision, VCSModified: b.Modified, GoVersion: b.GoVersion,
-		Scenario: sc.Name, ScenarioFile: sc.File, Hash: hash, Seed: sc.Run.Seed, PlannerStall: sc.PlannerStall, Files: files}
+		Scenario: sc.Name, ScenarioFile: sc.File, Hash: hash, Seed: sc.Run.Seed, PlannerStall: sc.PlannerStall,
+		Profiles: profiles, Files: files}
 }
 
 // writeFailHook, when set by tests, fails the output after that many files.
@@ -177,7 +181,7 @@ func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Sc
 	}
 	slices.Sort(w.files)
 	files := slices.Clone(w.files)
-	if err := w.json("manifest.json", newManifest(sc, out.Summary.Hash, files)); err != nil {
+	if err := w.json("manifest.json", newManifest(sc, out.Summary.Hash, out.Summary.Profiles, files)); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -147,7 +147,11 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 	if opts.Progress != nil {
 		opts.Progress(sc.Run.Iterations, sc.Run.Iterations)
 	}
-	out := &Outcome{Summary: summaryHead(sc, setup.Inputs, opts), Timings: report.Timings{Scenario: sc.Name}}
+	profiles, err := sc.ProfileRefs()
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Summary: summaryHead(sc, setup.Inputs, opts, profiles), Timings: report.Timings{Scenario: sc.Name}}
 	for _, r := range runs {
 		r.finish()
 		out.Summary.Policies = append(out.Summary.Policies, r.sum)
@@ -162,7 +166,7 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 }
 
 // summaryHead is the scenario part of a Summary.
-func summaryHead(sc *scenarios.Scenario, in sched.Inputs, opts Options) report.Summary {
+func summaryHead(sc *scenarios.Scenario, in sched.Inputs, opts Options, profiles []scenarios.ProfileRef) report.Summary {
 	j, par := sc.Job, sc.Job.Parallel
 	dollars := sc.Run.DollarsPerGPUHour
 	if opts.DollarsPerGPUHour > 0 {
@@ -176,6 +180,7 @@ func summaryHead(sc *scenarios.Scenario, in sched.Inputs, opts Options) report.S
 			BudgetTokens: in.BudgetTokens, ContextTokens: j.ContextTokens, Recompute: string(par.RecomputeMode()),
 			RecomputeLayers: par.RecomputeLayers, BudgetAuto: par.BudgetAuto},
 		DollarsPerGPUHour: dollars, PlannerStall: sc.PlannerStall, UlyssesAcrossNodes: sc.UlyssesAcrossNodes,
+		Profiles: profiles,
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 )
 
@@ -39,8 +40,11 @@ type Summary struct {
 	PlannerStall string `json:"planner_stall"`
 	// UlyssesAcrossNodes says whether Ulysses × ring groups could place their
 	// inner all-to-all across nodes ([costs] ulysses_across_nodes).
-	UlyssesAcrossNodes bool            `json:"ulysses_across_nodes"`
-	Policies           []PolicySummary `json:"policies"`
+	UlyssesAcrossNodes bool `json:"ulysses_across_nodes"`
+	// Profiles are the calibration profiles the costs came from, one per
+	// GPU kind in rank order (name, file, SHA-256).
+	Profiles []scenarios.ProfileRef `json:"profiles"`
+	Policies []PolicySummary        `json:"policies"`
 }
 
 // Layout is the job a run simulated: what a planner who sweeps variants needs

@@ -33,6 +33,15 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 	}
 	fmt.Fprintf(w, "%s: %s, %s, tp%d pp%d vpp%d ep%d%s, G = %d, B = %s; %d iterations (%d warm-up excluded from the means)\n",
 		s.Scenario, gpus, s.Model, s.TP, s.PP, s.VPP, s.EP, recompute, s.PoolRanks, budget, s.Iterations, s.WarmupIterations)
+	for _, pr := range s.Profiles {
+		if pr.Name == pr.Kind && strings.HasPrefix(pr.File, "calib/profiles/") {
+			continue // the kind's own embedded profile
+		}
+		fmt.Fprintf(w, "profile: %s prices the cluster's %s (%s, sha256 %.12s)\n", pr.Name, pr.Kind, pr.File, pr.SHA256)
+		for _, u := range pr.Uncalibrated {
+			fmt.Fprintf(w, "profile: %s\n", u)
+		}
+	}
 	fmt.Fprint(w, "cost model: calib compute + sim/network communication; CP exec")
 	for i, p := range s.Policies {
 		sep := ","

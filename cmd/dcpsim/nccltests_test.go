@@ -80,3 +80,57 @@ func TestCalibrateFromNCCLTests(t *testing.T) {
 		t.Errorf("wrong units: exit %d, %s", code, stderr)
 	}
 }
+
+// TestRunNamesItsProfile: a run on another kind's profile file says so in
+// its header and records the profile (name, file, SHA-256) in summary.json
+// and manifest.json.
+func TestRunNamesItsProfile(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "ag.txt")
+	os.WriteFile(in, []byte(ncclTestsText), 0o644)
+	prof := filepath.Join(dir, "h800-fabric.toml")
+	if code, _, stderr := dcpsim(t, "calibrate", "--from-nccl-tests", in, "--base", "H800", "--out", prof); code != exitOK {
+		t.Fatal(stderr)
+	}
+	scen := filepath.Join(dir, "s.toml")
+	text := `name = "on-h800-profile"
+[cluster]
+gpu = "H20"
+gpus = 64
+[model]
+preset = "paper-mla"
+[parallel]
+tp = 1
+pp = 4
+ep = 8
+budget_tokens = 8192
+recompute = "full"
+[workload]
+preset = "long-256k"
+context_tokens = 32768
+batch_tokens = 524288
+[run]
+iterations = 2
+warmup_iterations = 1
+policies = ["hydra"]
+[costs]
+profile = "h800-fabric.toml"
+`
+	os.WriteFile(scen, []byte(text), 0o644)
+	out := filepath.Join(dir, "run")
+	code, stdout, stderr := dcpsim(t, "run", scen, "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"profile: H800 prices the cluster's H20 (" + prof, "attention_fwd (read at d_qk 192): not calibrated, from the embedded H800 profile"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("header lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, f := range []string{"summary.json", "manifest.json"} {
+		b, _ := os.ReadFile(filepath.Join(out, f))
+		if !strings.Contains(string(b), `"name": "H800"`) || !strings.Contains(string(b), `"kind": "H20"`) || !strings.Contains(string(b), `"sha256": "`) {
+			t.Errorf("%s does not record the profile", f)
+		}
+	}
+}
