@@ -50,7 +50,7 @@ func FitDetermined(ms []Measurement, base *Profile, source string) (ProfileFit, 
 	poor := map[string]error{}
 	for _, r := range fit.Reports {
 		if r.RSquared < MinFitRSquared {
-			poor[r.Curve] = fmt.Errorf("R² = %.3f, below %.2f: the curve η = Max·x/(x + Half) does not describe these measurements (max relative error %.0f%%)",
+			poor[r.Curve] = fmt.Errorf("fit with R² = %.3f, below %.2f: the curve η = Max·x/(x + Half) does not describe these measurements (max relative error %.0f%%)",
 				r.RSquared, MinFitRSquared, 100*r.MaxRelErr)
 		}
 	}

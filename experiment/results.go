@@ -55,15 +55,15 @@ func (b Build) RevisionTag() string {
 // Manifest is manifest.json: what produced a results folder. It holds no
 // wall-clock time, so the same build, scenario and seed write the same bytes.
 type Manifest struct {
-	Version      string   `json:"dcpsim_version"`
-	VCSRevision  string   `json:"vcs_revision,omitempty"`
-	VCSModified  bool     `json:"vcs_modified,omitempty"`
-	GoVersion    string   `json:"go_version"`
-	Scenario     string   `json:"scenario"`
-	ScenarioFile string   `json:"scenario_file"`
-	Hash         string   `json:"scenario_sha256"`
-	Seed         uint64   `json:"seed"`
-	PlannerStall string   `json:"planner_stall"`
+	Version      string `json:"dcpsim_version"`
+	VCSRevision  string `json:"vcs_revision,omitempty"`
+	VCSModified  bool   `json:"vcs_modified,omitempty"`
+	GoVersion    string `json:"go_version"`
+	Scenario     string `json:"scenario"`
+	ScenarioFile string `json:"scenario_file"`
+	Hash         string `json:"scenario_sha256"`
+	Seed         uint64 `json:"seed"`
+	PlannerStall string `json:"planner_stall"`
 	// Profiles are the calibration profiles the costs came from (name,
 	// file, SHA-256), as in summary.json.
 	Profiles []scenarios.ProfileRef `json:"profiles"`
