@@ -219,22 +219,14 @@ func readNCCLText(data []byte, name string) (prog string, hosts, devices []strin
 			return "", nil, nil, nil, fmt.Errorf("%s: line %d: a result row before the (B) (elements) ... (us) (GB/s) units header", name, line)
 		}
 		row := ncclRow{lineOrIndex: line, sizeText: f[0]}
-		nums := []struct {
-			col string
-			s   string
-			dst *float64
-		}{{"size", f[0], &row.size}, {"time", f[5], &row.times[0]}, {"algbw", f[6], &row.algbws[0]}}
+		type column struct {
+			col, s string
+			dst    *float64
+		}
+		nums := []column{{"size", f[0], &row.size}, {"time", f[5], &row.times[0]}, {"algbw", f[6], &row.algbws[0]}}
 		if len(f) >= 12 {
 			row.haveInPlace = true
-			nums = append(nums, struct {
-				col string
-				s   string
-				dst *float64
-			}{"in-place time", f[9], &row.times[1]}, struct {
-				col string
-				s   string
-				dst *float64
-			}{"in-place algbw", f[10], &row.algbws[1]})
+			nums = append(nums, column{"in-place time", f[9], &row.times[1]}, column{"in-place algbw", f[10], &row.algbws[1]})
 		}
 		for _, n := range nums {
 			v, perr := strconv.ParseFloat(n.s, 64)
