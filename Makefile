@@ -76,4 +76,8 @@ figures: build
 	for s in $(FIGURE_SEARCHES); do rm -rf results/$$s; bin/dcpsim search $$s --out results/$$s --tokens 1e13 --days 60 > results/$$s.txt.tmp || exit 1; \
 		rm -rf results/$$s/evals results/$$s/search-state.json; mv results/$$s.txt.tmp results/$$s/search.txt; done
 	bin/dcpsim validate --table validation/megatron-lm.csv --json > results/validation.jsonl.tmp && mv results/validation.jsonl.tmp results/validation.jsonl
+	mkdir -p results/nccl-tests
+	bin/dcpsim calibrate --from-nccl-tests calib/testdata/nccltests/a3mega-h100-2x8-all_reduce.txt --nccl-program all_reduce_perf \
+		--base H100-SXM --out results/nccl-tests/h100-a3mega.toml > results/nccl-tests/a3mega-h100-2x8-all_reduce.txt.tmp && \
+		mv results/nccl-tests/a3mega-h100-2x8-all_reduce.txt.tmp results/nccl-tests/a3mega-h100-2x8-all_reduce.txt
 	bin/dcpsim report --results results --readme README.md

@@ -412,6 +412,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 	writeProse(w, prose)
 	fmt.Fprintln(w)
 	writeValidation(w, dir) // validationreport.go
+	writeNCCLTests(w, dir)  // nccltestsreport.go
 }
 
 // writeScaling writes the weak-scaling tables: every point's steps and
