@@ -91,9 +91,7 @@ func openEvalStore(dir string, sc *scenarios.Scenario) (*evalStore, error) {
 	if fi, err := os.Lstat(evals); err != nil || !fi.IsDir() {
 		return nil, badInput("%s: %s must be a folder", dir, evals)
 	}
-	for _, name := range removeStaleTemporaries(evals) {
-		_ = name // a killed search's half-written evaluation: removed
-	}
+	removeStaleTemporaries(evals) // a killed search's half-written evaluations
 	if err := report.WriteFileAtomic(filepath.Join(dir, searchStateFile), func(w io.Writer) error {
 		return encodeJSON(w, searchState{Search: sc.Name, SearchSHA: sha})
 	}); err != nil {
@@ -359,14 +357,12 @@ func checkShardFile(path string, f *SearchFile) error {
 	for _, g := range f.Groups {
 		groups[g] = true
 	}
-	statuses := []string{report.SearchOK, report.SearchPrunedBound, report.SearchPrunedHalving, report.SearchOutOfMemory,
-		report.SearchInvalid, report.SearchFailed, report.SearchSkipped}
 	for _, r := range f.Candidates {
 		if !groups[r.Group] {
 			return badInput("%s: candidate %d's group %q is not in groups", path, r.ID, r.Group)
 		}
-		if !slices.Contains(statuses, r.Status) {
-			return badInput("%s: candidate %d: status %q; known: %s", path, r.ID, r.Status, strings.Join(statuses, ", "))
+		if !slices.Contains(report.SearchStatuses, r.Status) {
+			return badInput("%s: candidate %d: status %q; known: %s", path, r.ID, r.Status, strings.Join(report.SearchStatuses, ", "))
 		}
 		if r.ID < 0 || r.ID >= scenarios.MaxSearchCandidates {
 			return badInput("%s: candidate id %d out of [0, %d)", path, r.ID, scenarios.MaxSearchCandidates)

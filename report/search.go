@@ -29,6 +29,10 @@ const (
 	SearchSkipped = "skipped"
 )
 
+// SearchStatuses are the statuses a search candidate may have, in the order
+// the search's counts are printed.
+var SearchStatuses = []string{SearchOK, SearchPrunedHalving, SearchPrunedBound, SearchOutOfMemory, SearchInvalid, SearchFailed, SearchSkipped}
+
 // SearchRow is one candidate of a dcpsim search: a row of search.csv and
 // one entry of search.json. Figures are zero where the candidate was not
 // simulated; for a pruned-halving candidate they are those of the last rung

@@ -188,11 +188,9 @@ func printSearchHead(w io.Writer, f *experiment.SearchFile) {
 	}
 	fmt.Fprintf(w, "halving rungs of %s iterations; each keeps the best 1/%d of its group (at least %d; the last cut exactly %d) and every candidate within %g%% of the cut; seed %d\n",
 		strings.Join(rungs, ", "), f.Eta, f.Top, f.Top, 100*f.Margin, f.Seed)
-	statuses := []string{report.SearchOK, report.SearchPrunedHalving, report.SearchPrunedBound, report.SearchOutOfMemory,
-		report.SearchInvalid, report.SearchFailed, report.SearchSkipped}
 	var parts []string
 	n := max(len(f.Candidates), 1)
-	for _, st := range statuses {
+	for _, st := range report.SearchStatuses {
 		if c := f.Counts[st]; c > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d (%.1f%%)", st, c, 100*float64(c)/float64(n)))
 		}
