@@ -3,6 +3,7 @@ package calib
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/dcpsim/dcpsim/job"
 )
@@ -47,6 +48,10 @@ func NewCompute(p *Profile, j job.Job) (*Compute, error) {
 		return nil, fmt.Errorf("calib: parallel.ep = %d: must be >= 1", par.EP)
 	case j.Model.RoutedExperts > 0 && j.Model.RoutedExperts%par.EP != 0:
 		return nil, fmt.Errorf("calib: parallel.ep = %d: must divide model.routed_experts (%d)", par.EP, j.Model.RoutedExperts)
+	}
+	if par.FP8() && !p.HasFP8() {
+		return nil, fmt.Errorf("calib: parallel.precision = %q: profile %q has no FP8 tensor cores (no peak_fp8_flops and gemm_fp8); FP8 training needs a part with them (%s)",
+			par.Precision, p.Name, strings.Join(fp8ProfileNames(), ", "))
 	}
 	stages, err := j.StageLayers()
 	if err != nil {
@@ -169,20 +174,37 @@ func (c *Compute) AttentionFwdSeconds(seqTokens, cpDegree, blockTokens int) floa
 
 // AttentionEfficiency is the causal attention kernel's efficiency at block
 // length x for the model's head dimension, forward or backward: the profile's
-// head-dim-128 and head-dim-256 curves interpolated linearly in d_qk,
+// curves interpolated linearly in d_qk between the head dims it has curves
+// at, 128 and 256, and 192 when the profile has the optional d192 curves
+// (fitted from measurements at MLA's 192/128):
 //
-//	η = (1−w)·η_128(x) + w·η_256(x),   w = (d_qk − 128)/128 clamped to [0, 1],
+//	η = (1−w)·η_lo(x) + w·η_hi(x),   w = (d_qk − d_lo)/(d_hi − d_lo)
 //
-// so MLA's d_qk 192 (d_v 128) runs halfway between; head dims below 128 get
-// the 128 curve (no preset has one). FlashAttention-3's published causal
-// forward runs 2% slower at 512 tokens and 4% faster from 4K at head dim 256
-// than at 128 on an H100 (testdata/fa3_h100_fwd_causal_d256.csv).
+// with d_lo ≤ d_qk ≤ d_hi the neighbouring knots, clamped to the 128 curve
+// below 128 (no preset has a smaller head dim) and the 256 curve above. So
+// without d192 curves MLA's d_qk 192 (d_v 128) runs halfway between the 128
+// and 256 curves, and with them exactly on the d192 one. FlashAttention-3's
+// published causal forward runs 2% slower at 512 tokens and 4% faster from 4K
+// at head dim 256 than at 128 on an H100
+// (testdata/fa3_h100_fwd_causal_d256.csv).
 func (c *Compute) AttentionEfficiency(backward bool, x float64) float64 {
-	lo, hi := c.Profile.AttentionFwd, c.Profile.AttentionFwdD256
+	p := c.Profile
+	lo, mid, hi := p.AttentionFwd, p.AttentionFwdD192, p.AttentionFwdD256
+	midKey := CurveAttentionFwdD192
 	if backward {
-		lo, hi = c.Profile.AttentionBwd, c.Profile.AttentionBwdD256
+		lo, mid, hi = p.AttentionBwd, p.AttentionBwdD192, p.AttentionBwdD256
+		midKey = CurveAttentionBwdD192
 	}
-	w := min(max((float64(c.Job.Model.HeadDimQK)-128)/128, 0), 1)
+	d := float64(c.Job.Model.HeadDimQK)
+	dLo, dHi := 128.0, 256.0
+	if p.HasCurve(midKey) {
+		if d <= 192 {
+			hi, dHi = mid, 192
+		} else {
+			lo, dLo = mid, 192
+		}
+	}
+	w := min(max((d-dLo)/(dHi-dLo), 0), 1)
 	return (1-w)*lo.At(x) + w*hi.At(x)
 }
 
@@ -323,6 +345,27 @@ func (c *Compute) RankStageSeconds(stage, tokens int, pieces []Piece) LayerSecon
 // distributed optimizer, costmodel §4.5/§7.1): read gradient 2 + master 4 + m 4 +
 // v 4, write master 4 + m 4 + v 4 + BF16 parameter 2.
 const OptimizerBytesPerParam = 28
+
+// FP8WeightCastSeconds is, under FP8 training, the per-iteration recast of the
+// params weights a GPU holds to their FP8 copies and transposes,
+// MemorySeconds(params·FP8WeightCastBytesPerParam); 0 in BF16.
+func (c *Compute) FP8WeightCastSeconds(params float64) float64 {
+	if !c.Job.Parallel.FP8() {
+		return 0
+	}
+	return c.MemorySeconds(params * FP8WeightCastBytesPerParam)
+}
+
+// fp8ProfileNames lists the embedded profiles with FP8 tensor cores.
+func fp8ProfileNames() []string {
+	var out []string
+	for _, n := range ProfileNames() {
+		if p, err := LookupProfile(n); err == nil && p.HasFP8() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // OptimizerStepSeconds is the time of one optimizer step over params parameters
 // (the shard this GPU updates, e.g. Ψ_rank/DP with a distributed optimizer): a

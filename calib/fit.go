@@ -250,7 +250,8 @@ func DefaultFitBounds(base *Profile) map[string]FitBounds {
 // efficiency against PeakBF16FLOPs (not a link's).
 func isComputeCurve(key string) bool {
 	switch key {
-	case CurveGEMM, CurveAttentionFwd, CurveAttentionBwd, CurveAttentionFwdD256, CurveAttentionBwdD256:
+	case CurveGEMM, CurveGEMMFP8, CurveAttentionFwd, CurveAttentionBwd, CurveAttentionFwdD256, CurveAttentionBwdD256,
+		CurveAttentionFwdD192, CurveAttentionBwdD192:
 		return true
 	}
 	return false
@@ -304,6 +305,9 @@ func FitWithBounds(ms []Measurement, base *Profile, source string, bounds map[st
 			continue
 		}
 		target, peak := out.curve(key)
+		if key == CurveGEMMFP8 && peak.absent() {
+			return nil, nil, fmt.Errorf("calib: fit %s (%s): the base profile %s has no peak_fp8_flops (no FP8 tensor cores): an FP8 efficiency has no peak to be relative to", key, strings.Join(g.ops, ", "), base.Name)
+		}
 		c, rep, err := FitCurveBounded(g.sizes, g.seconds, g.work, peak.Value, bounds[key])
 		if err != nil {
 			return nil, nil, fmt.Errorf("calib: fit %s (%s): %w", key, strings.Join(g.ops, ", "), err)
@@ -331,6 +335,12 @@ func (p *Profile) curve(key string) (*Curve, Const) {
 		return &p.AttentionFwd, p.PeakBF16FLOPs
 	case CurveAttentionBwd:
 		return &p.AttentionBwd, p.PeakBF16FLOPs
+	case CurveGEMMFP8:
+		return &p.GEMMFP8, p.PeakFP8FLOPs
+	case CurveAttentionFwdD192:
+		return &p.AttentionFwdD192, p.PeakBF16FLOPs
+	case CurveAttentionBwdD192:
+		return &p.AttentionBwdD192, p.PeakBF16FLOPs
 	case CurveAttentionFwdD256:
 		return &p.AttentionFwdD256, p.PeakBF16FLOPs
 	case CurveAttentionBwdD256:

@@ -424,8 +424,12 @@ func TestOperationCurves(t *testing.T) {
 		{"all_to_all_intra", intra, CurveCollectiveIntra},
 		{OpAttentionFwd, map[string]int64{"seq": 1024, "heads": 8, "head_dim": 256}, CurveAttentionFwdD256},
 		{OpAttentionBwd, map[string]int64{"seq": 1024, "heads": 8, "head_dim_qk": 256, "head_dim_v": 256}, CurveAttentionBwdD256},
-		{OpAttentionBwd, map[string]int64{"seq": 1024, "heads": 8, "head_dim_qk": 192, "head_dim_v": 128}, CurveAttentionBwd},
+		// MLA's 192/128 fits its own (optional) curve, not the d128 one.
+		{OpAttentionBwd, map[string]int64{"seq": 1024, "heads": 8, "head_dim_qk": 192, "head_dim_v": 128}, CurveAttentionBwdD192},
+		{OpAttentionFwd, map[string]int64{"seq": 1024, "heads": 8, "head_dim_qk": 192, "head_dim_v": 128}, CurveAttentionFwdD192},
+		{OpAttentionFwd, map[string]int64{"seq": 1024, "heads": 8, "head_dim": 64}, CurveAttentionFwd},
 		{OpGEMM, map[string]int64{"m": 1024, "n": 512, "k": 2048}, CurveGEMM},
+		{OpGEMMFP8, map[string]int64{"m": 1024, "n": 512, "k": 2048}, CurveGEMMFP8},
 	} {
 		p, err := toPoint(Measurement{Operation: tc.op, Shape: tc.shape, Seconds: 1, Repeats: 1})
 		if err != nil || p.curve != tc.want {
@@ -433,6 +437,14 @@ func TestOperationCurves(t *testing.T) {
 		}
 		if tc.op == OpGEMM && p.size != GEMMEffectiveSize(1024, 512, 2048) {
 			t.Errorf("gemm size %v, want the effective size", p.size)
+		}
+	}
+	// A head dim between the knots calibrates no curve: an error, not a
+	// point fitted as if it were at 128.
+	for _, d := range []int64{160, 320} {
+		_, err := toPoint(Measurement{Operation: OpAttentionFwd, Shape: map[string]int64{"seq": 1024, "heads": 8, "head_dim": d}, Seconds: 1, Repeats: 1})
+		if err == nil || !strings.Contains(err.Error(), "calibrates none") {
+			t.Errorf("head_dim %d: err %v, want calibrates none", d, err)
 		}
 	}
 }

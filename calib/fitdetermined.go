@@ -137,13 +137,17 @@ func fitDetermined(ms []Measurement, base *Profile, source string) (ProfileFit, 
 }
 
 // CurvePeak returns the peak the efficiency of the curve with the given key is
-// relative to, and its unit: PeakBF16FLOPs in "FLOP/s" for gemm and attention,
+// relative to, and its unit: PeakBF16FLOPs in "FLOP/s" for gemm and attention
+// (PeakFP8FLOPs for gemm_fp8),
 // NVLinkBytesPerSecond or NICBytesPerSecond in "B/s" for collective_intra and
 // collective_inter. An unknown key gives 0 and "".
 func (p *Profile) CurvePeak(key string) (peak float64, unit string) {
 	switch key {
-	case CurveGEMM, CurveAttentionFwd, CurveAttentionBwd, CurveAttentionFwdD256, CurveAttentionBwdD256:
+	case CurveGEMM, CurveAttentionFwd, CurveAttentionBwd, CurveAttentionFwdD256, CurveAttentionBwdD256,
+		CurveAttentionFwdD192, CurveAttentionBwdD192:
 		return p.PeakBF16FLOPs.Value, "FLOP/s"
+	case CurveGEMMFP8:
+		return p.PeakFP8FLOPs.Value, "FLOP/s"
 	case CurveCollectiveIntra:
 		return p.NVLinkBytesPerSecond.Value, "B/s"
 	case CurveCollectiveInter, CurveSendRecvInter, CurveAllToAllInter:

@@ -13,6 +13,9 @@ import (
 const (
 	// OpGEMM is one BF16 matrix product; it calibrates Profile.GEMM.
 	OpGEMM = "gemm"
+	// OpGEMMFP8 is one FP8 (E4M3) matrix product with a BF16 output; it
+	// calibrates Profile.GEMMFP8 against PeakFP8FLOPs.
+	OpGEMMFP8 = "gemm_fp8"
 	// OpAttentionFwd is one attention forward pass; it calibrates Profile.AttentionFwd.
 	OpAttentionFwd = "attention_fwd"
 	// OpAttentionBwd is one attention backward pass; it calibrates Profile.AttentionBwd.
@@ -41,6 +44,8 @@ const (
 const (
 	// CurveGEMM is Profile.GEMM.
 	CurveGEMM = "gemm"
+	// CurveGEMMFP8 is Profile.GEMMFP8 (optional).
+	CurveGEMMFP8 = "gemm_fp8"
 	// CurveAttentionFwd is Profile.AttentionFwd.
 	CurveAttentionFwd = "attention_fwd"
 	// CurveAttentionBwd is Profile.AttentionBwd.
@@ -49,6 +54,10 @@ const (
 	CurveAttentionFwdD256 = "attention_fwd_d256"
 	// CurveAttentionBwdD256 is Profile.AttentionBwdD256.
 	CurveAttentionBwdD256 = "attention_bwd_d256"
+	// CurveAttentionFwdD192 is Profile.AttentionFwdD192 (optional).
+	CurveAttentionFwdD192 = "attention_fwd_d192"
+	// CurveAttentionBwdD192 is Profile.AttentionBwdD192 (optional).
+	CurveAttentionBwdD192 = "attention_bwd_d192"
 	// CurveCollectiveIntra is Profile.CollectiveIntra.
 	CurveCollectiveIntra = "collective_intra"
 	// CurveCollectiveInter is Profile.CollectiveInter.
@@ -60,14 +69,15 @@ const (
 )
 
 // curveKeys lists the curve keys in profile order.
-var curveKeys = []string{CurveGEMM, CurveAttentionFwd, CurveAttentionBwd, CurveAttentionFwdD256, CurveAttentionBwdD256,
+var curveKeys = []string{CurveGEMM, CurveGEMMFP8, CurveAttentionFwd, CurveAttentionBwd, CurveAttentionFwdD256, CurveAttentionBwdD256,
+	CurveAttentionFwdD192, CurveAttentionBwdD192,
 	CurveCollectiveIntra, CurveCollectiveInter, CurveSendRecvInter, CurveAllToAllInter}
 
 var collectiveKinds = []string{KindAllToAll, KindSendRecv, KindAllReduce, KindAllGather, KindReduceScatter}
 
 // OperationNames returns every operation a measurements file may name, sorted.
 func OperationNames() []string {
-	names := []string{OpGEMM, OpAttentionFwd, OpAttentionBwd}
+	names := []string{OpGEMM, OpGEMMFP8, OpAttentionFwd, OpAttentionBwd}
 	for _, k := range collectiveKinds {
 		names = append(names, k+"_intra", k+"_inter")
 	}
@@ -126,16 +136,36 @@ func (r *shapeReader) allow(allowed ...string) {
 	}
 }
 
+// attentionCurves returns the forward and backward curves a measurement at
+// head dim dqk calibrates: d_qk up to 128 the head-dim-128 curves (a model
+// below 128 reads them), 192 the optional d192 ones, 256 the d256 ones. Other
+// head dims are an error: no curve is read at exactly that d_qk, and a point
+// between knots would be fitted as if it were at one.
+func attentionCurves(dqk float64) (fwd, bwd string, err error) {
+	switch {
+	case dqk <= 128:
+		return CurveAttentionFwd, CurveAttentionBwd, nil
+	case dqk == 192:
+		return CurveAttentionFwdD192, CurveAttentionBwdD192, nil
+	case dqk == 256:
+		return CurveAttentionFwdD256, CurveAttentionBwdD256, nil
+	}
+	return CurveAttentionFwd, CurveAttentionBwd, fmt.Errorf("head dim (qk) %g: the attention curves are at d_qk <= 128, 192 and 256; a measurement at %g calibrates none of them", dqk, dqk)
+}
+
 // toPoint converts a measurement to a fit point, with the work its operation and
 // shape imply (package documentation, "Measurements").
 func toPoint(m Measurement) (point, error) {
 	r := &shapeReader{shape: m.Shape}
 	p := point{seconds: m.Seconds}
 	switch op := m.Operation; op {
-	case OpGEMM:
+	case OpGEMM, OpGEMMFP8:
 		r.allow("m", "n", "k", "batch")
 		mm, n, k, b := r.get("m", -1), r.get("n", -1), r.get("k", -1), r.get("batch", 1)
 		p.curve, p.work = CurveGEMM, 2*b*mm*n*k
+		if op == OpGEMMFP8 {
+			p.curve = CurveGEMMFP8
+		}
 		if r.err == nil {
 			p.size = GEMMEffectiveSize(mm, n, k)
 		}
@@ -162,16 +192,14 @@ func toPoint(m Measurement) (point, error) {
 		if causal != 0 && causal != 1 {
 			r.fail(fmt.Errorf("shape causal = %d: must be 0 or 1", causal))
 		}
-		p.curve, p.size = CurveAttentionFwd, s
-		if dqk == 256 {
-			p.curve = CurveAttentionFwdD256
+		fwd, bwd, err := attentionCurves(dqk)
+		if err != nil && r.err == nil {
+			r.fail(err)
 		}
+		p.curve, p.size = fwd, s
 		p.work = AttentionFwdFLOPs(b, s, h, dqk, dv, causal == 1)
 		if op == OpAttentionBwd && r.err == nil {
-			p.curve = CurveAttentionBwd
-			if dqk == 256 {
-				p.curve = CurveAttentionBwdD256
-			}
+			p.curve = bwd
 			p.work *= (3*dqk + 2*dv) / (dqk + dv)
 		}
 	default:

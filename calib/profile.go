@@ -137,6 +137,10 @@ type Profile struct {
 
 	// PeakBF16FLOPs is the dense BF16 tensor-core peak per GPU (FLOP/s).
 	PeakBF16FLOPs Const `toml:"peak_bf16_flops"`
+	// PeakFP8FLOPs is the dense FP8 (E4M3) tensor-core peak per GPU (FLOP/s),
+	// what GEMMFP8 is measured against; optional: absent (zero, no source) for
+	// a part without FP8 tensor cores, which then cannot train in FP8.
+	PeakFP8FLOPs Const `toml:"peak_fp8_flops"`
 	// HBMBytes is the device memory per GPU.
 	HBMBytes Const `toml:"hbm_bytes"`
 	// HBMBytesPerSecond is the memory bandwidth per GPU.
@@ -170,6 +174,11 @@ type Profile struct {
 	// GEMM is the GEMM efficiency vs the effective size of the product
 	// (GEMMEffectiveSize, the harmonic mean of m, n and k).
 	GEMM Curve `toml:"gemm"`
+	// GEMMFP8 is the FP8 GEMM efficiency (E4M3 inputs, BF16 output, per-tensor
+	// scaling as cuBLASLt runs Transformer Engine's GEMMs) against
+	// PeakFP8FLOPs, vs the same effective size; optional, present exactly
+	// when PeakFP8FLOPs is.
+	GEMMFP8 Curve `toml:"gemm_fp8"`
 	// AttentionFwd and AttentionBwd are the causal attention kernel efficiencies
 	// vs the block length the kernel sees (tokens), at head dimension 128.
 	AttentionFwd Curve `toml:"attention_fwd"`
@@ -179,6 +188,12 @@ type Profile struct {
 	// (Compute.AttentionEfficiency).
 	AttentionFwdD256 Curve `toml:"attention_fwd_d256"`
 	AttentionBwdD256 Curve `toml:"attention_bwd_d256"`
+	// AttentionFwdD192 and AttentionBwdD192 are the same at d_qk 192 (MLA's
+	// 192/128); optional: when present, a model's efficiency is interpolated
+	// piecewise through 128, 192 and 256, and when absent (no measurement at
+	// 192; no embedded profile has one) between 128 and 256 alone.
+	AttentionFwdD192 Curve `toml:"attention_fwd_d192"`
+	AttentionBwdD192 Curve `toml:"attention_bwd_d192"`
 	// CollectiveIntra is the bus-bandwidth efficiency of every collective
 	// inside a node (NVLink) vs message bytes per rank.
 	CollectiveIntra Curve `toml:"collective_intra"`

@@ -141,13 +141,39 @@ type constSpec struct {
 	openLo  bool // lo itself is excluded
 	integer bool
 	unit    string
+	// optional constants may be absent: value 0 and no source
+	// (Profile.Has); WriteTOML leaves them out.
+	optional bool
 }
+
+// optionalCurves are the curves a profile may leave out (CurveOptional).
+var optionalCurves = []string{CurveGEMMFP8, CurveAttentionFwdD192, CurveAttentionBwdD192}
+
+// CurveOptional reports whether the curve with the given key may be absent
+// from a profile: gemm_fp8 (with peak_fp8_flops) and the d_qk-192 attention
+// curves.
+func CurveOptional(key string) bool { return slices.Contains(optionalCurves, key) }
+
+// absent reports whether c is an optional constant left out.
+func (c Const) absent() bool { return c.Value == 0 && c.Source == "" }
+
+// HasCurve reports whether the profile has the curve with the given key: every
+// required curve, and an optional one (CurveOptional) when it is given.
+func (p *Profile) HasCurve(key string) bool {
+	c, _ := p.curve(key)
+	return c != nil && !(c.Max.absent() && c.Half.absent())
+}
+
+// HasFP8 reports whether the profile prices FP8 GEMMs: peak_fp8_flops and
+// gemm_fp8 are given.
+func (p *Profile) HasFP8() bool { return !p.PeakFP8FLOPs.absent() && p.HasCurve(CurveGEMMFP8) }
 
 // constSpecs lists every Const of a Profile in TOML order. The ranges are wide
 // (a CPU measured as a "GPU" must fit) and only catch unit slips and typos.
 func constSpecs() []constSpec {
 	specs := []constSpec{
 		{key: "peak_bf16_flops", get: func(p *Profile) *Const { return &p.PeakBF16FLOPs }, lo: 1e9, hi: 1e17, unit: "FLOP/s"},
+		{key: "peak_fp8_flops", get: func(p *Profile) *Const { return &p.PeakFP8FLOPs }, lo: 1e9, hi: 1e17, unit: "FLOP/s", optional: true},
 		{key: "hbm_bytes", get: func(p *Profile) *Const { return &p.HBMBytes }, lo: 1e8, hi: 1e14, unit: "bytes"},
 		{key: "hbm_bytes_per_second", get: func(p *Profile) *Const { return &p.HBMBytesPerSecond }, lo: 1e9, hi: 1e14, unit: "bytes/s"},
 		{key: "gpus_per_node", get: func(p *Profile) *Const { return &p.GPUsPerNode }, lo: 1, hi: 1024, integer: true, unit: "GPUs"},
@@ -164,11 +190,12 @@ func constSpecs() []constSpec {
 	specs = append(specs, constSpec{key: "all_to_all_inter_scale", get: func(p *Profile) *Const { return &p.AllToAllInterScale },
 		lo: 0, hi: 10, unit: "slowdown per doubling of the nodes beyond 2"})
 	for _, key := range curveKeys {
+		opt := CurveOptional(key)
 		specs = append(specs,
 			constSpec{key: key + ".max", get: func(p *Profile) *Const { c, _ := p.curve(key); return &c.Max },
-				lo: 0, hi: MaxEfficiency, openLo: true, unit: "fraction of peak"},
+				lo: 0, hi: MaxEfficiency, openLo: true, unit: "fraction of peak", optional: opt},
 			constSpec{key: key + ".half", get: func(p *Profile) *Const { c, _ := p.curve(key); return &c.Half },
-				lo: 0, hi: 1e12, unit: "tokens or bytes"})
+				lo: 0, hi: 1e12, unit: "tokens or bytes", optional: opt})
 	}
 	return specs
 }
@@ -196,6 +223,9 @@ func (p *Profile) Validate() error {
 	}
 	for _, s := range constSpecs() {
 		c := s.get(p)
+		if s.optional && c.absent() {
+			continue
+		}
 		if strings.TrimSpace(c.Source) == "" {
 			errs = append(errs, fmt.Errorf("%s.source: empty: every constant needs its provenance (URL, paper table, fit:<file> or assumption: <why>)", s.key))
 		}
@@ -212,6 +242,15 @@ func (p *Profile) Validate() error {
 			}
 			errs = append(errs, fmt.Errorf("%s.value = %v: must be %sin %s%g, %g] %s", s.key, v, what, lo, s.lo, s.hi, s.unit))
 		}
+	}
+	for _, key := range optionalCurves {
+		c, _ := p.curve(key)
+		if c.Max.absent() != c.Half.absent() {
+			errs = append(errs, fmt.Errorf("%s: give both %s.max and %s.half, or neither (the curve is optional)", key, key, key))
+		}
+	}
+	if p.PeakFP8FLOPs.absent() != !p.HasCurve(CurveGEMMFP8) {
+		errs = append(errs, errors.New("peak_fp8_flops and gemm_fp8: give both (a part with FP8 tensor cores) or neither (without: it cannot train in FP8)"))
 	}
 	return errors.Join(errs...)
 }
@@ -241,6 +280,9 @@ func (p *Profile) WriteTOML(w io.Writer) error {
 	fmt.Fprintf(&b, "description = %s\n", tomlQuote(p.Description))
 	for _, s := range constSpecs() {
 		c := s.get(p)
+		if s.optional && c.absent() {
+			continue
+		}
 		fmt.Fprintf(&b, "\n[%s]\nvalue = %s\nsource = %s\n", s.key, tomlFloat(c.Value), tomlQuote(c.Source))
 	}
 	_, err := io.WriteString(w, b.String())

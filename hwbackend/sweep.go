@@ -205,8 +205,9 @@ func (sw Sweep) estimateOp(o Op, rates map[string]float64) float64 {
 }
 
 // DefaultSweep returns the CPU calibration sweep sized to budget: causal
-// attention forward and backward (batch 1, 4 heads, head dims 128) at 9
-// sequence lengths doubling from 16 to 4,096 tokens, GEMMs with m = 1, 4, ...,
+// attention forward and backward (batch 1, 4 heads of 128 at 9 sequence
+// lengths doubling from 16 to 4,096 tokens; 3 heads of 192/128 and 2 of 256 at
+// the six lengths from 64 to 2,048), GEMMs with m = 1, 4, ...,
 // 4,096 tokens against n = k = 1,024, and all-to-all and ring send/recv among 4
 // goroutine ranks at 1 KiB, 4 KiB, ..., 4 MiB per rank. The small sizes are
 // there because a CPU saturates early: without the latency-bound end the
@@ -222,8 +223,8 @@ func DefaultSweep(budget time.Duration) Sweep {
 }
 
 // GPUSweep returns a sweep for one GPU and ranks GPUs of its node, sized to
-// budget like DefaultSweep but at NominalGPURates: attention (batch 1, 16 heads,
-// head dims 128) at 7 lengths doubling from 512 to 32,768 tokens, GEMMs with m =
+// budget like DefaultSweep but at NominalGPURates: attention (batch 1, 16 heads
+// of 128, 12 of MLA's 192/128, 8 of 256) at 7 lengths doubling from 512 to 32,768 tokens, GEMMs with m =
 // 256, 512, ..., 16,384 against n = k = 8,192, and, when ranks >= 2, all-to-all
 // and send/recv at 64 KiB, 256 KiB, ..., 1 GiB per rank.
 func GPUSweep(budget time.Duration, ranks int) Sweep {
@@ -253,7 +254,7 @@ func sizeToBudget(budget time.Duration, rates map[string]float64, at func(level,
 // cpuSweepAt is DefaultSweep's ladder shifted down level steps.
 func cpuSweepAt(level, repeats int) Sweep {
 	sw := Sweep{Warmups: 1, Repeats: repeats}
-	sw.addAttention(ladder(4096>>level, 9, 1, 16), 4, 128)
+	sw.addAttentionHeadDims(ladder(4096>>level, 9, 1, 16), 4)
 	for _, m := range ladder(4096>>level, 7, 2, 1) {
 		sw.Ops = append(sw.Ops, Op{Operation: OpGEMM, GEMM: GEMMShape{M: int(m), N: 1024, K: 1024}})
 	}
@@ -264,7 +265,7 @@ func cpuSweepAt(level, repeats int) Sweep {
 // gpuSweepAt is GPUSweep's ladder shifted down level steps.
 func gpuSweepAt(level, repeats, ranks int) Sweep {
 	sw := Sweep{Warmups: 2, Repeats: repeats + 5}
-	sw.addAttention(ladder(32768>>level, 7, 1, 64), 16, 128)
+	sw.addAttentionHeadDims(ladder(32768>>level, 7, 1, 64), 16)
 	hidden := max(8192>>(level/2), 1024)
 	for _, m := range ladder(16384>>level, 7, 1, 16) {
 		sw.Ops = append(sw.Ops, Op{Operation: OpGEMM, GEMM: GEMMShape{M: int(m), N: hidden, K: hidden}})
@@ -275,11 +276,32 @@ func gpuSweepAt(level, repeats, ranks int) Sweep {
 	return sw
 }
 
+// sweepHeadDims are the attention head dims a sweep measures, d_qk/d_v: the
+// three knots of calib.Compute.AttentionEfficiency (128; MLA's 192/128; 256),
+// so that a calibration fits every attention curve a preset reads.
+var sweepHeadDims = [][2]int{{128, 128}, {192, 128}, {256, 256}}
+
+// addAttentionHeadDims appends attention at each of sweepHeadDims, with the
+// heads scaled so that each head dim does about the FLOPs of heads128 heads
+// of 128 (heads·(d_qk + d_v) kept): head dim 128 at every length of seqs, the
+// others at the lengths below the longest but one (six at most), which cost
+// a third as much together and still span the curve.
+func (sw *Sweep) addAttentionHeadDims(seqs []int64, heads128 int) {
+	for i, d := range sweepHeadDims {
+		h := max(heads128*256/(d[0]+d[1]), 1)
+		s := seqs
+		if i > 0 {
+			s = seqs[max(len(seqs)-7, 0):max(len(seqs)-1, 0)]
+		}
+		sw.addAttention(s, h, d[0], d[1])
+	}
+}
+
 // addAttention appends forward and backward passes at each length.
-func (sw *Sweep) addAttention(seqs []int64, heads, headDim int) {
+func (sw *Sweep) addAttention(seqs []int64, heads, dqk, dv int) {
 	for _, op := range []string{OpAttentionFwd, OpAttentionBwd} {
 		for _, seq := range seqs {
-			a := AttentionShape{Batch: 1, SeqTokens: int(seq), Heads: heads, KVHeads: heads, HeadDimQK: headDim, HeadDimV: headDim}
+			a := AttentionShape{Batch: 1, SeqTokens: int(seq), Heads: heads, KVHeads: heads, HeadDimQK: dqk, HeadDimV: dv}
 			sw.Ops = append(sw.Ops, Op{Operation: op, Attention: a})
 		}
 	}

@@ -57,10 +57,12 @@ func (s *Scenario) ProfileRefs() ([]ProfileRef, error) {
 	return out, nil
 }
 
-// uncalibrated lists the compute curves the model reads (gemm, and the
-// attention curves of its head dimension: the d-128 ones below 256, the
-// d-256 ones above 128, calib.Compute.AttentionEfficiency) that a profile
-// file kept from the embedded profile of its name, i.e. did not calibrate.
+// uncalibrated lists the compute curves the model reads (gemm, gemm_fp8
+// under FP8 training, and the attention curves of its head dimension,
+// calib.Compute.AttentionEfficiency: the neighbouring knots of d_qk among 128,
+// 192 when the profile has the d192 curves, and 256) that a profile file kept
+// from the embedded profile of its name, i.e. did not calibrate, and says
+// when MLA's d_qk 192 is interpolated for want of d192 curves.
 func (s *Scenario) uncalibrated(p *calib.Profile) []string {
 	base, err := calib.LookupProfile(p.Name)
 	if err != nil {
@@ -72,18 +74,42 @@ func (s *Scenario) uncalibrated(p *calib.Profile) []string {
 		own, embed calib.Curve
 	}
 	read := []curve{{calib.CurveGEMM, p.GEMM, base.GEMM}}
-	if d < 256 {
-		read = append(read, curve{calib.CurveAttentionFwd, p.AttentionFwd, base.AttentionFwd}, curve{calib.CurveAttentionBwd, p.AttentionBwd, base.AttentionBwd})
+	if s.Job.Parallel.FP8() {
+		read = append(read, curve{calib.CurveGEMMFP8, p.GEMMFP8, base.GEMMFP8})
 	}
-	if d > 128 {
-		read = append(read, curve{calib.CurveAttentionFwdD256, p.AttentionFwdD256, base.AttentionFwdD256},
-			curve{calib.CurveAttentionBwdD256, p.AttentionBwdD256, base.AttentionBwdD256})
+	lo, hi := 128, 256
+	d192 := p.HasCurve(calib.CurveAttentionFwdD192)
+	if d192 && d > 128 && d < 256 {
+		if d <= 192 {
+			hi = 192
+		} else {
+			lo = 192
+		}
+	}
+	if d < hi {
+		switch lo {
+		case 128:
+			read = append(read, curve{calib.CurveAttentionFwd, p.AttentionFwd, base.AttentionFwd}, curve{calib.CurveAttentionBwd, p.AttentionBwd, base.AttentionBwd})
+		case 192:
+			read = append(read, curve{calib.CurveAttentionFwdD192, p.AttentionFwdD192, base.AttentionFwdD192}, curve{calib.CurveAttentionBwdD192, p.AttentionBwdD192, base.AttentionBwdD192})
+		}
+	}
+	if d > lo {
+		switch hi {
+		case 192:
+			read = append(read, curve{calib.CurveAttentionFwdD192, p.AttentionFwdD192, base.AttentionFwdD192}, curve{calib.CurveAttentionBwdD192, p.AttentionBwdD192, base.AttentionBwdD192})
+		case 256:
+			read = append(read, curve{calib.CurveAttentionFwdD256, p.AttentionFwdD256, base.AttentionFwdD256}, curve{calib.CurveAttentionBwdD256, p.AttentionBwdD256, base.AttentionBwdD256})
+		}
 	}
 	var out []string
 	for _, c := range read {
 		if c.own == c.embed {
 			out = append(out, fmt.Sprintf("%s (read at d_qk %d): not calibrated, from the embedded %s profile", c.key, d, p.Name))
 		}
+	}
+	if !d192 && d > 128 && d < 256 {
+		out = append(out, fmt.Sprintf("attention at d_qk %d: no attention_fwd_d192/attention_bwd_d192 curves, so interpolated between the d-128 and d-256 ones (measure d_qk 192 and fit to calibrate it)", d))
 	}
 	return out
 }

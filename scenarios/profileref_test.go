@@ -61,3 +61,50 @@ func TestProfileRefs(t *testing.T) {
 		t.Errorf("uncalibrated (Qwen3-30B, d_qk 128): %q", got)
 	}
 }
+
+// TestProfileRefsMLA: for MLA's d_qk 192 a profile file without d192 curves
+// reads (and here did not calibrate) the d-128 and d-256 curves and says
+// that 192 is interpolated; with d192 curves it reads only those, and under
+// FP8 training gemm_fp8 is read too.
+func TestProfileRefsMLA(t *testing.T) {
+	base, err := calib.LookupProfile("H800")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mla := strings.Replace(searchBase, `preset = "qwen3-30b-a3b"`, `preset = "deepseek-v2-lite"`, 1)
+	mla = strings.Replace(mla, "ep = 8", "ep = 8\nlast_stage_layers = 13", 1)
+	refs := func(p *calib.Profile, scen string) string {
+		t.Helper()
+		dir := t.TempDir()
+		data, err := p.MarshalTOML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "mine.toml"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sc, err := Parse([]byte(scen+"[costs]\nprofile = \"mine.toml\"\n"), filepath.Join(dir, "s.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sc.ProfileRefs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(r[0].Uncalibrated, "\n")
+	}
+	got := refs(base, mla)
+	for _, want := range []string{"attention_fwd (read at d_qk 192): not calibrated", "attention_bwd_d256 (read at d_qk 192): not calibrated", "attention at d_qk 192: no attention_fwd_d192"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("MLA without d192 curves: %q lacks %q", got, want)
+		}
+	}
+	with := *base
+	with.AttentionFwdD192 = calib.Curve{Max: calib.Const{Value: 0.5, Source: "fit:m.csv"}, Half: calib.Const{Value: 900, Source: "fit:m.csv"}}
+	with.AttentionBwdD192 = calib.Curve{Max: calib.Const{Value: 0.4, Source: "fit:m.csv"}, Half: calib.Const{Value: 900, Source: "fit:m.csv"}}
+	fp8 := strings.Replace(mla, "[parallel]\n", "[parallel]\nprecision = \"fp8\"\n", 1)
+	got = refs(&with, fp8)
+	if strings.Contains(got, "attention") || !strings.Contains(got, "gemm_fp8 (read at d_qk 192): not calibrated") || !strings.Contains(got, "gemm (read") {
+		t.Errorf("MLA with d192 curves, FP8: %q, want gemm and gemm_fp8 only", got)
+	}
+}
