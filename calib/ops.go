@@ -2,6 +2,7 @@ package calib
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/dcpsim/dcpsim/job"
@@ -106,6 +107,10 @@ const (
 	// OpLaunch is the per-kernel fixed cost of every kernel the layer (or the
 	// head) launches, core attention's included.
 	OpLaunch = "launch"
+	// OpFP8Cast is, under FP8 training (job.PrecisionFP8), the casts of the
+	// layer's FP8 GEMMs' inputs: one cast-transpose kernel per GEMM each
+	// pass (forward the activation, backward the output gradient).
+	OpFP8Cast = "fp8_cast"
 	// OpFinalNorm, OpLMHead and OpCrossEntropy are the last stage's head: the
 	// final RMSNorm, the h → V projection and the loss over the vocabulary.
 	OpFinalNorm    = "final_norm"
@@ -139,6 +144,17 @@ type GEMMShape struct {
 	// GEMM); 1 otherwise.
 	Count float64
 }
+
+// FP8CastBytesPerElement is the HBM traffic of casting one BF16 element to FP8
+// with its transposed copy (Transformer Engine's fused cast_transpose, which
+// Hopper's TN-only FP8 GEMMs need for the weight gradient): read 2 bytes,
+// write 1 + 1.
+const FP8CastBytesPerElement = 4
+
+// FP8WeightCastBytesPerParam is the per-iteration recast of a BF16 weight to
+// its FP8 copy and transpose (cached across the iteration's micro-batches, as
+// Megatron-LM's is_first_microbatch lets Transformer Engine do).
+const FP8WeightCastBytesPerParam = FP8CastBytesPerElement
 
 // FLOPs is 2·m·n·k·Count.
 func (g GEMMShape) FLOPs() float64 { return 2 * g.M * g.N * g.K * g.Count }
@@ -187,6 +203,30 @@ func (c *Compute) GEMMSeconds(g GEMMShape) float64 {
 	return max(compute, memory) * g.Count
 }
 
+// FP8GEMMSeconds is GEMMSeconds for an FP8 GEMM (E4M3 inputs, BF16 output):
+//
+//	max(2·m·n·k / (peak_fp8·η_gemm_fp8(GEMMEffectiveSize(m, n, k))),
+//	    (m·k + k·n + 2·m·n) / (HBM·memory_bound_efficiency)) · Count
+//
+// It is 0 for no work and +Inf on a profile without FP8 (Profile.HasFP8;
+// NewCompute refuses FP8 training on one).
+func (c *Compute) FP8GEMMSeconds(g GEMMShape) float64 {
+	if g.FLOPs() <= 0 {
+		return 0
+	}
+	p := c.Profile
+	if !p.HasFP8() {
+		return math.Inf(1)
+	}
+	compute := 2 * g.M * g.N * g.K / (p.PeakFP8FLOPs.Value * p.GEMMFP8.At(GEMMEffectiveSize(g.M, g.N, g.K)))
+	memory := (g.M*g.K + g.K*g.N + 2*g.M*g.N) / c.memoryBytesPerSecond()
+	return max(compute, memory) * g.Count
+}
+
+// fp8GEMM reports whether the op of that name runs in FP8 under FP8 training:
+// every linear layer but the router (and the LM head, which HeadOps prices).
+func fp8GEMM(name string) bool { return name != OpRouter && name != OpLMHead }
+
 // MemorySeconds is the time of a memory-bound kernel moving bytes HBM bytes on
 // one GPU: bytes / (HBM·memory_bound_efficiency).
 func (c *Compute) MemorySeconds(bytes float64) float64 {
@@ -205,14 +245,37 @@ type opBuilder struct {
 	c     *Compute
 	ops   []Op
 	first int
+	// castFwd and castBwd are the bytes of the FP8 casts of the GEMMs added
+	// so far, casts their kernels (per pass): the OpFP8Cast of fp8Cast.
+	castFwd, castBwd float64
+	casts            int
 }
 
 // gemm adds a GEMM op of shape (m, n, k) × count: one kernel forward, two
-// backward (data and weight gradients), backward = 2 × forward.
+// backward (data and weight gradients), backward = 2 × forward. Under FP8
+// training an FP8 GEMM (fp8GEMM) is priced by FP8GEMMSeconds and its casts
+// are counted for fp8Cast: the m×k input forward, the m×n output gradient
+// backward.
 func (b *opBuilder) gemm(name string, m, n, k, count float64) {
 	g := GEMMShape{M: m, N: n, K: k, Count: count}
-	f := b.c.GEMMSeconds(g)
+	var f float64
+	if b.c.Job.Parallel.FP8() && fp8GEMM(name) {
+		f = b.c.FP8GEMMSeconds(g)
+		b.castFwd += FP8CastBytesPerElement * m * k * count
+		b.castBwd += FP8CastBytesPerElement * m * n * count
+		b.casts++
+	} else {
+		f = b.c.GEMMSeconds(g)
+	}
 	b.ops = append(b.ops, Op{Name: name, Kind: OpKindGEMM, FwdSeconds: f, BwdSeconds: 2 * f, Shape: g, FwdKernels: 1, BwdKernels: 2})
+}
+
+// fp8Cast adds the OpFP8Cast of the FP8 GEMMs added, if any: a memory-bound
+// op of their cast bytes, one kernel per GEMM each pass.
+func (b *opBuilder) fp8Cast() {
+	if b.casts > 0 {
+		b.memory(OpFP8Cast, b.castFwd, b.castBwd, b.casts)
+	}
 }
 
 // memory adds a memory-bound op moving fwd and bwd bytes, launching kernels
@@ -305,7 +368,13 @@ func (b *opBuilder) launch(attention bool) {
 //	                                   one / read dy and the outputs, write k gradients)
 //	expert_swiglu           SwiGLU of f_e for each of the k copies
 //
-// each priced by MemorySeconds. Forward kernels: one per op, two for qk_norm and
+// each priced by MemorySeconds. Under FP8 training (job.PrecisionFP8) every
+// GEMM but the router's runs at FP8GEMMSeconds, and OpFP8Cast (before OpLaunch)
+// casts their inputs: FP8CastBytesPerElement per element of each GEMM's m×k
+// input forward and of its m×n output gradient backward, one kernel per GEMM
+// each pass. (The casts are priced unfused; Transformer Engine fuses the
+// norms' into the norm, so the estimate is on the high side by at most the
+// two norm outputs' casts.) Forward kernels: one per op, two for qk_norm and
 // rope (q and k), core attention's (AttentionKernel.Kernels: one for
 // FlashAttention); backward: two per GEMM (data and weight gradients), one per
 // memory-bound op (two for qk_norm and rope), core attention's (three for
@@ -399,6 +468,7 @@ func (c *Compute) AppendLayerOps(dst []Op, layer, tokens int) []Op {
 		}
 	}
 	b.memory(OpFFNResidual, 6*h*ts, 6*h*ts, 1)
+	b.fp8Cast()
 	b.launch(true)
 	return b.ops
 }

@@ -142,6 +142,16 @@ func fa3BwdCausal() []float64 {
 	return out
 }
 
+// deepGEMMH800 is DeepGEMM's "Normal GEMMs for dense models" table
+// (github.com/deepseek-ai/DeepGEMM README.md @55ab91f72f76, 2025-03-25): FP8
+// E4M3 GEMMs with fine-grained scaling on an H800 SXM5, NVCC 12.8, as
+// {M, N, K, TFLOPS}.
+var deepGEMMH800 = [][4]float64{
+	{64, 2112, 7168, 206}, {64, 24576, 1536, 289}, {64, 32768, 512, 219}, {64, 7168, 16384, 336}, {64, 4096, 7168, 287}, {64, 7168, 2048, 295},
+	{128, 2112, 7168, 352}, {128, 24576, 1536, 535}, {128, 32768, 512, 358}, {128, 7168, 16384, 645}, {128, 4096, 7168, 533}, {128, 7168, 2048, 510},
+	{4096, 2112, 7168, 1009}, {4096, 24576, 1536, 1125}, {4096, 32768, 512, 751}, {4096, 7168, 16384, 1426}, {4096, 4096, 7168, 1265}, {4096, 7168, 2048, 1168},
+}
+
 func publishedTables() []publishedTable {
 	bwd := fa3BwdCausal()
 	var bwdText []string
@@ -228,6 +238,37 @@ func publishedTables() []publishedTable {
 			// subtracted, which scatter for the fastest shapes; the times are
 			// within 25% (TestGEMMShapeModel looks at the errors closely).
 			minR2: 0.45, maxErr: 0.30,
+		},
+		{
+			file: "deepgemm_h800_fp8_gemm.csv", profile: "H800", curveKey: CurveGEMMFP8,
+			comment: []string{
+				"FP8 (E4M3, fine-grained 1x128/128x128 scaling, BF16 output) GEMMs on an H800 SXM5, NVCC 12.8: DeepGEMM's",
+				"\"Normal GEMMs for dense models\" table, github.com/deepseek-ai/DeepGEMM README.md @55ab91f72f76 (2025-03-25),",
+				"the M = 4096 rows (a training micro-batch's tokens; its M = 64 and 128 rows are decoding shapes, which the",
+				"curve in x cannot describe: fitted with them R^2 is 0.26). seconds = 2*M*N*K / (TFLOPS*1e12). The gemm_fp8",
+				"curve is fitted against the FP8 dense peak (peak_fp8_flops) at x = 3/(1/M+1/N+1/K), kernel_launch_seconds",
+				"subtracted per call, Max bounded by gemm_fp8.max: DeepGEMM's best H800 rate, 1550 TFLOPS (README.md",
+				"@fea9309, 2025-04-18), of 1979. (XLA's default matmul table, which the BF16 gemm curve is fitted to, has",
+				"sm_90 f8e4m3fn entries too, but they are not physical: 2424 TFLOPS at 4096^3, above the FP8 peak.)",
+			},
+			rows: func() []Measurement {
+				var ms []Measurement
+				for _, r := range deepGEMMH800 {
+					if r[0] < 4096 {
+						continue
+					}
+					m, n, k := int64(r[0]), int64(r[1]), int64(r[2])
+					ms = append(ms, Measurement{Operation: OpGEMMFP8, Shape: map[string]int64{"m": m, "n": n, "k": k},
+						Seconds: 2 * r[0] * r[1] * r[2] / (r[3] * 1e12), Repeats: 1})
+				}
+				return ms
+			}(),
+			bounds: func(p *Profile) FitBounds {
+				return FitBounds{MaxLimit: p.GEMMFP8.Max.Value, FixedSeconds: p.KernelLaunchSeconds.Value}
+			},
+			// The six shapes scatter about the curve by up to 9% (wave
+			// quantisation: 4096 x 32768 x 512 at 751 TFLOPS).
+			minR2: 0.8, maxErr: 0.10,
 		},
 		{
 			file: "b200_allreduce_1node.csv", profile: "B200", curveKey: CurveCollectiveIntra,

@@ -97,7 +97,8 @@ type Options struct {
 	UlyssesAcrossNodes bool
 	// NoComm prices compute only: CP, MoE, P2P and gradient sync are free.
 	NoComm bool
-	// FP8Dispatch sends MoE dispatch buffers in FP8.
+	// FP8Dispatch sends MoE dispatch buffers in FP8; FP8 training
+	// (job.PrecisionFP8) always does.
 	FP8Dispatch bool
 	// AttentionKernel is the core-attention implementation priced
 	// (calib.FlashAttention, the zero value, or calib.MegatronSoftmax for
@@ -181,6 +182,7 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 		return nil, err
 	}
 	ranks := j.KindRanks()
+	opts.FP8Dispatch = opts.FP8Dispatch || j.Parallel.FP8()
 	m := &Model{job: j, opts: opts, topo: topo, mem: mem, scores: mem.KeepsScores(),
 		vpp: max(par.VPP, 1), ep: max(par.EP, 1), denseLayer: -1, moeLayer: -1}
 	for i, prof := range profs {

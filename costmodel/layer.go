@@ -47,7 +47,9 @@ func (m *Model) layerExtra(t network.Topology, perRank int, opsFwd, attnFwd, cpF
 // routed-expert parameters per GPU: under job.GradReduceScatter (the
 // distributed optimizer) network.GradSync and the optimizer step over the
 // GPU's 1/G shard (dense/G + expert·ep/G); under job.GradAllReduce
-// network.GradAllReduce and the step over every parameter the GPU holds.
+// network.GradAllReduce and the step over every parameter the GPU holds;
+// under FP8 training the step adds the recast of every weight the GPU holds
+// (calib.Compute.FP8WeightCastSeconds).
 func (m *Model) gradSyncAndOptimizer(stage int, dense, expert float64) (sync, optimizer float64) {
 	t := m.topo.ForStage(stage)
 	if m.job.Parallel.GradSyncMode() == job.GradAllReduce {
@@ -55,7 +57,7 @@ func (m *Model) gradSyncAndOptimizer(stage int, dense, expert float64) (sync, op
 			sync = network.GradAllReduce(t, dense, expert, m.ep).Seconds()
 		}
 		for _, d := range m.devices {
-			optimizer = max(optimizer, d.Compute.OptimizerStepSeconds(dense+expert))
+			optimizer = max(optimizer, d.Compute.OptimizerStepSeconds(dense+expert)+d.Compute.FP8WeightCastSeconds(dense+expert))
 		}
 		return sync, optimizer
 	}
@@ -65,7 +67,7 @@ func (m *Model) gradSyncAndOptimizer(stage int, dense, expert float64) (sync, op
 	g := float64(m.topo.PoolRanks)
 	// Every rank steps its shard at once: the slowest kind's HBM sets the time.
 	for _, d := range m.devices {
-		optimizer = max(optimizer, d.Compute.OptimizerStepSeconds(dense/g+expert*float64(m.ep)/g))
+		optimizer = max(optimizer, d.Compute.OptimizerStepSeconds(dense/g+expert*float64(m.ep)/g)+d.Compute.FP8WeightCastSeconds(dense+expert))
 	}
 	return sync, optimizer
 }

@@ -192,7 +192,31 @@ type Parallel struct {
 	// GradSync is the data-parallel gradient synchronisation:
 	// GradReduceScatter (or "", the distributed optimizer) or GradAllReduce.
 	GradSync GradSync `toml:"grad_sync"`
+	// Precision is the number format of the layers' GEMMs: PrecisionBF16 (or
+	// "") or PrecisionFP8.
+	Precision Precision `toml:"precision"`
 }
+
+// Precision is the number format a job trains its GEMMs in.
+type Precision string
+
+const (
+	// PrecisionBF16 runs every GEMM in BF16 (the empty value means it too).
+	PrecisionBF16 Precision = "bf16"
+	// PrecisionFP8 is Transformer Engine's FP8 recipe as Megatron-LM runs it
+	// (--fp8-format): every linear layer's GEMMs (forward, data and weight
+	// gradients) in FP8 E4M3 on the FP8 tensor cores with BF16 outputs, their
+	// inputs cast to FP8 (and transposed) per GEMM, the FP8 inputs kept for the
+	// backward, FP8 copies of the weights beside the BF16 ones; core attention,
+	// the MoE router, the LM head, norms and the optimizer stay BF16/FP32, the
+	// components DeepSeek-V3 (arxiv.org/abs/2412.19437 §3.3.1) keeps at higher
+	// precision. The MoE dispatch goes in FP8 (its tokens are the experts' FP8
+	// inputs), the combine in BF16.
+	PrecisionFP8 Precision = "fp8"
+)
+
+// FP8 reports whether the job's GEMMs run in FP8.
+func (p Parallel) FP8() bool { return p.Precision == PrecisionFP8 }
 
 // RecomputeMode is Recompute with the empty value read as RecomputeNone.
 func (p Parallel) RecomputeMode() RecomputeGranularity {
@@ -408,6 +432,11 @@ func (j Job) Validate() error {
 	default:
 		add(fieldErr("parallel.grad_sync", fmt.Sprintf("%q", string(p.GradSync)), "must be %q or %q",
 			GradReduceScatter, GradAllReduce))
+	}
+	switch p.Precision {
+	case "", PrecisionBF16, PrecisionFP8:
+	default:
+		add(fieldErr("parallel.precision", fmt.Sprintf("%q", string(p.Precision)), "must be %q or %q", PrecisionBF16, PrecisionFP8))
 	}
 	if len(errs) > 0 && (tpOK != nil || ppOK != nil || epOK != nil || c.GPUs < 1 || c.GPUsPerNode < 1) {
 		// The derived checks below divide by these; report what we have.

@@ -19,7 +19,9 @@
 //     the HDP pool's G ranks, which are the DP × CP ranks of the stage;
 //     routed experts over the expert-data-parallel group of G/ep ranks), and
 //     whole on every GPU under job.GradAllReduce (Megatron-LM 2021-22, the
-//     validate rows).
+//     validate rows);
+//   - under FP8 training (job.PrecisionFP8), the FP8 copy and transpose of
+//     every layer weight, 2 bytes per parameter (FP8WeightBytesPerParam).
 //
 // # Activations (Chunk, LayerBytes)
 //
@@ -48,6 +50,13 @@
 //	           k·(2h permuted input + 2h expert output)              replicated
 //	           k·6·f_e (each visited expert's SwiGLU), 6·f_s per shared
 //	           expert                                                split
+//
+// Under FP8 training the inputs of the FP8 GEMMs are kept as their FP8 casts,
+// 1 byte an element: the QKV input, MLA's q_up and kv_up inputs, the
+// output-projection input, the first FFN GEMM's input, the down projection's
+// input, and each routed copy's permuted input (Transformer Engine saves the
+// FP8 inputs for the weight gradient; DeepSeek-V3 §3.3.3 caches them in FP8
+// too); the rest stays BF16.
 //
 // For Megatron-LM's GPT (MHA, GELU with f = 4h, dropout, softmax attention)
 // this is Korthikanti's Table 2 exactly: sbh(34 + 5as/h) per layer without

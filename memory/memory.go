@@ -17,6 +17,11 @@ const (
 	// OptimizerBytesPerParam is Adam's FP32 master weight, first and second
 	// moments (the 12 of 6 + 12/DP).
 	OptimizerBytesPerParam = 12
+	// FP8WeightBytesPerParam is, under FP8 training, the FP8 copy of a layer
+	// weight and its transpose that Transformer Engine keeps beside the BF16
+	// weight for the iteration (Hopper's FP8 GEMMs take only the TN layout,
+	// so the data gradient needs the transpose).
+	FP8WeightBytesPerParam = 2
 	// ReserveBytes is the HBM every GPU keeps out of the model's reach: the
 	// CUDA context and kernels (about 0.5-1 GB), cuBLAS and attention
 	// workspaces, NCCL's buffers for every communicator a job creates, and
@@ -36,10 +41,16 @@ type States struct {
 	// WeightBytes, GradientBytes and OptimizerBytes are the BF16 weights, the
 	// FP32 gradients and the GPU's share of Adam's FP32 states.
 	WeightBytes, GradientBytes, OptimizerBytes float64
+	// FP8WeightBytes is, under FP8 training, the FP8 copies of the layers'
+	// weights (FP8WeightBytesPerParam; not the embedding's or the output
+	// layer's, which stay BF16); 0 in BF16.
+	FP8WeightBytes float64
 }
 
 // Bytes is the GPU's model-state total.
-func (s States) Bytes() float64 { return s.WeightBytes + s.GradientBytes + s.OptimizerBytes }
+func (s States) Bytes() float64 {
+	return s.WeightBytes + s.GradientBytes + s.OptimizerBytes + s.FP8WeightBytes
+}
 
 // Chunk is what one rank keeps from the forward pass of one model chunk of
 // one stage until its backward, as a function of its shard: PerToken bytes
@@ -143,14 +154,18 @@ func (m *Model) stageStates(s, first, n, pp int) States {
 		dense += mod.LayerParams(l) - e
 		expert += e
 	}
+	tp, ep := float64(max(par.TP, 1)), float64(max(par.EP, 1))
+	layers := dense/tp + expert/(tp*ep)
 	if s == 0 {
 		dense += mod.EmbeddingParams()
 	}
 	if s == pp-1 {
 		dense += mod.OutputParams()
 	}
-	tp, ep := float64(max(par.TP, 1)), float64(max(par.EP, 1))
 	st := States{DenseParams: dense / tp, ExpertParams: expert / (tp * ep)}
+	if par.FP8() {
+		st.FP8WeightBytes = FP8WeightBytesPerParam * layers
+	}
 	all := st.DenseParams + st.ExpertParams
 	st.WeightBytes = WeightBytesPerParam * all
 	st.GradientBytes = GradientBytesPerParam * all
@@ -184,19 +199,28 @@ func (m *Model) LayerBytes(layer int, rc job.RecomputeGranularity) (perToken, pe
 	if rc == job.RecomputeFull {
 		return rep(2 * h), 0
 	}
+	// g is the bytes of an element of a saved GEMM input: BF16, or FP8 under
+	// FP8 training, which keeps the inputs' FP8 casts for the backward.
+	g := 2.0
+	if par.FP8() {
+		g = 1
+	}
 	nh, nkv := float64(mod.QueryHeads), float64(mod.KVHeads)
 	dqk, dv := float64(mod.HeadDimQK), float64(mod.HeadDimV)
 	var drop float64
 	if m.dropout() {
 		drop = 1
 	}
-	// Attention block.
-	a := rep(2*h + 2*h + drop*h)
+	// Attention block: norm input, QKV input (the norm output), dropout mask.
+	a := rep(2*h + g*h + drop*h)
 	if mod.Attention == job.MLA {
+		// q_norm input and q_up input, kv_down output (kv_norm input and the
+		// RoPE key), kv_up input.
 		ql, kl := float64(mod.QLoRARank), float64(mod.KVLoRARank)
-		a += rep(2*2*ql + 2*(kl+float64(mod.QKRopeHeadDim)) + 2*kl)
+		a += rep(2*ql + g*ql + 2*(kl+float64(mod.QKRopeHeadDim)) + g*kl)
 	}
-	a += split(2*(nh+nkv)*dqk + 2*nkv*dv + 2*nh*dv)
+	// Q, K, V, and the output projection's input.
+	a += split(2*(nh+nkv)*dqk + 2*nkv*dv + g*nh*dv)
 	if mod.GatedAttention {
 		a += split(4 * nh * dv)
 	}
@@ -207,19 +231,22 @@ func (m *Model) LayerBytes(layer int, rc job.RecomputeGranularity) (perToken, pe
 			a += split(4 * nh)
 		}
 	}
-	// FFN block.
-	f := rep(2*h + 2*h + drop*h)
+	// FFN block: norm input, first-GEMM input, dropout mask.
+	f := rep(2*h + g*h + drop*h)
 	if !mod.IsMoELayer(layer) {
 		ff := float64(mod.DenseFFN)
 		if mod.Activation == job.GELU {
-			f += split(4 * ff)
+			f += split(2*ff + g*ff) // activation input, down input
 		} else {
-			f += split(6 * ff)
+			f += split(4*ff + g*ff) // gate and up outputs, down input
 		}
 	} else {
+		// Router logits; per routed copy the permuted input (the experts'
+		// first-GEMM input) and the expert output.
 		k := float64(mod.TopK)
-		f += rep(4*float64(mod.RoutedExperts) + k*4*h)
-		f += split(k*6*float64(mod.ExpertFFN) + float64(mod.SharedExperts)*6*float64(mod.SharedExpertFFN))
+		f += rep(4*float64(mod.RoutedExperts) + k*(g*h+2*h))
+		fe, fs := float64(mod.ExpertFFN), float64(mod.SharedExpertFFN)
+		f += split(k*(4*fe+g*fe) + float64(mod.SharedExperts)*(4*fs+g*fs))
 	}
 	return a + f, perScore
 }

@@ -69,6 +69,8 @@ type MemoryReport struct {
 	RecomputeLayers  int    `json:"recompute_layers"`
 	SequenceParallel bool   `json:"sequence_parallel"`
 	GradSync         string `json:"grad_sync"`
+	// Precision is the GEMMs' number format, "bf16" or "fp8".
+	Precision string `json:"precision"`
 	// ContextTokens is the longest sequence.
 	ContextTokens int `json:"context_tokens"`
 	// BudgetTokens is parallel.budget_tokens (the first kind's B), BudgetAuto
@@ -109,7 +111,7 @@ func NewMemoryReport(sc *scenarios.Scenario) (*MemoryReport, error) {
 		Scenario: sc.Name, Model: j.Model.Name, Cluster: j.Cluster.Label(), GPUs: j.Cluster.GPUs,
 		TP: p.TP, PP: p.PP, VPP: max(p.VPP, 1), EP: max(p.EP, 1), PoolRanks: j.PoolRanks(),
 		Recompute: string(p.RecomputeMode()), RecomputeLayers: p.RecomputeLayers, SequenceParallel: p.SequenceParallel, GradSync: string(p.GradSyncMode()),
-		ContextTokens: j.ContextTokens, BudgetTokens: p.BudgetTokens, BudgetAuto: p.BudgetAuto, Fits: true,
+		Precision: PrecisionLabel(p), ContextTokens: j.ContextTokens, BudgetTokens: p.BudgetTokens, BudgetAuto: p.BudgetAuto, Fits: true,
 	}
 	kinds := j.Cluster.Kinds()
 	for s := range mem.Stages() {
@@ -117,7 +119,7 @@ func NewMemoryReport(sc *scenarios.Scenario) (*MemoryReport, error) {
 		perToken := mem.PeakPerToken(s, j.ContextTokens)
 		for i, k := range kinds {
 			row := MemoryRow{Stage: s, Kind: k.GPU, Layers: stages[s], BudgetTokens: budgets[i],
-				WeightsBytes: st.WeightBytes, GradientsBytes: st.GradientBytes, OptimizerBytes: st.OptimizerBytes,
+				WeightsBytes: st.WeightBytes + st.FP8WeightBytes, GradientsBytes: st.GradientBytes, OptimizerBytes: st.OptimizerBytes,
 				ActivationBytes: float64(budgets[i]) * perToken, ReserveBytes: memory.ReserveBytes,
 				HBMBytes: profs[i].HBMBytes.Value}
 			row.TotalBytes = row.StatesBytes() + row.ReserveBytes + row.ActivationBytes
@@ -206,7 +208,11 @@ func WriteMemoryTable(w io.Writer, r *MemoryReport) error {
 	if r.RecomputeLayers > 0 {
 		rc += fmt.Sprintf(" (the first %d layers of each model chunk)", r.RecomputeLayers)
 	}
-	fmt.Fprintf(w, "layout    %s, recompute %s, %s, grad sync %s\n", r.memoryLayout(), rc, sp, r.GradSync)
+	prec := ""
+	if r.Precision == "fp8" {
+		prec = ", FP8 GEMMs (weights include their FP8 copies)"
+	}
+	fmt.Fprintf(w, "layout    %s, recompute %s, %s, grad sync %s%s\n", r.memoryLayout(), rc, sp, r.GradSync, prec)
 	fmt.Fprintf(w, "budget    %s, context %d tokens\n\n", r.budgetText(), r.ContextTokens)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "stage\tkind\tlayers\tB\tweights\tgradients\toptimizer\tactivations at B\treserve\ttotal\tHBM\theadroom\t")
@@ -263,4 +269,13 @@ func MemoryLines(r *MemoryReport) []string {
 			k.TotalBytes/memory.GiB, k.HBMBytes/memory.GiB, k.Kind, verdict))
 	}
 	return out
+}
+
+// PrecisionLabel is a report's Precision: "fp8" for FP8 training, "bf16"
+// otherwise.
+func PrecisionLabel(p job.Parallel) string {
+	if p.FP8() {
+		return string(job.PrecisionFP8)
+	}
+	return string(job.PrecisionBF16)
 }

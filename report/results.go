@@ -70,6 +70,9 @@ type Layout struct {
 	// recomputed (0: all).
 	Recompute       string `json:"recompute"`
 	RecomputeLayers int    `json:"recompute_layers"`
+	// Precision is the GEMMs' number format, "bf16" or "fp8"
+	// (job.Parallel.Precision).
+	Precision string `json:"precision"`
 	// BudgetAuto says BudgetTokens was chosen as the largest budget whose
 	// peak memory fits (budget_tokens = "auto").
 	BudgetAuto bool `json:"budget_auto"`

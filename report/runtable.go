@@ -31,6 +31,9 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 			recompute += fmt.Sprintf(" of %d layers per chunk", s.RecomputeLayers)
 		}
 	}
+	if s.Precision == "fp8" {
+		recompute += ", FP8 GEMMs"
+	}
 	fmt.Fprintf(w, "%s: %s, %s, tp%d pp%d vpp%d ep%d%s, G = %d, B = %s; %d iterations (%d warm-up excluded from the means)\n",
 		s.Scenario, gpus, s.Model, s.TP, s.PP, s.VPP, s.EP, recompute, s.PoolRanks, budget, s.Iterations, s.WarmupIterations)
 	for _, pr := range s.Profiles {

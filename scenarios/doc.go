@@ -11,7 +11,8 @@
 //	[model]     preset (job.ModelNames) and/or any job.Model field as an override
 //	[parallel]  tp, pp, vpp, ep, budget_tokens, first_stage_layers, last_stage_layers,
 //	            sequence_parallel (default true), recompute (none | selective | full),
-//	            grad_sync (reduce-scatter | all-reduce)
+//	            grad_sync (reduce-scatter | all-reduce), precision (bf16 | fp8: the linear
+//	            layers' GEMMs in FP8, job.PrecisionFP8; needs a GPU with FP8 tensor cores)
 //	[workload]  preset | [[workload.component]] | file (+ format, field, order),
 //	            context_tokens, batch_tokens | batch_tokens_per_gpu, overlong
 //	[run]       iterations, warmup_iterations, seed, policies, [run.options.<policy>]

@@ -14,7 +14,7 @@ var allowedKeys = map[string][]string{
 	"costs":                  {"profile", "cp_exec", "cp_overlap", "planner_stall", "ulysses_across_nodes"},
 	"cluster":                {"gpu", "gpus", "gpus_per_node", "pools", "nics_per_node", "nodes_per_leaf", "spine_oversubscription"},
 	"cluster.pools":          {"gpu", "gpus", "budget_tokens"},
-	"parallel":               {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers", "sequence_parallel", "recompute", "recompute_layers", "grad_sync"},
+	"parallel":               {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers", "sequence_parallel", "recompute", "recompute_layers", "grad_sync", "precision"},
 	"workload":               {"preset", "component", "file", "format", "field", "order", "context_tokens", "batch_tokens", "batch_tokens_per_gpu", "overlong"},
 	"workload.component":     {"kind", "weight", "median_tokens", "sigma", "alpha", "min_tokens", "max_tokens", "tokens", "cdf"},
 	"run":                    {"iterations", "warmup_iterations", "seed", "policies", "options", "dollars_per_gpu_hour"},
@@ -23,7 +23,7 @@ var allowedKeys = map[string][]string{
 	"search.policy":          {"gpus", "tp", "pp", "vpp", "ep", "budget_tokens", "recompute"},
 	"sweep.variant":          {"name", "model", "parallel", "cluster", "options"},
 	"sweep.variant.cluster":  {"nics_per_node", "nodes_per_leaf", "spine_oversubscription"},
-	"sweep.variant.parallel": {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers", "sequence_parallel", "recompute", "recompute_layers", "grad_sync"},
+	"sweep.variant.parallel": {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers", "sequence_parallel", "recompute", "recompute_layers", "grad_sync", "precision"},
 	"model":                  modelKeys(),
 }
 

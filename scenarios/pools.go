@@ -98,6 +98,15 @@ func (p *parser) kindBudgets(sc *Scenario, where string) {
 		p.addf("costs.profile", "%s%v", where, err)
 		return
 	}
+	if sc.Job.Parallel.FP8() {
+		for i, pr := range profs {
+			if !pr.HasFP8() {
+				p.addf("parallel.precision", "%sparallel.precision = \"fp8\": %s has no FP8 tensor cores (its profile %q has no peak_fp8_flops and gemm_fp8): train it in \"bf16\"",
+					where, sc.Job.Cluster.Kinds()[i].GPU, pr.Name)
+				return
+			}
+		}
+	}
 	budgets, err := sc.kindBudgetTokens(profs)
 	if err != nil {
 		fields, others := job.FieldErrors(err)

@@ -193,6 +193,8 @@ func TestBadScenarios(t *testing.T) {
 		{"recompute-layers-not-full", []string{":19:", "parallel.recompute_layers = 2", `needs recompute = "full"`}},
 		{"states-do-not-fit", []string{":6:", `cluster.gpu = "H800"`, "model states of pipeline stage 0 need 1489.8 GiB", "short by 1424.6 GiB"}},
 		{"bad-recompute", []string{":18:", `parallel.recompute = "partial"`, `"none", "selective" or "full"`, ":19:", `parallel.grad_sync = "ring"`, `"reduce-scatter" or "all-reduce"`}},
+		{"bad-precision", []string{":19:", `parallel.precision = "fp16"`, `"bf16" or "fp8"`}},
+		{"fp8-without-fp8-cores", []string{":19:", `parallel.precision = "fp8"`, "A100-80G has no FP8 tensor cores", `train it in "bf16"`}},
 		{"context-too-big-for-pool", []string{":22:", "workload.context_tokens = 32768", "G*B = 8*1024 = 8192"}},
 		{"too-many-gpus", []string{":7:", "cluster.gpus = 2000000", "[1, 1048576]"}},
 		{"batch-too-large", []string{":23:", "workload.batch_tokens = 20000000000", "[1, 2147483648]"}},

@@ -13,7 +13,7 @@ import (
 
 const costsOpUsage = `  dcpsim costs attention --gpu KIND --seq S [--heads H] [--qk-head-dim D]
                          [--v-head-dim DV] [--causal] [--json]
-  dcpsim costs gemm --gpu KIND --m M --n N --k K [--precision bf16] [--json]
+  dcpsim costs gemm --gpu KIND --m M --n N --k K [--precision bf16|fp8] [--json]
   dcpsim costs memory-bound --gpu KIND --bytes B [--json]
 
   The cost model's price of one operator on one GPU of a calibration profile, as
@@ -30,9 +30,11 @@ const costsOpUsage = `  dcpsim costs attention --gpu KIND --seq S [--heads H] [-
 
   gemm: an M×K by K×N product, max(2MNK/(peak·η_gemm(3/(1/M + 1/N + 1/K))),
   2(MK + KN + MN)/(HBM·memory_bound_efficiency)); the kernel launch the cost model
-  adds per kernel of a layer is not in it. JSON key seconds (a contract) and the
-  achieved TFLOP/s. Only BF16 is modelled: --precision fp8 is refused (FP8 peaks
-  are not in the profiles yet).
+  adds per kernel of a layer is not in it. --precision fp8 prices an FP8 (E4M3)
+  GEMM with a BF16 output against the profile's FP8 peak and gemm_fp8 curve,
+  bytes MK + KN + 2MN, as FP8 training does (the input casts are memory-bound
+  kernels of their own: 4 bytes an element); a GPU without FP8 tensor cores is
+  refused. JSON key seconds (a contract) and the achieved TFLOP/s.
 
   memory-bound: a kernel moving B HBM bytes (norms, elementwise, the
   quantisation a precision change would add): B/(HBM·memory_bound_efficiency).
@@ -155,7 +157,7 @@ func runCostsGEMM(args []string, stdout, stderr io.Writer) error {
 	m := fs.Float64("m", 0, "rows (tokens)")
 	n := fs.Float64("n", 0, "output features")
 	k := fs.Float64("k", 0, "contraction")
-	precision := fs.String("precision", "bf16", "bf16 (the only one modelled)")
+	precision := fs.String("precision", "bf16", "bf16 or fp8")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if err := onlyFlags(fs, args, "costs gemm"); err != nil {
 		return err
@@ -168,25 +170,33 @@ func runCostsGEMM(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if *precision != "bf16" {
-		return badInput("--precision %q: only bf16 is modelled (FP8 GEMM peaks are not in the calibration profiles yet)", *precision)
+	if *precision != "bf16" && *precision != "fp8" {
+		return badInput("--precision %q: want bf16 or fp8", *precision)
 	}
 	c, err := opCompute(*gpu, 1, 1, 1)
 	if err != nil {
 		return err
 	}
 	g := calib.GEMMShape{M: *m, N: *n, K: *k, Count: 1}
-	out := gemmCost{GPU: c.Profile.Name, M: g.M, N: g.N, K: g.K, Precision: "bf16", FLOPs: g.FLOPs(), Seconds: c.GEMMSeconds(g),
+	out := gemmCost{GPU: c.Profile.Name, M: g.M, N: g.N, K: g.K, Precision: *precision, FLOPs: g.FLOPs(), Seconds: c.GEMMSeconds(g),
 		PeakTFLOPs: c.Profile.PeakBF16FLOPs.Value / 1e12, Bound: "compute"}
+	bytes := g.Bytes()
+	if *precision == "fp8" {
+		if !c.Profile.HasFP8() {
+			return badInput("--precision fp8: %s has no FP8 tensor cores (its profile has no peak_fp8_flops and gemm_fp8)", c.Profile.Name)
+		}
+		out.Seconds, out.PeakTFLOPs = c.FP8GEMMSeconds(g), c.Profile.PeakFP8FLOPs.Value/1e12
+		bytes = g.M*g.K + g.K*g.N + 2*g.M*g.N
+	}
 	out.TFLOPs = out.FLOPs / out.Seconds / 1e12
-	if c.MemorySeconds(g.Bytes()) >= out.Seconds {
+	if c.MemorySeconds(bytes) >= out.Seconds {
 		out.Bound = "memory"
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(out)
 	}
-	_, err = fmt.Fprintf(stdout, "GEMM %g×%g by %g×%g (bf16) on one %s: %.6g s, %.1f TFLOP/s (%.1f%% of the %.0f TFLOP/s peak), %s-bound\n",
-		g.M, g.K, g.K, g.N, out.GPU, out.Seconds, out.TFLOPs, 100*out.TFLOPs/out.PeakTFLOPs, out.PeakTFLOPs, out.Bound)
+	_, err = fmt.Fprintf(stdout, "GEMM %g×%g by %g×%g (%s) on one %s: %.6g s, %.1f TFLOP/s (%.1f%% of the %.0f TFLOP/s peak), %s-bound\n",
+		g.M, g.K, g.K, g.N, out.Precision, out.GPU, out.Seconds, out.TFLOPs, 100*out.TFLOPs/out.PeakTFLOPs, out.PeakTFLOPs, out.Bound)
 	return err
 }
 

@@ -72,6 +72,24 @@ func TestCostsOps(t *testing.T) {
 		}
 	}
 
+	// The same at FP8: the FP8 peak and gemm_fp8, bytes mk + kn + 2mn.
+	{
+		const m, n, k = 4096, 7168, 16384
+		code, out, stderr := dcpsim(t, "costs", "gemm", "--gpu", "H800", "--json", "--precision", "fp8", "--m", f(m), "--n", f(n), "--k", f(k))
+		if code != exitOK {
+			t.Fatalf("gemm fp8: exit %d: %s", code, stderr)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		x := 3 / (1.0/m + 1.0/n + 1.0/k)
+		want := max(2*m*n*k/(p.PeakFP8FLOPs.Value*curve(p.GEMMFP8, x)), (m*k+k*n+2*m*n)/(p.HBMBytesPerSecond.Value*p.MemoryBoundEfficiency.Value))
+		if s := got["seconds"].(float64); !rel(s, want) || got["precision"] != "fp8" || got["bound"] != "compute" {
+			t.Errorf("gemm fp8: %g s %v %v, want %g s fp8 compute", s, got["precision"], got["bound"], want)
+		}
+	}
+
 	code, out, _ := dcpsim(t, "costs", "memory-bound", "--gpu", "H800", "--bytes", "1073741824", "--json")
 	var mb map[string]any
 	if code != exitOK || json.Unmarshal([]byte(out), &mb) != nil {
@@ -97,7 +115,8 @@ func TestCostsOpsBadInput(t *testing.T) {
 		{[]string{"costs", "attention", "--gpu", "H800", "--seq", "4096", "--causal=false"}, "causal attention only"},
 		{[]string{"costs", "attention", "--gpu", "H800", "--seq", "4096", "--heads", "NaN"}, "--heads NaN"},
 		{[]string{"costs", "gemm", "--gpu", "H800", "--m", "1", "--n", "1"}, "--k 0"},
-		{[]string{"costs", "gemm", "--gpu", "H800", "--m", "1", "--n", "1", "--k", "1", "--precision", "fp8"}, "only bf16 is modelled"},
+		{[]string{"costs", "gemm", "--gpu", "A100-80G", "--m", "1", "--n", "1", "--k", "1", "--precision", "fp8"}, "A100-80G has no FP8 tensor cores"},
+		{[]string{"costs", "gemm", "--gpu", "H800", "--m", "1", "--n", "1", "--k", "1", "--precision", "fp16"}, "want bf16 or fp8"},
 		{[]string{"costs", "gemm", "--gpu", "H800", "--m", "1e13", "--n", "1", "--k", "1"}, "--m 1e+13"},
 		{[]string{"costs", "memory-bound", "--gpu", "H800"}, "--bytes 0"},
 		{[]string{"costs", "memory-bound", "--gpu", "H800", "--bytes", "8", "extra"}, "takes only flags"},
