@@ -36,6 +36,7 @@ const calibrateUsage = `  dcpsim calibrate [--backend cpu|cuda] [--budget 2m] [-
   dcpsim calibrate --from FILE.csv --base NAME|FILE.toml --out PROFILE.toml [--name NAME]
   dcpsim calibrate --from-nccl-tests FILE --base NAME|FILE.toml --out PROFILE.toml [--name NAME]
                    [--nccl-program all_reduce_perf|...] [--nccl-ranks N --nccl-gpus-per-node M]
+  dcpsim calibrate --from-trace TRACE.json[.gz] --gpu KIND|--base FILE.toml [--out PROFILE.toml] [--name NAME]
 
   Time causal attention (forward, backward), GEMM, all-to-all and ring send/recv on
   a backend over a sweep of sizes that fits --budget, fit the efficiency curves
@@ -62,6 +63,22 @@ const calibrateUsage = `  dcpsim calibrate [--backend cpu|cuda] [--budget 2m] [-
   collective_intra, collective_inter, all_to_all_inter or send_recv_inter against the
   base's link bandwidths. Rows are checked (sizes increasing, algbw = size/time in
   GB/s), so a file in other units or truncated is exit 2 naming the line.
+  --from-trace reads a PyTorch profiler (Kineto) Chrome trace of a real job (plain
+  or gzip JSON, at most 4 GiB of it and 20M events; record it with CPU and CUDA
+  activities and record_shapes=True, README "Calibrate from your own job"),
+  classifies every GPU kernel (FlashAttention forward/backward and their pre- and
+  post-processing, dense and grouped GEMMs bf16/fp16/fp8, NCCL and DeepEP-style
+  communication, memory-bound kernels, memcpy/memset; the rest is listed by name,
+  never guessed), infers shapes from the ops that launched them, checks the units
+  (durations implying more than 1.5× the GPU's peak, or most of them 20× off the
+  model, are exit 2), and prints measured beside predicted per class and shape,
+  per class, per layer (one attention forward per layer per micro-batch) and per
+  step. Collectives are priced alone on the profile's links (sim/network, ranks of
+  one node when they fit in one) beside kernel times that include waiting for
+  peers. With --out it fits the curves the trace determines (gemm, gemm_fp8,
+  attention at d_qk <= 128, 192 and 256) onto the profile, each fitted constant
+  sourced "fit:<trace> <sha256>", and prints the class totals again with it.
+
   The fit table (curve, operations, points, R², max relative error of the times,
   Max, Half, and Max × peak) goes to stdout, progress to stderr.`
 
@@ -84,6 +101,9 @@ type calibrateFlags struct {
 	// node an output without its header lines needs.
 	ncclTests, ncclProgram     string
 	ncclRanks, ncclGPUsPerNode int
+	// trace is --from-trace, gpu its --gpu (the profile predicted against
+	// and fitted onto when --base is not given).
+	trace, gpu string
 }
 
 func runCalibrate(args []string, stdout, stderr io.Writer) error {
@@ -99,6 +119,8 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.ncclProgram, "nccl-program", "", "--from-nccl-tests: the program (all_reduce_perf, ...) when the output does not name it")
 	fs.IntVar(&f.ncclRanks, "nccl-ranks", 0, "--from-nccl-tests: the ranks when the output has no device lines")
 	fs.IntVar(&f.ncclGPUsPerNode, "nccl-gpus-per-node", 0, "--from-nccl-tests: GPUs per node when the output has no device lines")
+	fs.StringVar(&f.trace, "from-trace", "", "compare (and with --out, fit) a PyTorch profiler (Kineto) trace, .json or .json.gz")
+	fs.StringVar(&f.gpu, "gpu", "", "--from-trace: the GPU kind's embedded profile to predict with and fit onto (or --base FILE.toml)")
 	fs.StringVar(&f.name, "name", "", `name of the written profile (default: the base's; "`+defaultCPUName+`" for --backend cpu)`)
 	fs.IntVar(&f.workers, "workers", 0, "cpu: goroutines for the attention kernels (default GOMAXPROCS)")
 	fs.IntVar(&f.device, "device", 0, "cuda: ordinal of the GPU that times attention and GEMM")
@@ -111,6 +133,12 @@ func runCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if f.trace != "" {
+		return calibrateFromTrace(f, stdout)
+	}
+	if f.set["gpu"] {
+		return badInput("--gpu goes with --from-trace (elsewhere --base names the profile)")
+	}
 	if f.out == "" {
 		return badInput("--out is required: the profile file to write")
 	}
