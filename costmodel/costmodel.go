@@ -290,7 +290,8 @@ func (m *Model) Overhead() calib.Overhead {
 // the head of every iteration on the critical path (HyDra §3.4), or solvers
 // that run ahead of it (FlexSP §5: what is on the path is the experiment's
 // call); this is the deterministic model of that time, not our Go planners'
-// wall time.
+// wall time. An external policy's ReportedSeconds (its own figure, or its
+// measured round trip when it reports no work) is added as it is.
 func PlannerStallSeconds(w sched.StallWork) float64 {
 	c, s := calib.CPython, calib.CBC
 	return float64(w.PoolVisits)*c.PoolVisitSeconds.Value +
@@ -305,7 +306,8 @@ func PlannerStallSeconds(w sched.StallWork) float64 {
 		float64(w.GroupRanks)*c.GroupRankSeconds.Value +
 		float64(w.SolverSolves)*s.SolveSeconds.Value +
 		float64(w.SolverNodes)*s.NodeSeconds.Value +
-		float64(w.SolverIterations)*s.IterationSeconds.Value
+		float64(w.SolverIterations)*s.IterationSeconds.Value +
+		w.ReportedSeconds
 }
 
 // stageParams returns a stage's dense and routed-expert parameters per GPU

@@ -174,6 +174,11 @@ func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Sc
 			return nil, err
 		}
 	}
+	for _, l := range out.Logs {
+		if err := w.write(l.File, func(f io.Writer) error { _, err := f.Write(l.Data); return err }); err != nil {
+			return nil, err
+		}
+	}
 	if extra != nil {
 		if err := extra(w); err != nil {
 			return nil, err

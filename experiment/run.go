@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/dcpsim/dcpsim/costmodel"
+	"github.com/dcpsim/dcpsim/extpolicy"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
@@ -66,6 +67,8 @@ type Outcome struct {
 	// Timings are the measured wall times (timings.json), apart from the
 	// deterministic Summary and Rows.
 	Timings report.Timings
+	// Logs are the external policies' stderr, one file each.
+	Logs []Log
 }
 
 // Hash is the SHA-256 identity of a scenario's inputs: its TOML source, its
@@ -118,12 +121,19 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 	}
 	runs := make([]*policyRun, len(names))
 	for i, name := range names {
-		d, err := policies.Lookup(name)
+		d, err := descriptorFor(sc, name)
 		if err != nil {
-			return nil, badInput("%w", err)
+			return nil, err
 		}
-		runs[i] = newPolicyRun(sc, d, setup, opts)
+		runs[i] = newPolicyRun(ctx, sc, d, setup, opts)
 	}
+	defer func() {
+		for _, r := range runs {
+			if r != nil && r.ext != nil {
+				_ = r.ext.Close() // a no-op once closeExternal has run
+			}
+		}
+	}()
 	for k := range sc.Run.Iterations {
 		if opts.Progress != nil {
 			opts.Progress(k, sc.Run.Iterations)
@@ -154,6 +164,7 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 	out := &Outcome{Summary: summaryHead(sc, setup.Inputs, opts, profiles), Timings: report.Timings{Scenario: sc.Name}}
 	for _, r := range runs {
 		r.finish()
+		r.closeExternal(out)
 		out.Summary.Policies = append(out.Summary.Policies, r.sum)
 		out.Timings.Policies = append(out.Timings.Policies, r.timings)
 		out.Rows = append(out.Rows, r.rows...)
@@ -193,6 +204,7 @@ type policyRun struct {
 	setup    *Setup
 	opts     Options
 	policy   sched.Policy
+	ext      *extpolicy.Policy    // the process of an external policy; nil for a built-in one
 	sim      *costmodel.Simulator // this run's own scratch for pricing and running plans
 	exec     costmodel.Exec
 	err      error
@@ -215,9 +227,16 @@ type policyRun struct {
 	timings report.PolicyTimings
 }
 
-func newPolicyRun(sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, opts Options) *policyRun {
+func newPolicyRun(ctx context.Context, sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, opts Options) *policyRun {
 	r := &policyRun{sc: sc, desc: d, setup: setup, opts: opts, slots: map[int]float64{}, sim: setup.Model.NewSimulator()}
-	r.policy, r.err = BuildPolicy(d, sc.Run.Options[d.Name], setup)
+	if _, ok := sc.Run.External[d.Name]; ok {
+		r.ext, r.err = startExternal(ctx, sc, d.Name, setup)
+		if r.ext != nil {
+			r.policy = r.ext
+		}
+	} else {
+		r.policy, r.err = BuildPolicy(d, sc.Run.Options[d.Name], setup)
+	}
 	r.skipped = errors.Is(r.err, ErrMissingProgram)
 	cp, overlap := sc.CPExecFor(d, r.policy)
 	r.exec = costmodel.Exec{CP: cp, OverlapAllToAll: overlap}
@@ -259,6 +278,13 @@ func (r *policyRun) step(k int, b workload.Batch) (*measured, error) {
 	r.goSeconds = append(r.goSeconds, time.Since(start).Seconds())
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
+	}
+	if r.ext != nil {
+		// An external plan is checked as any plan (every sequence once, groups
+		// inside the pool, budgets); the built-in policies' plans are by tests.
+		if err := sched.Validate(plan, b.Lengths, in, r.ext.Promises()); err != nil {
+			return nil, fmt.Errorf("plan: external policy %s, batch %d: its plan breaks the rules: %w", r.desc.Name, k, err)
+		}
 	}
 	lengths := plan.Trained(b.Lengths) // a stateful policy trains its own set
 	var tokens int64

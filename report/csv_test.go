@@ -33,7 +33,7 @@ func TestCSVNamesAreJSONNames(t *testing.T) {
 			t.Errorf("%s: CSV header %v, JSON keys %v", name, header, slices.Sorted(slices.Values(keys)))
 		}
 	}
-	full := PolicySummary{Error: "x", Skipped: true, UlyssesFallbackShare: 1, ChosenOptions: ChosenOptions{"cap": 1}, OutOfMemory: &OutOfMemory{}}
+	full := PolicySummary{Error: "x", Skipped: true, UlyssesFallbackShare: 1, ChosenOptions: ChosenOptions{"cap": 1}, OutOfMemory: &OutOfMemory{}, External: &ExternalRun{}}
 	h, err := CSVHeader[IterationRow]()
 	check("IterationRow", h, err, IterationRow{})
 	h, err = CSVHeader[SweepRow]()

@@ -162,6 +162,9 @@ type PolicySummary struct {
 	// CPExec and OverlapAllToAll are the CP execution its plans were priced with.
 	CPExec          string `json:"cp_exec"`
 	OverlapAllToAll bool   `json:"overlap_all_to_all"`
+	// External describes a [run.external.NAME] policy's process; nil for a
+	// built-in policy.
+	External *ExternalRun `json:"external,omitempty"`
 	// Iterations is the number of measured iterations.
 	Iterations int `json:"iterations"`
 	// StepSecondsMean and StepSecondsP95 are the iteration time's mean and 95th
@@ -345,6 +348,31 @@ type Timeline struct {
 	Slices []Slice
 	// Flows are the cross-stage p2p transfers between drawn ops.
 	Flows []Flow
+}
+
+// ExternalRun is what a summary records of an external policy's process
+// (package extpolicy).
+type ExternalRun struct {
+	// Command is the program and its arguments.
+	Command []string `json:"command"`
+	// Log is the results-folder file holding its stderr.
+	Log string `json:"log"`
+	// MeasuredStall says some plan's planning stall was its measured round
+	// trip (it reported neither stall_work nor planner_seconds): the step
+	// times then depend on the machine, and a rerun differs.
+	MeasuredStall bool `json:"measured_stall"`
+	// CloseError is how the process ended when that was a failure after its
+	// last batch (killed after the grace, or a non-zero exit).
+	CloseError string `json:"close_error,omitempty"`
+}
+
+// CSVText is the command, its words joined by spaces ("" for a built-in
+// policy), for the CSV column external.
+func (e *ExternalRun) CSVText() string {
+	if e == nil {
+		return ""
+	}
+	return strings.Join(e.Command, " ")
 }
 
 // SliceKind says what a slice is.

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -108,6 +109,9 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 				continue // a policy that failed or was skipped
 			}
 			fmt.Fprintf(w, "%s %s %.2f ms", sep, t.Policy, 1e3*t.PlannerGoSecondsMean)
+			if slices.ContainsFunc(s.Policies, func(p PolicySummary) bool { return p.Policy == t.Policy && p.External != nil }) {
+				fmt.Fprint(w, " (its process's round trip)")
+			}
 			sep = ","
 		}
 		fmt.Fprintln(w)
@@ -120,6 +124,16 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 		fmt.Fprintf(w, "%s: %s: %s\n", p.Policy, what, p.Error)
 	}
 	for _, p := range s.Policies {
+		if e := p.External; e != nil {
+			fmt.Fprintf(w, "%s: external policy %q, its stderr in %s", p.Policy, strings.Join(e.Command, " "), e.Log)
+			if e.MeasuredStall {
+				fmt.Fprint(w, "; its planning stall is its measured round trip (it reports no stall_work or planner_seconds), so its step times depend on this machine")
+			}
+			if e.CloseError != "" {
+				fmt.Fprintf(w, "; %s", e.CloseError)
+			}
+			fmt.Fprintln(w)
+		}
 		if p.UlyssesFallbackShare > 0 {
 			fmt.Fprintf(w, "%s: %.1f%% of GPU-slots are in groups wider than the query heads per TP rank, which Ulysses cannot run: "+
 				"priced as Ulysses × ring (Megatron's hierarchical CP)\n", p.Policy, 100*p.UlyssesFallbackShare)

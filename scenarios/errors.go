@@ -60,6 +60,9 @@ type parser struct {
 	// meanLengths, when set, caches the workload's mean sequence length by
 	// context (a search checks thousands of layouts of one workload).
 	meanLengths map[int]float64
+	// known are the policy names a list may hold: the built-in ones and the
+	// scenario's [run.external.NAME] ones (nil before [run] is read).
+	known []string
 }
 
 func (p *parser) addf(key string, format string, args ...any) {

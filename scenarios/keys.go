@@ -17,7 +17,8 @@ var allowedKeys = map[string][]string{
 	"parallel":               {"tp", "pp", "vpp", "ep", "budget_tokens", "first_stage_layers", "last_stage_layers", "sequence_parallel", "recompute", "recompute_layers", "grad_sync", "precision"},
 	"workload":               {"preset", "component", "file", "format", "field", "order", "context_tokens", "batch_tokens", "batch_tokens_per_gpu", "overlong"},
 	"workload.component":     {"kind", "weight", "median_tokens", "sigma", "alpha", "min_tokens", "max_tokens", "tokens", "cdf"},
-	"run":                    {"iterations", "warmup_iterations", "seed", "policies", "options", "dollars_per_gpu_hour"},
+	"run":                    {"iterations", "warmup_iterations", "seed", "policies", "options", "dollars_per_gpu_hour", "external"},
+	"run.external.*":         {"command", "options", "timeout_seconds"},
 	"sweep":                  {"gpus", "context_tokens", "budget_tokens", "options", "policies", "variant"},
 	"search":                 {"gpus", "gpu", "pool_gpus", "tp", "pp", "vpp", "ep", "budget_tokens", "recompute", "policies", "top", "eta", "margin", "policy"},
 	"search.policy":          {"gpus", "tp", "pp", "vpp", "ep", "budget_tokens", "recompute"},
@@ -37,6 +38,9 @@ func modelKeys() []string {
 // suggest returns ", allowed here: ..." for an unknown key.
 func suggest(k toml.Key) string {
 	table := strings.Join(k[:len(k)-1], ".")
+	if len(k) == 4 && k[0] == "run" && k[1] == "external" {
+		table = "run.external.*"
+	}
 	allowed, ok := allowedKeys[table]
 	if !ok || len(allowed) == 0 {
 		return ""

@@ -107,6 +107,9 @@ func (p *parser) policyOptions(md *toml.MetaData, raw map[string]toml.Primitive,
 	for _, name := range names {
 		d, err := policies.Lookup(name)
 		if err != nil {
+			if _, ok := tables[name]; ok && slices.Contains(p.known, name) {
+				p.addf("run.options."+name, "[run.options.%s]: %q is an external policy: its options go in [run.external.%s] options", name, name, name)
+			}
 			continue // reported by policyList
 		}
 		if o := p.decodeOptions(d, tables[name], "run.options."+name, ""); o != nil {

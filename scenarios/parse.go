@@ -9,6 +9,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/extpolicy"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"
@@ -70,6 +71,14 @@ type rawRun struct {
 	Policies         []string                  `toml:"policies"`
 	Options          map[string]toml.Primitive `toml:"options"`
 	DollarsPerGPU    *float64                  `toml:"dollars_per_gpu_hour"`
+	External         map[string]rawExternal    `toml:"external"`
+}
+
+// rawExternal is one [run.external.NAME] table.
+type rawExternal struct {
+	Command        []string       `toml:"command"`
+	Options        map[string]any `toml:"options"`
+	TimeoutSeconds *float64       `toml:"timeout_seconds"`
 }
 
 type rawSweep struct {
@@ -400,20 +409,71 @@ func (p *parser) run(md *toml.MetaData, r rawRun) Run {
 			p.addf("run.dollars_per_gpu_hour", "run.dollars_per_gpu_hour = %v: must be in (0, 10000]", *r.DollarsPerGPU)
 		}
 	}
+	out.External = p.externals(r.External)
+	p.known = append(policies.Names(), sortedKeys(out.External)...)
 	if !md.IsDefined("run", "policies") || len(r.Policies) == 0 {
-		p.addf("run.policies", "run.policies: required, a non-empty list from %s", strings.Join(policies.Names(), ", "))
+		p.addf("run.policies", "run.policies: required, a non-empty list from %s (or a [run.external.NAME] policy)", strings.Join(policies.Names(), ", "))
 	}
 	p.policyList("run.policies", r.Policies)
+	return out
+}
+
+// externalNameRE is the syntax of an external policy's name.
+var externalNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+
+// externals checks the [run.external.NAME] tables.
+func (p *parser) externals(raw map[string]rawExternal) map[string]ExternalPolicy {
+	if len(raw) == 0 {
+		return nil
+	}
+	out := map[string]ExternalPolicy{}
+	for _, name := range sortedKeys(raw) {
+		r, key := raw[name], "run.external."+name
+		switch {
+		case !externalNameRE.MatchString(name):
+			p.addf(key, "[%s]: the name must match %s", key, externalNameRE)
+			continue
+		case slices.Contains(policies.Names(), name):
+			p.addf(key, "[%s]: %q is a built-in policy; give the external one another name", key, name)
+			continue
+		}
+		e := ExternalPolicy{Command: r.Command, Options: r.Options, TimeoutSeconds: extpolicy.DefaultTimeout.Seconds()}
+		switch {
+		case len(r.Command) == 0 || r.Command[0] == "":
+			p.addf(key+".command", "%s.command: required, the program and its arguments, e.g. [\"python3\", \"policy.py\"]", key)
+		case len(r.Command) > extpolicy.MaxCommandArgs:
+			p.addf(key+".command", "%s.command: %d words, at most %d", key, len(r.Command), extpolicy.MaxCommandArgs)
+		}
+		for i, w := range r.Command {
+			if strings.ContainsRune(w, 0) {
+				p.addf(key+".command", "%s.command[%d]: contains a NUL byte", key, i)
+			}
+		}
+		if r.TimeoutSeconds != nil {
+			e.TimeoutSeconds = *r.TimeoutSeconds
+			if !(e.TimeoutSeconds > 0 && e.TimeoutSeconds <= extpolicy.MaxTimeout.Seconds()) {
+				p.addf(key+".timeout_seconds", "%s.timeout_seconds = %v: must be in (0, %g]", key, e.TimeoutSeconds, extpolicy.MaxTimeout.Seconds())
+			}
+		}
+		if e.Options == nil {
+			e.Options = map[string]any{}
+		}
+		out[name] = e
+	}
 	return out
 }
 
 // policyList reports unknown and repeated policy names in the list at key.
 func (p *parser) policyList(key string, names []string) {
 	seen := map[string]bool{}
+	known := p.known
+	if known == nil {
+		known = policies.Names()
+	}
 	for _, name := range names {
 		switch {
-		case !slices.Contains(policies.Names(), name):
-			p.addf(key, "%s: unknown policy %q; known: %s", key, name, strings.Join(policies.Names(), ", "))
+		case !slices.Contains(known, name):
+			p.addf(key, "%s: unknown policy %q; known: %s", key, name, strings.Join(known, ", "))
 		case seen[name]:
 			p.addf(key, "%s: %q listed twice", key, name)
 		}

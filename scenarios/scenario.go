@@ -130,6 +130,21 @@ type Run struct {
 	// DollarsPerGPUHour prices the training cost columns (default 2, the
 	// HyDra paper's rate, §6.3).
 	DollarsPerGPUHour float64
+	// External are the [run.external.NAME] policies, by name: programs in
+	// any language that plan over JSON lines (package extpolicy). Their names
+	// may appear in Policies like any built-in policy's.
+	External map[string]ExternalPolicy
+}
+
+// ExternalPolicy is one [run.external.NAME] table.
+type ExternalPolicy struct {
+	// Command is the program and its arguments, run in the scenario's
+	// folder.
+	Command []string
+	// Options is the table sent with every batch (any TOML values).
+	Options map[string]any
+	// TimeoutSeconds bounds each batch's round trip (default 60).
+	TimeoutSeconds float64
 }
 
 // Sweep is the resolved [sweep] table: the cartesian product of its axes.

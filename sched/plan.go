@@ -128,6 +128,10 @@ type StallWork struct {
 	SolverSolves     int64 `json:"solver_solves,omitempty"`
 	SolverNodes      int64 `json:"solver_nodes,omitempty"`
 	SolverIterations int64 `json:"solver_iterations,omitempty"`
+	// ReportedSeconds is a stall in seconds as a planner outside dcpsim
+	// reports it, or as its round trip was measured when it reports no work
+	// (an external policy, extpolicy): priced as it is.
+	ReportedSeconds float64 `json:"reported_seconds,omitempty"`
 
 	// The fields below are the rest of a Python planner's per-iteration
 	// pipeline around its placement loop: preparing the batch and handing

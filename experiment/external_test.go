@@ -1,0 +1,109 @@
+package experiment
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dcpsim/dcpsim/scenarios"
+)
+
+// externalScenario is tiny with hydra beside external policies that
+// misbehave (testdata/external/*.sh), run in that folder.
+const externalScenario = `name = "tiny-external"
+
+[cluster]
+gpu = "H20"
+gpus = 48
+
+[model]
+preset = "deepseek-v2-lite"
+
+[parallel]
+pp = 3
+ep = 8
+budget_tokens = 8192
+
+[workload]
+preset = "long-256k"
+context_tokens = 32768
+batch_tokens = 131072
+
+[run]
+iterations = 3
+warmup_iterations = 1
+policies = ["hydra", "garbage", "hang", "exits", "twice"]
+
+[run.external.garbage]
+command = ["sh", "garbage.sh"]
+
+[run.external.hang]
+command = ["sh", "hang.sh"]
+timeout_seconds = 0.5
+
+[run.external.exits]
+command = ["sh", "exits.sh"]
+
+[run.external.twice]
+command = ["sh", "twice.sh"]
+`
+
+// TestExternalPoliciesFail: an external policy that prints garbage, hangs,
+// exits early or returns an invalid plan is a clear error in its own row,
+// and hydra beside them still runs; every process's stderr is kept.
+func TestExternalPoliciesFail(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh on PATH")
+	}
+	sc, err := scenarios.Parse([]byte(externalScenario), filepath.Join("testdata", "external", "s.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	out, err := RunContext(context.Background(), sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(begin); d > 20*time.Second {
+		t.Errorf("took %v: the hanging policy's 0.5 s timeout did not hold", d)
+	}
+	want := map[string]string{
+		"garbage": "external policy garbage, batch 0 (line 1 of its stdin and stdout): its plan line is not a plan object",
+		"hang":    "no plan line within the 500ms timeout",
+		"exits":   `it exited with exit status 3; its stderr ends "no plans today"`,
+		"twice":   "its plan breaks the rules: microbatch 0 group 0 (ranks 0..0): sequence 0 already placed",
+	}
+	for _, ps := range out.Summary.Policies {
+		if ps.Policy == "hydra" {
+			if ps.Error != "" || ps.StepSecondsMean <= 0 {
+				t.Errorf("hydra: error %q, step %v: it should have run", ps.Error, ps.StepSecondsMean)
+			}
+			continue
+		}
+		if !strings.Contains(ps.Error, want[ps.Policy]) {
+			t.Errorf("%s: error %q, want %q", ps.Policy, ps.Error, want[ps.Policy])
+		}
+		if ps.External == nil || ps.External.Log != "external-"+ps.Policy+".log" {
+			t.Errorf("%s: external %+v", ps.Policy, ps.External)
+		}
+	}
+	logs := map[string]string{}
+	for _, l := range out.Logs {
+		logs[l.File] = string(l.Data)
+	}
+	if !strings.Contains(logs["external-exits.log"], "no plans today") || len(out.Logs) != 4 {
+		t.Errorf("logs %v", logs)
+	}
+	dir := t.TempDir()
+	files, err := WriteRun(context.Background(), filepath.Join(dir, "r"), sc, out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "r", "external-exits.log")); err != nil || !strings.Contains(string(b), "no plans today") {
+		t.Errorf("the results folder's log: %q, %v (files %v)", b, err, files)
+	}
+}
