@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -16,7 +17,7 @@ import (
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
-const searchUsage = `  dcpsim search S [--out DIR] [--jobs J] [--shard I/N] [--no-figures] [--json]
+const searchUsage = `  dcpsim search S [--out DIR] [--jobs J] [--shard I/N | --shard auto [--shards N]] [--no-figures] [--json]
                 [--top N] [--tokens X (--days D | --by YYYY-MM-DD)]
 
   Rank the layouts and policies of scenario S's [search] table (an embedded name
@@ -59,6 +60,8 @@ const searchUsage = `  dcpsim search S [--out DIR] [--jobs J] [--shard I/N] [--n
   pp, vpp, ep, budget_tokens, recompute, policy, gpus, tokens_per_day,
   step_seconds_mean, peak_memory_bytes, status) instead of the tables.
 
+  --shard auto takes I and N from a Slurm array task or a Kubernetes Indexed
+  Job pod, as dcpsim sweep's --shard auto does (see dcpsim help sweep).
   --shard I/N runs the groups whose index mod N is I and writes
   DIR/search-shard.json; dcpsim merge --out DIR SHARD_DIR... joins the shards
   into the same search.json, search.csv and figures as one unsharded search. A
@@ -76,7 +79,8 @@ type searchTarget struct {
 func runSearch(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("search", searchUsage, stderr)
 	out := fs.String("out", "", "results folder (default runs/<scenario>)")
-	shard := fs.String("shard", "0/1", "run the groups with index mod N = I")
+	shard := fs.String("shard", "0/1", "run the groups with index mod N = I; auto: I and N from Slurm's array or a Kubernetes Indexed Job")
+	shards := fs.Int("shards", 0, "with --shard auto under Kubernetes: N, the Indexed Job's completions")
 	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "candidates simulated at once")
 	noFigures := fs.Bool("no-figures", false, "write no figures")
 	asJSON := fs.Bool("json", false, "print one JSON line per candidate instead of the tables")
@@ -98,7 +102,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	si, sn, err := parseShard(*shard)
+	si, sn, err := shardFlags(*shard, *shards, os.Getenv)
 	if err != nil {
 		return err
 	}

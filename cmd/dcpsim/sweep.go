@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -11,7 +12,7 @@ import (
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
-const sweepUsage = `  dcpsim sweep S [--out DIR] [--shard I/N] [--jobs J] [--no-figures]
+const sweepUsage = `  dcpsim sweep S [--out DIR] [--shard I/N | --shard auto [--shards N]] [--jobs J] [--no-figures]
 
   Run every point of scenario S's [sweep] (an embedded name such as weak-scaling,
   or a .toml file): the cartesian product of its axes (variants, gpus,
@@ -32,10 +33,14 @@ const sweepUsage = `  dcpsim sweep S [--out DIR] [--shard I/N] [--jobs J] [--no-
   stopped; temporary folders a killed sweep left (kill -9) are removed. SIGTERM
   and SIGHUP count as Ctrl-C.
 
-  --shard I/N runs only the points whose index modulo N is I (0 <= I < N), e.g.
-  one Slurm array task (I = $SLURM_ARRAY_TASK_ID) or one Kubernetes Indexed Job
-  pod (I = $JOB_COMPLETION_INDEX) per shard; then dcpsim merge joins the shards'
-  folders. An unsharded (or merged) sweep writes DIR/sweep.json (every point, in
+  --shard I/N runs only the points whose index modulo N is I (0 <= I < N); then
+  dcpsim merge joins the shards' folders. --shard auto takes I and N from the
+  scheduler: in a Slurm job array task I = (SLURM_ARRAY_TASK_ID -
+  SLURM_ARRAY_TASK_MIN)/SLURM_ARRAY_TASK_STEP and N = SLURM_ARRAY_TASK_COUNT, so
+  1-based and stepped arrays work (an array given as a list is refused); in a
+  Kubernetes Indexed Job pod I = JOB_COMPLETION_INDEX and N = --shards (its
+  completions). Without either variable --shard auto is exit 2 naming them.
+  examples/slurm/ and examples/k8s/ hold the job files. An unsharded (or merged) sweep writes DIR/sweep.json (every point, in
   order), DIR/sweep.csv (one row per point and policy) and the figures
   sweep-throughput, sweep-planner and sweep-<policy>-<option> (PNG and SVG) where the swept axes
   allow them. A progress line goes to stderr on a terminal, nothing on a pipe.`
@@ -103,7 +108,8 @@ func parseShard(s string) (i, n int, err error) {
 func runSweep(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sweep", sweepUsage, stderr)
 	out := fs.String("out", "", "results folder (default runs/<scenario>)")
-	shard := fs.String("shard", "0/1", "run the points with index mod N = I")
+	shard := fs.String("shard", "0/1", "run the points with index mod N = I; auto: I and N from Slurm's array or a Kubernetes Indexed Job")
+	shards := fs.Int("shards", 0, "with --shard auto under Kubernetes: N, the Indexed Job's completions")
 	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "points simulated at once")
 	noFigures := fs.Bool("no-figures", false, "write no sweep figures")
 	rest, err := parseInterspersed(fs, args)
@@ -113,7 +119,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if *jobs < 1 {
 		return badInput("--jobs %d: must be >= 1", *jobs)
 	}
-	si, sn, err := parseShard(*shard)
+	si, sn, err := shardFlags(*shard, *shards, os.Getenv)
 	if err != nil {
 		return err
 	}
