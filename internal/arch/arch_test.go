@@ -51,6 +51,10 @@ var rules = []rule{
 	{dir: "experiment", forbidden: []string{module + "cmd/"}, why: "the CLI sits on top of the experiments"},
 	{dir: "milp", only: true, forbidden: append([]string{"os/exec", module + "milp/cbc", module + "sched", module + "sched/"}, coreForbidden...),
 		why: "the MILP model is pure: solvers that run programs live at the edge (milp/cbc)"},
+	{dir: "extpolicy", forbidden: append([]string{module + "sim", module + "sim/", module + "calib", module + "scenarios", module + "report"}, above...),
+		why: "an external policy's process speaks the plan model (sched) alone: it knows no engine, costs or results"},
+	{dir: "calib/kineto", forbidden: []string{module + "sim", module + "sim/", module + "report", module + "scenarios"},
+		why: "the trace reader knows the cost model's prices (calib), not the engine or the results"},
 	{dir: "milp/cbc", forbidden: []string{module + "sched", module + "sched/", module + "sim", module + "sim/"}, why: "a solver knows models, not policies"},
 }
 
