@@ -9,6 +9,7 @@
 // help, flags included):
 //
 //	calibrate        measure operator costs (cpu, cuda) or read a CSV, fit, write a profile
+//	compare          compare two results folders of one scenario: step-time change with a 95% CI
 //	costs collective the cost model's price of one collective (time, algbw, busbw as nccl-tests)
 //	memory           per-GPU memory of a scenario by stage and GPU kind (states, activations at B, HBM)
 //	merge            join the folders of a sharded sweep or search
@@ -74,6 +75,7 @@ func commands() map[string]command {
 		sweepCommand(),
 		searchCommand(),
 		mergeCommand(),
+		compareCommand(),
 		reportCommand(),
 		calibrateCommand(),
 		costsCommand(),
