@@ -16,6 +16,7 @@ import (
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/bytescale"
 	"github.com/dcpsim/dcpsim/sched/flexsp"
+	"github.com/dcpsim/dcpsim/sched/heterodp"
 	"github.com/dcpsim/dcpsim/sched/hexiseq"
 	"github.com/dcpsim/dcpsim/sched/hydra"
 	"github.com/dcpsim/dcpsim/sched/hydrahetero"
@@ -80,6 +81,8 @@ func All() []Descriptor {
 		describe(bytescale.Name, "ByteScale HDP: any-integer degrees D(s) = ⌈s/C⌉, best-fit bins, balance scheduler with per-rank microbatch counts",
 			sched.Ring, false, bytescale.DefaultOptions, noEnv(bytescale.New)),
 		flexSP(),
+		describe(heterodp.Name, "heterogeneity-aware data parallelism: sequences split across GPU kinds in proportion to their speed, static CP inside each kind (what one runs without HexiSeq)",
+			sched.Ulysses, false, heterodp.DefaultOptions, noEnv(heterodp.New)),
 		describe(hexiseq.Name, "HexiSeq: asymmetric CP × HP for mixed GPU kinds: per-rank shard lengths and head counts by capability under memory (clustering, capability split, coordinate descent)",
 			sched.UlyssesRing, false, hexiseq.DefaultOptions, noEnv(hexiseq.New)),
 		describe(hydra.Name, "HyDra: load-driven degrees from the closed-form cap C*, piggyback packing with heaps",
