@@ -20,6 +20,7 @@
 //	scenarios        list, show or check scenario files
 //	search           rank a scenario's [search] layouts and policies (pruned, resumable, shardable)
 //	sweep            run a scenario's [sweep] points in parallel (resumable, shardable)
+//	trace            write one iteration as Chakra execution traces for ASTRA-sim (one file per GPU)
 //	validate         predicted step times beside published Megatron-LM runs
 //	version          print the version and VCS revision
 //	workload stats   length statistics of a scenario's batches or of a length file
@@ -80,6 +81,7 @@ func commands() map[string]command {
 		calibrateCommand(),
 		costsCommand(),
 		workloadCommand(),
+		traceCommand(),
 		{name: "validate", summary: "predicted step times beside published Megatron-LM runs", usage: experiment.ValidateUsage, run: runValidate},
 		{
 			name:    "version",
