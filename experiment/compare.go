@@ -172,21 +172,13 @@ func readCompareFile(path string) ([]byte, error) {
 // strictly and consistent, and iterations.csv (parseSteps).
 func readCompareRun(dir string) (*compareSide, error) {
 	mpath := filepath.Join(dir, "manifest.json")
-	mb, err := readCompareFile(mpath)
-	if err != nil {
-		return nil, err
-	}
 	var man Manifest
-	if err := decodeResultJSON(mpath, mb, &man); err != nil {
+	if _, err := readDecoded(readCompareFile, mpath, &man); err != nil {
 		return nil, err
 	}
 	spath := filepath.Join(dir, "summary.json")
-	sb, err := readCompareFile(spath)
-	if err != nil {
-		return nil, err
-	}
 	var sum report.Summary
-	if err := decodeResultJSON(spath, sb, &sum); err != nil {
+	if _, err := readDecoded(readCompareFile, spath, &sum); err != nil {
 		return nil, err
 	}
 	switch {

@@ -22,24 +22,7 @@ import (
 // B = 8192) is 40-60% slower than its closed form (which picks 16), far
 // outside the noise.
 const compareTiny = `name = "tiny"
-
-[cluster]
-gpu = "H20"
-gpus = 48
-
-[model]
-preset = "deepseek-v2-lite"
-
-[parallel]
-pp = 3
-ep = 8
-budget_tokens = 8192
-
-[workload]
-preset = "long-256k"
-context_tokens = 32768
-batch_tokens = 131072
-
+` + tinyJob + `
 [run]
 iterations = 16
 warmup_iterations = 1

@@ -21,7 +21,22 @@ import (
 // tiny is a 48-GPU scenario that runs in well under a second, with options for
 // two policies (run concurrently, they share the decoded options).
 const tiny = `name = "tiny"
+` + tinyJob + `
+[run]
+iterations = 3
+warmup_iterations = 1
+policies = ["hydra", "mcore", "static"]
 
+[run.options.hydra]
+cap = 8
+
+[run.options.mcore]
+stall_model = "megatron-dev"
+`
+
+// tinyJob is the cluster, model, layout and workload of tiny, which the
+// other small scenarios of these tests share.
+const tinyJob = `
 [cluster]
 gpu = "H20"
 gpus = 48
@@ -38,17 +53,6 @@ budget_tokens = 8192
 preset = "long-256k"
 context_tokens = 32768
 batch_tokens = 131072
-
-[run]
-iterations = 3
-warmup_iterations = 1
-policies = ["hydra", "mcore", "static"]
-
-[run.options.hydra]
-cap = 8
-
-[run.options.mcore]
-stall_model = "megatron-dev"
 `
 
 func parse(t testing.TB, src string) *scenarios.Scenario {

@@ -15,24 +15,7 @@ import (
 // externalScenario is tiny with hydra beside external policies that
 // misbehave (testdata/external/*.sh), run in that folder.
 const externalScenario = `name = "tiny-external"
-
-[cluster]
-gpu = "H20"
-gpus = 48
-
-[model]
-preset = "deepseek-v2-lite"
-
-[parallel]
-pp = 3
-ep = 8
-budget_tokens = 8192
-
-[workload]
-preset = "long-256k"
-context_tokens = 32768
-batch_tokens = 131072
-
+` + tinyJob + `
 [run]
 iterations = 3
 warmup_iterations = 1

@@ -47,6 +47,20 @@ func checkName(file, key, name string) error {
 // readResultFile reads one file of a results folder: a regular file (not a
 // link), at most safeio.MaxResultBytes long. The error names the file and
 // says whether it is missing or invalid.
+// readDecoded reads path with read (readResultFile, or a caller's variant
+// of it) and decodes it strictly into v (decodeResultJSON), returning the
+// bytes read.
+func readDecoded(read func(string) ([]byte, error), path string, v any) ([]byte, error) {
+	b, err := read(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeResultJSON(path, b, v); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
 func readResultFile(path string) ([]byte, error) {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -113,21 +127,15 @@ func checkPointRecord(path, base string, rec *PointRecord) error {
 // the key. With keep, the files' bytes (those checked) are kept for copying.
 func loadPoint(pdir string, keep bool) (*pointFolder, error) {
 	mpath := filepath.Join(pdir, "manifest.json")
-	mb, err := readResultFile(mpath)
-	if err != nil {
-		return nil, err
-	}
 	var man Manifest
-	if err := decodeResultJSON(mpath, mb, &man); err != nil {
+	mb, err := readDecoded(readResultFile, mpath, &man)
+	if err != nil {
 		return nil, err
 	}
 	ppath := filepath.Join(pdir, "point.json")
-	pb, err := readResultFile(ppath)
-	if err != nil {
-		return nil, err
-	}
 	var rec PointRecord
-	if err := decodeResultJSON(ppath, pb, &rec); err != nil {
+	pb, err := readDecoded(readResultFile, ppath, &rec)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkPointRecord(ppath, filepath.Base(pdir), &rec); err != nil {
@@ -159,12 +167,9 @@ func loadPoint(pdir string, keep bool) (*pointFolder, error) {
 	}
 
 	spath := filepath.Join(pdir, "summary.json")
-	sb, err := readResultFile(spath)
-	if err != nil {
-		return nil, err
-	}
 	var sum report.Summary
-	if err := decodeResultJSON(spath, sb, &sum); err != nil {
+	sb, err := readDecoded(readResultFile, spath, &sum)
+	if err != nil {
 		return nil, err
 	}
 	a, errA := json.Marshal(sum)
