@@ -302,7 +302,8 @@ func (s *searcher) newCand(c *scenarios.Candidate) *searchCand {
 	j, par := c.Scenario.Job, c.Scenario.Job.Parallel
 	row := report.SearchRow{ID: c.ID, Group: c.Group, GPUs: j.Cluster.GPUs, GPU: j.Cluster.Label(), Model: j.Model.Name,
 		TP: par.TP, PP: par.PP, VPP: par.VPP, EP: par.EP, FirstStageLayers: par.FirstStageLayers, LastStageLayers: par.LastStageLayers,
-		BudgetTokens: par.BudgetTokens, BudgetAuto: par.BudgetAuto, Recompute: string(par.RecomputeMode()), Policy: c.Policy, Rung: -1}
+		BudgetTokens: par.BudgetTokens, BudgetAuto: par.BudgetAuto, Recompute: string(par.RecomputeMode()), Precision: report.PrecisionLabel(par),
+		Policy: c.Policy, Rung: -1}
 	st := &searchCand{c: c, row: row}
 	switch {
 	case c.OutOfMemory:
@@ -612,7 +613,7 @@ func (st *searchCand) apply(ev *searchEval) {
 		// No figures of an earlier rung stay beside a failure.
 		*row = report.SearchRow{Rank: row.Rank, ID: row.ID, Group: row.Group, GPUs: row.GPUs, GPU: row.GPU, Model: row.Model,
 			TP: row.TP, PP: row.PP, VPP: row.VPP, EP: row.EP, FirstStageLayers: row.FirstStageLayers, LastStageLayers: row.LastStageLayers,
-			BudgetTokens: row.BudgetTokens, BudgetAuto: row.BudgetAuto, Recompute: row.Recompute, Policy: row.Policy,
+			BudgetTokens: row.BudgetTokens, BudgetAuto: row.BudgetAuto, Recompute: row.Recompute, Precision: row.Precision, Policy: row.Policy,
 			Rung: row.Rung, Iterations: row.Iterations, LowerBoundSeconds: row.LowerBoundSeconds, Status: ev.Status, Reason: ev.Reason}
 		return
 	}

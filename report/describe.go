@@ -142,6 +142,7 @@ func writeSearchSpace(w io.Writer, sc *scenarios.Scenario) error {
 	axis("ep", sr.EP, len(sr.EP) == 0)
 	axis("budget", sr.Budgets, len(sr.Budgets) == 0)
 	axis("recompute", sr.Recompute, len(sr.Recompute) == 0)
+	axis("precision", sr.Precision, len(sr.Precision) == 0)
 	axis("policies", sr.Policies, len(sr.Policies) == 0)
 	for _, name := range slices.Sorted(maps.Keys(sr.PolicySpaces)) {
 		ps := sr.PolicySpaces[name]

@@ -65,6 +65,8 @@ type SearchRow struct {
 	BudgetAuto   bool `json:"budget_auto"`
 	// Recompute is none, selective or full.
 	Recompute string `json:"recompute"`
+	// Precision is the GEMMs' number format, "bf16" or "fp8".
+	Precision string `json:"precision"`
 	// Policy is the DCP policy.
 	Policy string `json:"policy"`
 	// Status is one of the Search* statuses; Reason says why for every
@@ -120,6 +122,10 @@ func (r SearchRow) Layout() string {
 	if r.BudgetAuto {
 		b = "auto:" + b
 	}
+	prec := ""
+	if r.Precision == "fp8" {
+		prec = " fp8"
+	}
 	return "tp" + strconv.Itoa(r.TP) + " pp" + strconv.Itoa(r.PP) + split + " vpp" + strconv.Itoa(r.VPP) + " ep" + strconv.Itoa(r.EP) +
-		" B=" + b + " " + r.Recompute
+		" B=" + b + " " + r.Recompute + prec
 }

@@ -20,7 +20,7 @@ var allowedKeys = map[string][]string{
 	"run":                    {"iterations", "warmup_iterations", "seed", "policies", "options", "dollars_per_gpu_hour", "external"},
 	"run.external.*":         {"command", "options", "timeout_seconds"},
 	"sweep":                  {"gpus", "context_tokens", "budget_tokens", "options", "policies", "variant"},
-	"search":                 {"gpus", "gpu", "pool_gpus", "tp", "pp", "vpp", "ep", "budget_tokens", "recompute", "policies", "top", "eta", "margin", "policy"},
+	"search":                 {"gpus", "gpu", "pool_gpus", "tp", "pp", "vpp", "ep", "budget_tokens", "recompute", "precision", "policies", "top", "eta", "margin", "policy"},
 	"search.policy":          {"gpus", "tp", "pp", "vpp", "ep", "budget_tokens", "recompute"},
 	"sweep.variant":          {"name", "model", "parallel", "cluster", "options"},
 	"sweep.variant.cluster":  {"nics_per_node", "nodes_per_leaf", "spine_oversubscription"},

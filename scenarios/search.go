@@ -47,6 +47,9 @@ type Search struct {
 	Budgets []SearchBudget
 	// Recompute are the recomputation modes (full recomputes every layer).
 	Recompute []job.RecomputeGranularity
+	// Precision are the GEMMs' number formats (job.PrecisionBF16,
+	// job.PrecisionFP8; default the scenario's).
+	Precision []job.Precision
 	// Policies are the DCP policies (default run.policies).
 	Policies []string
 	// Top is how many leading candidates of each group end on the [run]
@@ -101,6 +104,7 @@ type rawSearch struct {
 	EP        intAxis        `toml:"ep"`
 	Budget    []budgetTokens `toml:"budget_tokens"`
 	Recompute []string       `toml:"recompute"`
+	Precision []string       `toml:"precision"`
 	Policies  []string       `toml:"policies"`
 	Top       *int           `toml:"top"`
 	Eta       *int           `toml:"eta"`
@@ -291,6 +295,18 @@ func (p *parser) searchTable(raw *rawFile, pools bool, sc *Scenario) {
 		}
 		s.Recompute = append(s.Recompute, g)
 	}
+	for _, m := range r.Precision {
+		pr := job.Precision(m)
+		switch pr {
+		case job.PrecisionBF16, job.PrecisionFP8:
+		default:
+			p.addf("search.precision", "search.precision: %q must be %q or %q", m, job.PrecisionBF16, job.PrecisionFP8)
+		}
+		if slices.Contains(s.Precision, pr) {
+			p.addf("search.precision", "search.precision: %q listed twice", m)
+		}
+		s.Precision = append(s.Precision, pr)
+	}
 	p.policyList("search.policies", s.Policies)
 	if r.Top != nil {
 		s.Top = *r.Top
@@ -446,7 +462,7 @@ type Candidate struct {
 }
 
 // Candidates expands the [search] of s into its candidates in a fixed order:
-// gpus, kinds, tp, pp, vpp, ep, budget_tokens, recompute, then policies, the
+// gpus, kinds, tp, pp, vpp, ep, budget_tokens, recompute, precision, then policies, the
 // last fastest; a policy with a [search.policy.<name>] space takes only the
 // layouts inside it. Stage splits are derived (StageSplit); every candidate is
 // validated as a scenario would be, and one that is not valid keeps its
@@ -475,6 +491,10 @@ func (s *Scenario) Candidates() ([]Candidate, error) {
 	if len(recs) == 0 {
 		recs = []job.RecomputeGranularity{base.Parallel.RecomputeMode()}
 	}
+	precs := sr.Precision
+	if len(precs) == 0 {
+		precs = []job.Precision{base.Parallel.Precision}
+	}
 	pols := sr.Policies
 	if len(pols) == 0 {
 		pols = s.Run.Policies
@@ -497,7 +517,7 @@ func (s *Scenario) Candidates() ([]Candidate, error) {
 		kinds = [][]string{{base.Cluster.GPU}}
 	}
 	n := 1
-	for _, k := range []int{len(gpus), len(kinds), len(tps), len(pps), len(vpps), len(eps), len(budgets), len(recs), len(pols)} {
+	for _, k := range []int{len(gpus), len(kinds), len(tps), len(pps), len(vpps), len(eps), len(budgets), len(recs), len(precs), len(pols)} {
 		n *= k
 		if n > MaxSearchCandidates {
 			return nil, &Error{File: s.File, Problems: []Problem{{Line: lineOf(s.lines, "search"), Key: "search",
@@ -514,18 +534,20 @@ func (s *Scenario) Candidates() ([]Candidate, error) {
 						for _, ep := range eps {
 							for _, b := range budgets {
 								for _, rec := range recs {
-									var layout *searchLayout
-									for _, pol := range pols {
-										if ps, ok := sr.PolicySpaces[pol]; ok && !ps.allows(g, tp, pp, vpp, ep, b, rec) {
-											continue
+									for _, prec := range precs {
+										var layout *searchLayout
+										for _, pol := range pols {
+											if ps, ok := sr.PolicySpaces[pol]; ok && !ps.allows(g, tp, pp, vpp, ep, b, rec) {
+												continue
+											}
+											if layout == nil {
+												layout = s.searchLayout(g, ks, tp, pp, vpp, ep, b, rec, prec)
+												layout.check(s, mem)
+											}
+											c := s.candidate(layout, pol)
+											c.ID = len(out)
+											out = append(out, c)
 										}
-										if layout == nil {
-											layout = s.searchLayout(g, ks, tp, pp, vpp, ep, b, rec)
-											layout.check(s, mem)
-										}
-										c := s.candidate(layout, pol)
-										c.ID = len(out)
-										out = append(out, c)
 									}
 								}
 							}
@@ -549,7 +571,7 @@ type searchLayout struct {
 	problem string
 }
 
-func (s *Scenario) searchLayout(gpus int, kinds []string, tp, pp, vpp, ep int, b SearchBudget, rec job.RecomputeGranularity) *searchLayout {
+func (s *Scenario) searchLayout(gpus int, kinds []string, tp, pp, vpp, ep int, b SearchBudget, rec job.RecomputeGranularity, prec job.Precision) *searchLayout {
 	pt := *s
 	pt.Search, pt.Sweep = nil, nil
 	c := &pt.Job.Cluster
@@ -567,6 +589,7 @@ func (s *Scenario) searchLayout(gpus int, kinds []string, tp, pp, vpp, ep int, b
 	par.TP, par.PP, par.VPP, par.EP = tp, pp, vpp, ep
 	par.BudgetTokens, par.BudgetAuto = b.Tokens, b.Auto
 	par.Recompute, par.RecomputeLayers = rec, 0
+	par.Precision = prec
 	var err error
 	par.FirstStageLayers, par.LastStageLayers, err = StageSplit(pt.Job.Model.Layers, pp, vpp)
 	if pt.Workload.BatchTokensPerGPU > 0 {
@@ -575,6 +598,9 @@ func (s *Scenario) searchLayout(gpus int, kinds []string, tp, pp, vpp, ep int, b
 	budget := "B" + b.String()
 	l := &searchLayout{sc: pt, split: err, kinds: c.Label()}
 	l.name = fmt.Sprintf("gpus=%d/%s/tp%d-pp%d-vpp%d-ep%d-%s-%s", c.GPUs, strings.ReplaceAll(l.kinds, " ", ""), tp, pp, vpp, ep, budget, rec)
+	if prec == job.PrecisionFP8 {
+		l.name += "-fp8" // BF16 names stay as before the axis
+	}
 	return l
 }
 

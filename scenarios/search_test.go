@@ -337,3 +337,38 @@ func TestSearchPolicySpace(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchPrecision: the precision axis doubles the layouts, names the FP8
+// ones with an -fp8 suffix (BF16 names unchanged), sets the job's precision,
+// and an FP8 layout on a GPU without FP8 tensor cores is a candidate with its
+// problem, not dropped.
+func TestSearchPrecision(t *testing.T) {
+	sc, err := Parse([]byte(searchBase+`[search]
+gpu = ["H800", "A100-80G"]
+precision = ["bf16", "fp8"]
+policies = ["hydra"]
+`), "s.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sc.Candidates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 4 {
+		t.Fatalf("%d candidates, want 2 kinds × 2 precisions", len(cs))
+	}
+	for _, c := range cs {
+		fp8 := c.Scenario.Job.Parallel.FP8()
+		if strings.HasSuffix(c.Name, "-fp8/hydra") != fp8 {
+			t.Errorf("%s: FP8 %v", c.Name, fp8)
+		}
+		a100 := c.Scenario.Job.Cluster.GPU == "A100-80G"
+		if wantProblem := a100 && fp8; (c.Problem != "") != wantProblem || (wantProblem && !strings.Contains(c.Problem, "no FP8 tensor cores")) {
+			t.Errorf("%s: problem %q", c.Name, c.Problem)
+		}
+	}
+	if _, err := Parse([]byte(searchBase+"[search]\nprecision = [\"fp16\"]\n"), "s.toml"); err == nil || !strings.Contains(err.Error(), `search.precision: "fp16" must be "bf16" or "fp8"`) {
+		t.Errorf("bad precision: %v", err)
+	}
+}
