@@ -836,53 +836,16 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 	if err := l.Check(g, total, heads); err != nil {
 		return err
 	}
-	chunks := l.Chunks()
-	hp := l.HPGroupOf()
-	var ops, window [2][2]float64 // max over ranks [dense, moe][fwd, bwd]; window: min over ranks
-	var attn [2]float64
-	first := true
-	most := 0 // the group's fullest rank's tokens
-	for i, tok := range l.ShardTokens {
-		most = max(most, tok)
-		r := g.FirstRank + i
-		dev := 0
+	lm := p.layoutRanks(g, total, heads, func(r, dev, tok int, _, _ float64) {
 		if m.rankDevice != nil {
-			dev = m.rankDevice[r]
 			p.heads[dev] = max(p.heads[dev], tok)
 		}
 		dc.maxTokens = max(dc.maxTokens, tok)
 		if b := (r - d.FirstRank) / m.ep; b >= 0 && b < len(p.blocks) {
 			p.blocks[b] = max(p.blocks[b], tok)
 		}
-		lc := p.layerOpsSeconds(dev, tok)
-		for kind := range 2 {
-			for k := range 2 {
-				ops[kind][k] = max(ops[kind][k], lc.ops[kind][k])
-				if first || lc.window[kind][k] < window[kind][k] {
-					window[kind][k] = lc.window[kind][k]
-				}
-			}
-		}
-		first = false
-		if l.Heads[i] == 0 || total == 0 {
-			continue
-		}
-		comp := m.devices[dev].Compute
-		chunk := int64(chunks[hp[i]])
-		share := float64(l.Heads[i]) / float64(heads) * float64(chunk) / float64(total)
-		var a [2]float64
-		for _, id := range g.Seqs {
-			s := int64(p.lengths[id])
-			if s == 0 {
-				continue
-			}
-			blk := int(max(1, (s*chunk+total-1)/total))
-			a[0] += comp.AttentionFwdSeconds(int(s), 1, blk)
-			a[1] += comp.AttentionBwdSeconds(int(s), 1, blk)
-		}
-		attn[0] = max(attn[0], share*a[0])
-		attn[1] = max(attn[1], share*a[1])
-	}
+	}, false)
+	ops, window, attn, most := lm.ops, lm.window, lm.attn, lm.most
 	var cp network.CPLayerCost
 	if !m.opts.NoComm && g.Size > 1 {
 		var err error
@@ -910,6 +873,79 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 		}
 	}
 	return nil
+}
+
+// layoutMax is what layoutRanks finds over a layout group's ranks: the
+// slowest rank's layer ops and attention ([dense, moe][fwd, bwd] and [fwd,
+// bwd]), the narrowest independent-op window (the all-to-alls' overlap
+// room) and the fullest rank's tokens.
+type layoutMax struct {
+	ops, window [2][2]float64
+	attn        [2]float64
+	most        int
+}
+
+// layoutRanks is the per-rank pass of a CP × HP layout group g (layout
+// checked) that the pricing (layoutGroup) and the breakdown (layoutParts)
+// share: each rank's layer ops on its own device at its shard's tokens and
+// its attention, its share of the heads and of its HP group's chunk of each
+// sequence. visit, when not nil, sees every rank with its device, tokens,
+// attention share and (with flops) the forward attention FLOPs of the
+// group's sequences, before the rank's attention is priced.
+func (p *pricer) layoutRanks(g sched.Group, total int64, heads int, visit func(r, dev, tok int, share, attnFLOPs float64), flops bool) layoutMax {
+	m := p.m
+	l := g.Layout
+	chunks := l.Chunks()
+	hp := l.HPGroupOf()
+	var lm layoutMax
+	first := true
+	for i, tok := range l.ShardTokens {
+		lm.most = max(lm.most, tok)
+		r := g.FirstRank + i
+		dev := 0
+		if m.rankDevice != nil {
+			dev = m.rankDevice[r]
+		}
+		lc := p.layerOpsSeconds(dev, tok)
+		for kind := range 2 {
+			for k := range 2 {
+				lm.ops[kind][k] = max(lm.ops[kind][k], lc.ops[kind][k])
+				if first || lc.window[kind][k] < lm.window[kind][k] {
+					lm.window[kind][k] = lc.window[kind][k]
+				}
+			}
+		}
+		first = false
+		if l.Heads[i] == 0 || total == 0 {
+			if visit != nil {
+				visit(r, dev, tok, 0, 0)
+			}
+			continue
+		}
+		comp := m.devices[dev].Compute
+		chunk := int64(chunks[hp[i]])
+		share := float64(l.Heads[i]) / float64(heads) * float64(chunk) / float64(total)
+		var a [2]float64
+		var fl float64
+		for _, id := range g.Seqs {
+			s := int64(p.lengths[id])
+			if s == 0 {
+				continue
+			}
+			blk := int(max(1, (s*chunk+total-1)/total))
+			a[0] += comp.AttentionFwdSeconds(int(s), 1, blk)
+			a[1] += comp.AttentionBwdSeconds(int(s), 1, blk)
+			if flops {
+				fl += m.job.Model.AttentionFwdFLOPs(int(s))
+			}
+		}
+		lm.attn[0] = max(lm.attn[0], share*a[0])
+		lm.attn[1] = max(lm.attn[1], share*a[1])
+		if visit != nil {
+			visit(r, dev, tok, share, fl)
+		}
+	}
+	return lm
 }
 
 // raise raises dc's per-layer times of one layer kind (0 dense, 1 MoE) to

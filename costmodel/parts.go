@@ -568,54 +568,13 @@ func (b *Breakdown) layoutParts(t network.Topology, g *sched.Group, rank int, to
 	if err := l.Check(*g, total, heads); err != nil {
 		return err
 	}
-	chunks := l.Chunks()
-	hp := l.HPGroupOf()
-	var ops, window [2][2]float64
-	var attn [2]float64
 	var ownAttnFLOPs float64
-	first := true
-	most := 0
-	for i, tok := range l.ShardTokens {
-		most = max(most, tok)
-		r := g.FirstRank + i
-		dev := 0
-		if m.rankDevice != nil {
-			dev = m.rankDevice[r]
-		}
-		lc := p.layerOpsSeconds(dev, tok)
-		for kind := range 2 {
-			for k := range 2 {
-				ops[kind][k] = max(ops[kind][k], lc.ops[kind][k])
-				if first || lc.window[kind][k] < window[kind][k] {
-					window[kind][k] = lc.window[kind][k]
-				}
-			}
-		}
-		first = false
-		if l.Heads[i] == 0 || total == 0 {
-			continue
-		}
-		comp := m.devices[dev].Compute
-		chunk := int64(chunks[hp[i]])
-		share := float64(l.Heads[i]) / float64(heads) * float64(chunk) / float64(total)
-		var a [2]float64
-		var fl float64
-		for _, id := range g.Seqs {
-			s := int64(p.lengths[id])
-			if s == 0 {
-				continue
-			}
-			blk := int(max(1, (s*chunk+total-1)/total))
-			a[0] += comp.AttentionFwdSeconds(int(s), 1, blk)
-			a[1] += comp.AttentionBwdSeconds(int(s), 1, blk)
-			fl += model.AttentionFwdFLOPs(int(s))
-		}
-		attn[0] = max(attn[0], share*a[0])
-		attn[1] = max(attn[1], share*a[1])
+	lm := p.layoutRanks(*g, total, heads, func(r, _, _ int, share, fl float64) {
 		if r == rank {
 			ownAttnFLOPs = share * fl / float64(max(m.topo.TP, 1))
 		}
-	}
+	}, true)
+	ops, window, attn, most := lm.ops, lm.window, lm.attn, lm.most
 	i := rank - g.FirstRank
 	for kind, layer := range [2]int{m.denseLayer, m.moeLayer} {
 		if layer < 0 {
