@@ -136,12 +136,12 @@ func (r *shapeReader) allow(allowed ...string) {
 	}
 }
 
-// attentionCurves returns the forward and backward curves a measurement at
+// AttentionCurves returns the forward and backward curves a measurement at
 // head dim dqk calibrates: d_qk up to 128 the head-dim-128 curves (a model
 // below 128 reads them), 192 the optional d192 ones, 256 the d256 ones. Other
 // head dims are an error: no curve is read at exactly that d_qk, and a point
 // between knots would be fitted as if it were at one.
-func attentionCurves(dqk float64) (fwd, bwd string, err error) {
+func AttentionCurves(dqk float64) (fwd, bwd string, err error) {
 	switch {
 	case dqk <= 128:
 		return CurveAttentionFwd, CurveAttentionBwd, nil
@@ -192,7 +192,7 @@ func toPoint(m Measurement) (point, error) {
 		if causal != 0 && causal != 1 {
 			r.fail(fmt.Errorf("shape causal = %d: must be 0 or 1", causal))
 		}
-		fwd, bwd, err := attentionCurves(dqk)
+		fwd, bwd, err := AttentionCurves(dqk)
 		if err != nil && r.err == nil {
 			r.fail(err)
 		}

@@ -197,10 +197,8 @@ func (c *Compute) GEMMSeconds(g GEMMShape) float64 {
 	if g.FLOPs() <= 0 {
 		return 0
 	}
-	p := c.Profile
-	compute := 2 * g.M * g.N * g.K / (p.PeakBF16FLOPs.Value * p.GEMM.At(GEMMEffectiveSize(g.M, g.N, g.K)))
-	memory := 2 * (g.M*g.K + g.K*g.N + g.M*g.N) / c.memoryBytesPerSecond()
-	return max(compute, memory) * g.Count
+	compute, memory := c.GEMMRoofline(g, false)
+	return max(compute, memory)
 }
 
 // FP8GEMMSeconds is GEMMSeconds for an FP8 GEMM (E4M3 inputs, BF16 output):
@@ -214,13 +212,31 @@ func (c *Compute) FP8GEMMSeconds(g GEMMShape) float64 {
 	if g.FLOPs() <= 0 {
 		return 0
 	}
+	compute, memory := c.GEMMRoofline(g, true)
+	return max(compute, memory)
+}
+
+// GEMMRoofline returns the two sides of the roofline GEMMSeconds (fp8:
+// FP8GEMMSeconds) takes the larger of, for all Count GEMMs of g: the compute
+// side at the peak and curve of the precision, and the memory side, its
+// bytes (Bytes; FP8: m·k + k·n + 2·m·n) at HBM × memory_bound_efficiency. The FP8
+// compute side is +Inf on a profile without FP8.
+func (c *Compute) GEMMRoofline(g GEMMShape, fp8 bool) (compute, memory float64) {
 	p := c.Profile
-	if !p.HasFP8() {
-		return math.Inf(1)
+	x := GEMMEffectiveSize(g.M, g.N, g.K)
+	if !fp8 {
+		compute = 2 * g.M * g.N * g.K / (p.PeakBF16FLOPs.Value * p.GEMM.At(x))
+		memory = 2 * (g.M*g.K + g.K*g.N + g.M*g.N) / c.memoryBytesPerSecond()
+	} else {
+		compute = math.Inf(1)
+		if p.HasFP8() {
+			compute = 2 * g.M * g.N * g.K / (p.PeakFP8FLOPs.Value * p.GEMMFP8.At(x))
+		}
+		memory = (g.M*g.K + g.K*g.N + 2*g.M*g.N) / c.memoryBytesPerSecond()
 	}
-	compute := 2 * g.M * g.N * g.K / (p.PeakFP8FLOPs.Value * p.GEMMFP8.At(GEMMEffectiveSize(g.M, g.N, g.K)))
-	memory := (g.M*g.K + g.K*g.N + 2*g.M*g.N) / c.memoryBytesPerSecond()
-	return max(compute, memory) * g.Count
+	// Per GEMM, then times Count: the order GEMMSeconds always used, so its
+	// prices are the same to the bit (max(a·n, b·n) = max(a, b)·n).
+	return compute * g.Count, memory * g.Count
 }
 
 // fp8GEMM reports whether the op of that name runs in FP8 under FP8 training:

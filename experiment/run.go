@@ -189,7 +189,7 @@ func summaryHead(sc *scenarios.Scenario, in sched.Inputs, opts Options, profiles
 		Layout: report.Layout{GPUs: j.Cluster.GPUs, GPU: j.Cluster.Label(), Model: j.Model.Name,
 			TP: par.TP, PP: in.PP, VPP: in.VPP, EP: in.EPSize(), PoolRanks: in.PoolRanks,
 			BudgetTokens: in.BudgetTokens, ContextTokens: j.ContextTokens, Recompute: string(par.RecomputeMode()),
-			RecomputeLayers: par.RecomputeLayers, Precision: report.PrecisionLabel(par), BudgetAuto: par.BudgetAuto},
+			RecomputeLayers: par.RecomputeLayers, Precision: string(par.PrecisionMode()), BudgetAuto: par.BudgetAuto},
 		DollarsPerGPUHour: dollars, PlannerStall: sc.PlannerStall, UlyssesAcrossNodes: sc.UlyssesAcrossNodes,
 		Profiles: profiles,
 	}

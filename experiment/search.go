@@ -302,7 +302,7 @@ func (s *searcher) newCand(c *scenarios.Candidate) *searchCand {
 	j, par := c.Scenario.Job, c.Scenario.Job.Parallel
 	row := report.SearchRow{ID: c.ID, Group: c.Group, GPUs: j.Cluster.GPUs, GPU: j.Cluster.Label(), Model: j.Model.Name,
 		TP: par.TP, PP: par.PP, VPP: par.VPP, EP: par.EP, FirstStageLayers: par.FirstStageLayers, LastStageLayers: par.LastStageLayers,
-		BudgetTokens: par.BudgetTokens, BudgetAuto: par.BudgetAuto, Recompute: string(par.RecomputeMode()), Precision: report.PrecisionLabel(par),
+		BudgetTokens: par.BudgetTokens, BudgetAuto: par.BudgetAuto, Recompute: string(par.RecomputeMode()), Precision: string(par.PrecisionMode()),
 		Policy: c.Policy, Rung: -1}
 	st := &searchCand{c: c, row: row}
 	switch {

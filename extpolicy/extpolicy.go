@@ -390,9 +390,8 @@ func (p *Policy) toPlan(r *Response, lengths []int, in sched.Inputs) (*sched.Pla
 	if r.PlannerSeconds != nil && !(*r.PlannerSeconds >= 0 && *r.PlannerSeconds <= 3600) {
 		return nil, fmt.Errorf("planner_seconds = %v: must be in [0, 3600]", *r.PlannerSeconds)
 	}
-	for m, groups := range r.Groups {
+	for _, groups := range r.Groups {
 		plan.Microbatches = append(plan.Microbatches, sched.Microbatch{Groups: groups})
-		_ = m
 	}
 	if r.Diagnostics != nil {
 		plan.Diagnostics = Diagnostics(r.Diagnostics)

@@ -215,6 +215,14 @@ const (
 	PrecisionFP8 Precision = "fp8"
 )
 
+// PrecisionMode is Precision with the empty value read as PrecisionBF16.
+func (p Parallel) PrecisionMode() Precision {
+	if p.Precision == "" {
+		return PrecisionBF16
+	}
+	return p.Precision
+}
+
 // FP8 reports whether the job's GEMMs run in FP8.
 func (p Parallel) FP8() bool { return p.Precision == PrecisionFP8 }
 

@@ -111,7 +111,7 @@ func NewMemoryReport(sc *scenarios.Scenario) (*MemoryReport, error) {
 		Scenario: sc.Name, Model: j.Model.Name, Cluster: j.Cluster.Label(), GPUs: j.Cluster.GPUs,
 		TP: p.TP, PP: p.PP, VPP: max(p.VPP, 1), EP: max(p.EP, 1), PoolRanks: j.PoolRanks(),
 		Recompute: string(p.RecomputeMode()), RecomputeLayers: p.RecomputeLayers, SequenceParallel: p.SequenceParallel, GradSync: string(p.GradSyncMode()),
-		Precision: PrecisionLabel(p), ContextTokens: j.ContextTokens, BudgetTokens: p.BudgetTokens, BudgetAuto: p.BudgetAuto, Fits: true,
+		Precision: string(p.PrecisionMode()), ContextTokens: j.ContextTokens, BudgetTokens: p.BudgetTokens, BudgetAuto: p.BudgetAuto, Fits: true,
 	}
 	kinds := j.Cluster.Kinds()
 	for s := range mem.Stages() {
@@ -269,13 +269,4 @@ func MemoryLines(r *MemoryReport) []string {
 			k.TotalBytes/memory.GiB, k.HBMBytes/memory.GiB, k.Kind, verdict))
 	}
 	return out
-}
-
-// PrecisionLabel is a report's Precision: "fp8" for FP8 training, "bf16"
-// otherwise.
-func PrecisionLabel(p job.Parallel) string {
-	if p.FP8() {
-		return string(job.PrecisionFP8)
-	}
-	return string(job.PrecisionBF16)
 }

@@ -281,7 +281,7 @@ func TestMeasurementsSkip(t *testing.T) {
 	if len(ms) != 2 || ms[0].Operation != calib.OpAttentionFwd || ms[1].Operation != calib.OpGEMM || ms[1].Repeats != 2 || math.Abs(ms[1].Seconds-50e-6) > 1e-15 {
 		t.Errorf("rows %+v", ms)
 	}
-	if len(skipped) != 2 || !strings.Contains(skipped[0].Reason, "head_dim_qk 160") || skipped[1].Class != ClassUnknown {
+	if len(skipped) != 2 || !strings.Contains(skipped[0].Reason, "head dim (qk) 160") || skipped[1].Class != ClassUnknown {
 		t.Errorf("skipped %+v", skipped)
 	}
 	// Rows whose median is not above the base's launch cost are left out
@@ -289,7 +289,7 @@ func TestMeasurementsSkip(t *testing.T) {
 	slow := synthProfile(t)
 	slow.KernelLaunchSeconds.Value = 60e-6
 	ms, skipped = tr.MeasurementsFor(slow)
-	if len(ms) != 0 || len(skipped) != 4 || !strings.Contains(skipped[1].Reason, "kernel_launch_seconds (60 µs)") || skipped[2].Kernels != 2 {
+	if len(ms) != 0 || len(skipped) != 4 || !strings.Contains(skipped[0].Reason, "kernel_launch_seconds (60 µs)") || !strings.Contains(skipped[1].Reason, "head dim (qk) 160") || skipped[2].Kernels != 2 {
 		t.Errorf("MeasurementsFor a 60 µs launch cost: rows %+v, skipped %+v", ms, skipped)
 	}
 	// The 64×16×32 GEMM is memory-bound in the roofline.

@@ -99,25 +99,12 @@ func (t *Trace) MeasurementsFor(base *calib.Profile) ([]calib.Measurement, []Ski
 	return t.measurements(base)
 }
 
-// memoryBoundGEMM reports whether base's roofline prices the GEMM row by
-// its memory side, with both sides' seconds.
-// With fp8 the roofline is the FP8 one (calib.Compute.FP8GEMMSeconds): the
-// FP8 peak and gemm_fp8 curve, bytes m·k + k·n + 2·m·n.
-func memoryBoundGEMM(base *calib.Profile, shape map[string]int64, fp8 bool) (bool, float64, float64) {
-	m, n, k := float64(shape["m"]), float64(shape["n"]), float64(shape["k"])
-	b := float64(max(shape["batch"], 1))
-	x := calib.GEMMEffectiveSize(m, n, k)
-	peak, eta, bytes := base.PeakBF16FLOPs.Value, base.GEMM.At(x), 2*(m*k+k*n+m*n)
-	if fp8 {
-		peak, eta, bytes = base.PeakFP8FLOPs.Value, base.GEMMFP8.At(x), m*k+k*n+2*m*n
-	}
-	bw := base.HBMBytesPerSecond.Value * base.MemoryBoundEfficiency.Value
-	if !(eta > 0) || !(bw > 0) || !(peak > 0) {
-		return false, 0, 0
-	}
-	compute := 2 * b * m * n * k / (peak * eta)
-	memory := b * bytes / bw
-	return memory >= compute, memory, compute
+// memoryBoundGEMM reports whether base's roofline (calib.Compute.GEMMRoofline,
+// the FP8 one for fp8) prices the GEMM row by its memory side.
+func memoryBoundGEMM(base *calib.Profile, shape map[string]int64, fp8 bool) bool {
+	g := calib.GEMMShape{M: float64(shape["m"]), N: float64(shape["n"]), K: float64(shape["k"]), Count: float64(max(shape["batch"], 1))}
+	compute, memory := (&calib.Compute{Profile: base}).GEMMRoofline(g, fp8)
+	return memory >= compute
 }
 
 // measurements is Measurements, or MeasurementsFor when base is not nil.
@@ -187,7 +174,7 @@ func (t *Trace) measurements(base *calib.Profile) ([]calib.Measurement, []Skippe
 			continue
 		}
 		if base != nil && (g.op == calib.OpGEMM || g.op == calib.OpGEMMFP8) {
-			if mem, _, _ := memoryBoundGEMM(base, g.shape, g.op == calib.OpGEMMFP8); mem {
+			if memoryBoundGEMM(base, g.shape, g.op == calib.OpGEMMFP8) {
 				skip(g.class, "memory-bound in the base profile's roofline (its memory side is the longer): its time does not inform the GEMM curve", len(g.secs), total)
 				continue
 			}

@@ -297,11 +297,13 @@ func (k *Kernel) exact() bool {
 
 // fitReason is why an exact kernel still gives no measurement row, "" when
 // it gives one: calib fits attention at d_qk <= 128, 192 and 256 only
-// (calib's attentionCurves), though the cost model prices any head dim by
+// (calib.AttentionCurves), though the cost model prices any head dim by
 // interpolating between those curves.
 func (k *Kernel) fitReason() string {
-	if d := k.Shape.HeadDimQK; (k.Class == ClassAttentionFwd || k.Class == ClassAttentionBwd) && d > 128 && d != 192 && d != 256 {
-		return fmt.Sprintf("head_dim_qk %d: calib fits attention curves at d_qk <= 128, 192 and 256 only; priced, not fitted", d)
+	if k.Class == ClassAttentionFwd || k.Class == ClassAttentionBwd {
+		if _, _, err := calib.AttentionCurves(float64(k.Shape.HeadDimQK)); err != nil {
+			return "priced, not fitted: " + err.Error()
+		}
 	}
 	return ""
 }

@@ -178,18 +178,17 @@ func runCostsGEMM(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	g := calib.GEMMShape{M: *m, N: *n, K: *k, Count: 1}
+	fp8 := *precision == "fp8"
+	if fp8 && !c.Profile.HasFP8() {
+		return badInput("--precision fp8: %s has no FP8 tensor cores (its profile has no peak_fp8_flops and gemm_fp8)", c.Profile.Name)
+	}
 	out := gemmCost{GPU: c.Profile.Name, M: g.M, N: g.N, K: g.K, Precision: *precision, FLOPs: g.FLOPs(), Seconds: c.GEMMSeconds(g),
 		PeakTFLOPs: c.Profile.PeakBF16FLOPs.Value / 1e12, Bound: "compute"}
-	bytes := g.Bytes()
-	if *precision == "fp8" {
-		if !c.Profile.HasFP8() {
-			return badInput("--precision fp8: %s has no FP8 tensor cores (its profile has no peak_fp8_flops and gemm_fp8)", c.Profile.Name)
-		}
+	if fp8 {
 		out.Seconds, out.PeakTFLOPs = c.FP8GEMMSeconds(g), c.Profile.PeakFP8FLOPs.Value/1e12
-		bytes = g.M*g.K + g.K*g.N + 2*g.M*g.N
 	}
 	out.TFLOPs = out.FLOPs / out.Seconds / 1e12
-	if c.MemorySeconds(bytes) >= out.Seconds {
+	if compute, memory := c.GEMMRoofline(g, fp8); memory >= compute {
 		out.Bound = "memory"
 	}
 	if *asJSON {

@@ -64,7 +64,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "scenario mode: results folder (default runs/<scenario>); --batches: write the JSON lines to this file")
 	scenario := fs.String("scenario", "", "embedded scenario name or .toml file (default "+scenarios.DefaultPreset+"); exclusive with --batches")
 	noFiles := fs.Bool("no-files", false, "scenario mode: print the table only, write no results folder")
-	traceRanks := fs.String("trace-ranks", "", "scenario mode: HDP ranks drawn in timelines and traces, e.g. 0,17 (default: rank 0, stage 0's busiest and idlest)")
+	traceRanks := fs.String("trace-ranks", "", "scenario mode: HDP ranks drawn in timelines and traces, e.g. 0,17 or 0-7 (default: rank 0, stage 0's busiest and idlest)")
 	dollars := fs.Float64("dollars-per-gpu-hour", 0, "scenario mode: price of a GPU-hour for $ per 1T tokens (default: the scenario's run.dollars_per_gpu_hour, 2)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

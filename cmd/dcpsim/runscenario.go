@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/dcpsim/dcpsim/experiment"
@@ -23,20 +22,15 @@ type scenarioFlags struct {
 	dollars          float64
 }
 
-// parseRanks parses --trace-ranks "0,17,42".
+// maxTimelineRanks bounds --trace-ranks: the ranks a run's timelines draw.
+const maxTimelineRanks = 4096
+
+// parseRanks parses --trace-ranks "0,17,42" or "0-7,64" (parseIDList).
 func parseRanks(s string) ([]int, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		r, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || r < 0 {
-			return nil, badInput("--trace-ranks %q: want comma-separated HDP ranks >= 0, e.g. 0,17,42", s)
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return parseIDList("--trace-ranks", "an HDP rank", "ranks", s, maxTimelineRanks)
 }
 
 // defaultResultsDir is runs/<scenario name, file-safe>: an ignored folder of

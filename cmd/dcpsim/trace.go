@@ -151,12 +151,18 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// parseNPUList parses --ranks "0,1,8-15": NPU ids and inclusive ranges,
-// returned ascending without repeats; at most limit of them (a range is
-// checked before it is expanded).
+// parseNPUList parses --ranks "0,1,8-15" (parseIDList).
 func parseNPUList(s string, limit int) ([]int, error) {
+	return parseIDList("--ranks", "an NPU id", "NPUs", s, limit)
+}
+
+// parseIDList parses the value s of flag, a list of ids ("an NPU id", of
+// the many "NPUs") and inclusive ranges such as "0,1,8-15", returned
+// ascending without repeats; at most limit of them (a range is checked
+// before it is expanded).
+func parseIDList(flag, one, many, s string, limit int) ([]int, error) {
 	bad := func(why string) error {
-		return badInput("--ranks %q: %s; want NPU ids >= 0 and ranges a-b, comma-separated, e.g. 0,1,8-15", s, why)
+		return badInput("%s %q: %s; want ids >= 0 and ranges a-b, comma-separated, e.g. 0,1,8-15", flag, s, why)
 	}
 	seen := map[int]bool{}
 	var out []int
@@ -165,7 +171,7 @@ func parseNPUList(s string, limit int) ([]int, error) {
 		lo, hi, isRange := strings.Cut(f, "-")
 		a, err := strconv.Atoi(lo)
 		if err != nil || a < 0 || strings.HasPrefix(lo, "+") {
-			return nil, bad(fmt.Sprintf("%q is not an NPU id", f))
+			return nil, bad(fmt.Sprintf("%q is not %s", f, one))
 		}
 		b := a
 		if isRange {
@@ -174,7 +180,7 @@ func parseNPUList(s string, limit int) ([]int, error) {
 			}
 		}
 		if b-a >= limit {
-			return nil, bad(fmt.Sprintf("more than %d NPUs", limit))
+			return nil, bad(fmt.Sprintf("more than %d %s", limit, many))
 		}
 		for n := a; n <= b; n++ {
 			if !seen[n] {
@@ -183,7 +189,7 @@ func parseNPUList(s string, limit int) ([]int, error) {
 			}
 		}
 		if len(out) > limit {
-			return nil, bad(fmt.Sprintf("more than %d NPUs", limit))
+			return nil, bad(fmt.Sprintf("more than %d %s", limit, many))
 		}
 	}
 	slices.Sort(out)
