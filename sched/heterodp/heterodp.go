@@ -358,65 +358,47 @@ func sortSteps(n int) int64 {
 	return int64(n) * int64(bits.Len(uint(n-1)))
 }
 
-// pack is static CP's dp_balanced packing of every kind's sequences (owner
-// says whose), in one pass over the batch in its order: next-fit into bins
-// of d_k·B_k tokens, then each kind's bin count padded to a multiple of its
-// replicas times N (vpp > 1, else 1). Strict (one kind, or static over the
-// pool), a batch too small to pad is refused as static refuses it; else the
-// kind pads as far as its sequences go, and the plan's microbatch count must
-// then still be legal for the schedule.
+// pack is static CP's dp_balanced packing (static.Pack) of every kind's
+// sequences (owner says whose), each kind's in the batch's order: next-fit
+// into bins of d_k·B_k tokens, then the kind's bin count padded to a multiple
+// of its replicas times N (vpp > 1, else 1). Strict (one kind, or static over
+// the pool), a batch too small to pad is refused as static refuses it; else
+// the kind pads as far as its sequences go, and the plan's microbatch count
+// must then still be legal for the schedule.
 func (c *candidate) pack(in sched.Inputs, strict bool) error {
-	lengths, kinds, w := c.lengths, c.kinds, &c.work
+	lengths, kinds := c.lengths, c.kinds
 	n := 1
 	if in.VPP > 1 {
 		n = in.GroupSizeN()
 	}
-	sums := make([]int64, len(kinds))
-	for id, s := range lengths {
-		w.SequenceVisits++
-		ki := c.owner[id]
-		k := &kinds[ki]
-		if capacity := k.capacity(); int64(s) > capacity {
-			why := fmt.Sprintf("a static CP group (cp·B = %d·%d)", k.degree, k.budget)
-			if in.ContextTokens > 0 && s > in.ContextTokens {
-				why = sched.ContextTooShortWhy(in.ContextTokens, "a static CP group", k.degree, k.budget)
-			}
-			return &sched.ErrSequenceTooLong{Seq: id, Tokens: s, MaxTokens: int(capacity), Why: why}
-		}
-		if last := len(k.bins) - 1; last >= 0 && sums[ki]+int64(s) <= k.capacity() {
-			k.bins[last] = append(k.bins[last], id)
-			sums[ki] += int64(s)
-			continue
-		}
-		k.bins = append(k.bins, []int{id})
-		sums[ki] = int64(s)
+	ids := make([][]int, len(kinds))
+	for ki := range ids {
+		ids[ki] = []int{} // not nil: nil would mean every sequence to static.Pack
+	}
+	for id := range lengths {
+		ids[c.owner[id]] = append(ids[c.owner[id]], id)
 	}
 	padded := true
 	for ki := range kinds {
 		k := &kinds[ki]
-		k.packed, k.multiple = len(k.bins), k.replicas*n
-		if len(k.bins) == 0 || len(k.bins)%k.multiple == 0 {
-			continue
+		k.multiple = k.replicas * n
+		pk := static.Pack(lengths, ids[ki], k.capacity(), 0, k.multiple)
+		c.work.SequenceVisits += pk.Visits
+		if id := pk.TooLong; id >= 0 {
+			s := lengths[id]
+			why := fmt.Sprintf("a static CP group (cp·B = %d·%d)", k.degree, k.budget)
+			if in.ContextTokens > 0 && s > in.ContextTokens {
+				why = sched.ContextTooShortWhy(in.ContextTokens, "a static CP group", k.degree, k.budget)
+			}
+			return &sched.ErrSequenceTooLong{Seq: id, Tokens: s, MaxTokens: int(k.capacity()), Why: why}
 		}
-		toMove := k.multiple - len(k.bins)%k.multiple
-		for i := len(k.bins) - 1; toMove > 0; {
-			if i < 0 {
-				if strict {
-					return fmt.Errorf("hetero-dp: %w (%d bins, multiple %d = dp %d × N %d, %d sequences)",
-						static.ErrNotEnoughToPad, k.packed, k.multiple, k.replicas, n, len(lengths))
-				}
-				padded = false
-				break
+		k.bins, k.packed = pk.Bins, pk.Packed
+		if !pk.Padded {
+			if strict {
+				return fmt.Errorf("hetero-dp: %w (%d bins, multiple %d = dp %d × N %d, %d sequences)",
+					static.ErrNotEnoughToPad, k.packed, k.multiple, k.replicas, n, len(lengths))
 			}
-			w.SequenceVisits++
-			if len(k.bins[i]) > 1 {
-				moved := k.bins[i][len(k.bins[i])-1]
-				k.bins[i] = k.bins[i][:len(k.bins[i])-1]
-				k.bins = append(k.bins, []int{moved})
-				toMove--
-			} else {
-				i--
-			}
+			padded = false
 		}
 	}
 	for i := range kinds {

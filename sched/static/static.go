@@ -126,6 +126,87 @@ func (d Diagnostics) Summary() []sched.KV {
 // It wraps sched.ErrCannotPlan.
 var ErrNotEnoughToPad = fmt.Errorf("not enough sequences to pad the microbatch count to a multiple of dp·N (%w)", sched.ErrCannotPlan)
 
+// Packing is Pack's result.
+type Packing struct {
+	// Bins are the sequence ids of each bin, in order; Packed is their count
+	// before the padding.
+	Bins   [][]int
+	Packed int
+	// Visits counts the sequences visited (one each, and one per step of the
+	// padding's walk back over the bins): the plan's work.
+	Visits int64
+	// Padded says the bin count reached a multiple of multiple; when the
+	// sequences ran out first (every bin one sequence) it did not, and Bins
+	// are padded as far as they went.
+	Padded bool
+	// TooLong is the first sequence longer than the capacity (-1: none);
+	// the other fields are then incomplete.
+	TooLong int
+}
+
+// Pack is Megatron's dp_balanced packing of the sequences ids (indexes into
+// lengths; nil: every sequence), in their order: next-fit into bins of capacity tokens (at most
+// maxSeqs sequences each; 0: any), then the bin count padded to a multiple of
+// multiple by moving the last sequence of the last bins holding more than one
+// into bins of their own (Megatron asserts when it cannot). No ids give no
+// bins.
+func Pack(lengths, ids []int, capacity int64, maxSeqs, multiple int) Packing {
+	pk := Packing{TooLong: -1}
+	count := len(ids)
+	if ids == nil {
+		count = len(lengths)
+	}
+	if count == 0 {
+		pk.Padded = true
+		return pk
+	}
+	var cur []int
+	var sum int64
+	for i := range count {
+		id := i
+		if ids != nil {
+			id = ids[i]
+		}
+		s := lengths[id]
+		pk.Visits++
+		if int64(s) > capacity {
+			pk.TooLong = id
+			return pk
+		}
+		if len(cur) > 0 && sum+int64(s) <= capacity && (maxSeqs == 0 || len(cur) < maxSeqs) {
+			cur = append(cur, id)
+			sum += int64(s)
+			continue
+		}
+		if len(cur) > 0 {
+			pk.Bins = append(pk.Bins, cur)
+		}
+		cur, sum = []int{id}, int64(s)
+	}
+	pk.Bins = append(pk.Bins, cur)
+	pk.Packed = len(pk.Bins)
+	pk.Padded = true
+	if rem := len(pk.Bins) % multiple; rem != 0 {
+		toMove := multiple - rem
+		for i := len(pk.Bins) - 1; toMove > 0; {
+			if i < 0 {
+				pk.Padded = false
+				break
+			}
+			pk.Visits++
+			if len(pk.Bins[i]) > 1 {
+				last := pk.Bins[i][len(pk.Bins[i])-1]
+				pk.Bins[i] = pk.Bins[i][:len(pk.Bins[i])-1]
+				pk.Bins = append(pk.Bins, []int{last})
+				toMove--
+			} else {
+				i--
+			}
+		}
+	}
+	return pk
+}
+
 // Plan packs the batch.
 func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	if err := in.Check(lengths); err != nil {
@@ -139,57 +220,27 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	}
 	dp := g / cp
 	capacity := int64(cp) * int64(in.BudgetTokens)
-	var work int64
-
-	// Next-fit in the original order.
-	var bins [][]int
-	var cur []int
-	var sum int64
-	for id, s := range lengths {
-		work++
-		if int64(s) > capacity {
-			why := fmt.Sprintf("a static CP group (cp·B = %d·%d)", cp, in.BudgetTokens)
-			if p.opts.Degree == 0 && in.ContextTokens > 0 && s > in.ContextTokens {
-				// The degree came from a context shorter than the sequence: blame it.
-				why = sched.ContextTooShortWhy(in.ContextTokens, "a static CP group", cp, in.BudgetTokens)
-			}
-			return nil, &sched.ErrSequenceTooLong{Seq: id, Tokens: s, MaxTokens: int(capacity), Why: why}
-		}
-		if sum+int64(s) <= capacity && (p.opts.MaxSeqs == 0 || len(cur) < p.opts.MaxSeqs) {
-			cur = append(cur, id)
-			sum += int64(s)
-			continue
-		}
-		bins = append(bins, cur)
-		cur, sum = []int{id}, int64(s)
-	}
-	bins = append(bins, cur)
-	packed := len(bins)
-
-	// Pad the bin count to a multiple of dp·N by splitting off last sequences.
 	n := 1
 	if in.VPP > 1 {
 		n = in.GroupSizeN()
 	}
 	multiple := dp * n
-	if rem := len(bins) % multiple; rem != 0 {
-		toMove := multiple - rem
-		for i := len(bins) - 1; toMove > 0; {
-			if i < 0 {
-				return nil, fmt.Errorf("static: %w (%d bins, multiple %d = dp %d × N %d, %d sequences)",
-					ErrNotEnoughToPad, packed, multiple, dp, n, len(lengths))
-			}
-			work++
-			if len(bins[i]) > 1 {
-				last := bins[i][len(bins[i])-1]
-				bins[i] = bins[i][:len(bins[i])-1]
-				bins = append(bins, []int{last})
-				toMove--
-			} else {
-				i--
-			}
+	pk := Pack(lengths, nil, capacity, p.opts.MaxSeqs, multiple)
+	work := pk.Visits
+	if id := pk.TooLong; id >= 0 {
+		s := lengths[id]
+		why := fmt.Sprintf("a static CP group (cp·B = %d·%d)", cp, in.BudgetTokens)
+		if p.opts.Degree == 0 && in.ContextTokens > 0 && s > in.ContextTokens {
+			// The degree came from a context shorter than the sequence: blame it.
+			why = sched.ContextTooShortWhy(in.ContextTokens, "a static CP group", cp, in.BudgetTokens)
 		}
+		return nil, &sched.ErrSequenceTooLong{Seq: id, Tokens: s, MaxTokens: int(capacity), Why: why}
 	}
+	if !pk.Padded {
+		return nil, fmt.Errorf("static: %w (%d bins, multiple %d = dp %d × N %d, %d sequences)",
+			ErrNotEnoughToPad, pk.Packed, multiple, dp, n, len(lengths))
+	}
+	bins, packed := pk.Bins, pk.Packed
 
 	plan := &sched.Plan{Policy: Name, PoolRanks: g, WorkUnits: work,
 		StallWork:   sched.StallWork{SequenceVisits: work},
