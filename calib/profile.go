@@ -151,6 +151,13 @@ type Profile struct {
 	NVLinkBytesPerSecond Const `toml:"nvlink_bytes_per_second"`
 	// NICBytesPerSecond is the achieved scale-out bandwidth per GPU (one NIC).
 	NICBytesPerSecond Const `toml:"nic_bytes_per_second"`
+	// HostToDeviceBytesPerSecond and DeviceToHostBytesPerSecond are the
+	// achieved PCIe copy rates between a GPU and pinned host memory, one GPU
+	// copying at a time: what activation offloading moves at (ByteScale §5.2
+	// prices it by min(B_d2h, B_h2d)). Optional: a profile without them
+	// cannot offload.
+	HostToDeviceBytesPerSecond Const `toml:"host_to_device_bytes_per_second"`
+	DeviceToHostBytesPerSecond Const `toml:"device_to_host_bytes_per_second"`
 	// IntraBaseLatencySeconds and IntraHopLatencySeconds are the NCCL-style base
 	// and per-hop latencies of a collective inside a node.
 	IntraBaseLatencySeconds Const `toml:"intra_base_latency_seconds"`

@@ -164,6 +164,16 @@ func (p *Profile) HasCurve(key string) bool {
 	return c != nil && !(c.Max.absent() && c.Half.absent())
 }
 
+// HostBytesPerSecond is min(host_to_device, device_to_host), the rate
+// activation offloading moves at both ways (ByteScale §5.2, Eq. 3), and
+// false when the profile gives either rate no value.
+func (p *Profile) HostBytesPerSecond() (float64, bool) {
+	if p.HostToDeviceBytesPerSecond.absent() || p.DeviceToHostBytesPerSecond.absent() {
+		return 0, false
+	}
+	return min(p.HostToDeviceBytesPerSecond.Value, p.DeviceToHostBytesPerSecond.Value), true
+}
+
 // HasFP8 reports whether the profile prices FP8 GEMMs: peak_fp8_flops and
 // gemm_fp8 are given.
 func (p *Profile) HasFP8() bool { return !p.PeakFP8FLOPs.absent() && p.HasCurve(CurveGEMMFP8) }
@@ -179,6 +189,8 @@ func constSpecs() []constSpec {
 		{key: "gpus_per_node", get: func(p *Profile) *Const { return &p.GPUsPerNode }, lo: 1, hi: 1024, integer: true, unit: "GPUs"},
 		{key: "nvlink_bytes_per_second", get: func(p *Profile) *Const { return &p.NVLinkBytesPerSecond }, lo: 1e8, hi: 1e14, unit: "bytes/s"},
 		{key: "nic_bytes_per_second", get: func(p *Profile) *Const { return &p.NICBytesPerSecond }, lo: 1e7, hi: 1e13, unit: "bytes/s"},
+		{key: "host_to_device_bytes_per_second", get: func(p *Profile) *Const { return &p.HostToDeviceBytesPerSecond }, lo: 1e8, hi: 1e13, unit: "bytes/s", optional: true},
+		{key: "device_to_host_bytes_per_second", get: func(p *Profile) *Const { return &p.DeviceToHostBytesPerSecond }, lo: 1e8, hi: 1e13, unit: "bytes/s", optional: true},
 		{key: "intra_base_latency_seconds", get: func(p *Profile) *Const { return &p.IntraBaseLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
 		{key: "intra_hop_latency_seconds", get: func(p *Profile) *Const { return &p.IntraHopLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
 		{key: "inter_base_latency_seconds", get: func(p *Profile) *Const { return &p.InterBaseLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
@@ -248,6 +260,9 @@ func (p *Profile) Validate() error {
 		if c.Max.absent() != c.Half.absent() {
 			errs = append(errs, fmt.Errorf("%s: give both %s.max and %s.half, or neither (the curve is optional)", key, key, key))
 		}
+	}
+	if p.HostToDeviceBytesPerSecond.absent() != p.DeviceToHostBytesPerSecond.absent() {
+		errs = append(errs, errors.New("host_to_device_bytes_per_second and device_to_host_bytes_per_second: give both (the PCIe copy rates offload needs) or neither (without: the GPU cannot offload)"))
 	}
 	if p.PeakFP8FLOPs.absent() != !p.HasCurve(CurveGEMMFP8) {
 		errs = append(errs, errors.New("peak_fp8_flops and gemm_fp8: give both (a part with FP8 tensor cores) or neither (without: it cannot train in FP8)"))

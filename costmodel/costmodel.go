@@ -128,15 +128,19 @@ type Model struct {
 	// cost the same.
 	denseLayer, moeLayer int
 	layerKind            [][]chunkLayers // [stage][chunk]
-	gradSync, optimizer  []float64       // per stage, seconds
+	// offBytes is offloadBytes: the offloadable bytes per token of a dense
+	// and of an MoE layer.
+	offBytes            [2]float64
+	gradSync, optimizer []float64 // per stage, seconds
 	// scratches pools the working storage of Price and Simulate (*scratch):
 	// one per concurrent call, reused by later ones.
 	scratches sync.Pool
 }
 
-// chunkLayers counts a chunk's dense and MoE layers, and of them the
-// recomputed ones (job.Parallel.Recomputed).
-type chunkLayers struct{ dense, moe, rdense, rmoe int }
+// chunkLayers counts a chunk's dense and MoE layers, of them the recomputed
+// ones (job.Parallel.Recomputed) and the ones offload may move (all but the
+// chunk's last two; see offload.go).
+type chunkLayers struct{ dense, moe, rdense, rmoe, odense, omoe int }
 
 // New builds the cost model of job j with every rank on the GPU kind of prof.
 // It fails when the profile, the job and the network do not fit together (a
@@ -236,12 +240,16 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 				}
 			}
 		}
+		for c := range m.vpp {
+			chunks[c].odense, chunks[c].omoe = offloadable(model, first+c*n/m.vpp, first+(c+1)*n/m.vpp)
+		}
 		m.layerKind = append(m.layerKind, chunks)
 		dense, expert := m.stageParams(s)
 		sync, opt := m.gradSyncAndOptimizer(s, dense, expert)
 		m.gradSync = append(m.gradSync, sync)
 		m.optimizer = append(m.optimizer, opt)
 	}
+	m.offBytes = offloadBytes(m)
 	return m, nil
 }
 

@@ -67,9 +67,13 @@ type domainCost struct {
 	// the kind held by its slowest group (the layer's time less their own
 	// group's, summed over the ranks; a rank in no group is held the whole
 	// layer): forward, backward, recomputed backward.
-	held      [2][3]float64
-	moeComm   [2]float64 // EP dispatch + combine, max over blocks
-	maxTokens int        // the fullest rank's tokens
+	held    [2][3]float64
+	moeComm [2]float64 // EP dispatch + combine, max over blocks
+	// offload[kind] is what an offloadable layer of the kind (dense, MoE)
+	// waits for its host copies (offloadExposed), forward and backward, max
+	// over groups.
+	offload   [2][2]float64
+	maxTokens int // the fullest rank's tokens
 	// head is the last stage's head (final norm, LM head, loss), forward and
 	// backward: the slowest device's for the most tokens a rank of it holds
 	// (every rank on device 0: for maxTokens).
@@ -668,6 +672,15 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 			}
 			x := m.layerExtra(t, per, c.ops[kind][0], c.attn[0], f-compF) // TP and recomputation (layer.go)
 			p.raise(&dc, kind, g.Size, [2]float64{compF, compB}, [2]float64{f - compF, b - compB}, x)
+			if g.Offload > 0 {
+				o, err := p.offloadExposed(g, kind, per, f+x.tpFwd, b+x.tpBwd)
+				if err != nil {
+					return dc, fmt.Errorf("costmodel: microbatch %d: %w", d.MB, err)
+				}
+				for k := range 2 {
+					dc.offload[kind][k] = max(dc.offload[kind][k], o[k])
+				}
+			}
 		}
 	}
 	p.settleHeld(&dc, d.Size)
@@ -729,6 +742,10 @@ func (ck chunkLayers) times(dc *domainCost, comm bool) [2]float64 {
 	fwd := float64(ck.dense)*dense[0] + float64(ck.moe)*(moe[0]+dc.moeComm[0])
 	bwd := float64(ck.dense-ck.rdense)*dense[1] + float64(ck.rdense)*rec[0] +
 		float64(ck.moe-ck.rmoe)*(moe[1]+dc.moeComm[1]) + float64(ck.rmoe)*(rec[1]+dc.moeComm[1])
+	if o := dc.offload; o != ([2][2]float64{}) { // host copies: data movement, counted with the exposed communication
+		fwd += float64(ck.odense)*o[0][0] + float64(ck.omoe)*o[1][0]
+		bwd += float64(ck.odense)*o[0][1] + float64(ck.omoe)*o[1][1]
+	}
 	return [2]float64{fwd, bwd}
 }
 

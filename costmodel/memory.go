@@ -26,7 +26,8 @@ func (it *Iteration) GroupShard(d *step.Domain, gi int) (tokens, scores float64)
 func (it *Iteration) ChunkActivation(stage, chunk int) step.ActivationRate {
 	c := it.m.mem.Chunk(stage, chunk)
 	return step.ActivationRate{KeptPerToken: c.PerToken, KeptPerScore: c.PerScore,
-		BackwardPerToken: c.BackwardPerToken, BackwardPerScore: c.BackwardPerScore}
+		BackwardPerToken: c.BackwardPerToken, BackwardPerScore: c.BackwardPerScore,
+		OffloadPerToken: c.OffloadPerToken, OffloadPerScore: c.OffloadPerScore}
 }
 
 // GPUMemory is one GPU's memory at its peak in an iteration.

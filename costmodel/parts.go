@@ -133,7 +133,8 @@ type LayerPart struct {
 	// in lock-step at its slowest CP group's pace and its slowest EP
 	// block's all-to-alls (a GPU in no group is held the whole layer), and
 	// on a fabric whose links contend the stretch of the GPU's own CP
-	// collectives (priced here alone).
+	// collectives (priced here alone); and on a layer selective offload
+	// moves, the domain's wait for its slowest group's host copies.
 	HeldSeconds float64
 }
 
@@ -234,7 +235,7 @@ func (b *Breakdown) LayerParts(stage, chunk int, d *step.Domain, rank int, backw
 		if backward {
 			l = hi - 1 - k
 		}
-		out = append(out, b.layerPart(&dc, rp, l, l-lo, backward))
+		out = append(out, b.layerPart(&dc, rp, l, l-lo, l < hi-2, backward))
 	}
 	if head && !backward {
 		out = append(out, b.headPart(&dc, rp, pass))
@@ -242,8 +243,9 @@ func (b *Breakdown) LayerParts(stage, chunk int, d *step.Domain, rank int, backw
 	return out, nil
 }
 
-// layerPart is layer l (position i in its chunk) of the GPU in one pass.
-func (b *Breakdown) layerPart(dc *domainCost, rp *rankParts, l, i int, backward bool) LayerPart {
+// layerPart is layer l (position i in its chunk; offloadable: not one of
+// the chunk's last two) of the GPU in one pass.
+func (b *Breakdown) layerPart(dc *domainCost, rp *rankParts, l, i int, offloadable, backward bool) LayerPart {
 	m := b.m
 	kind := 0
 	if m.job.Model.IsMoELayer(l) {
@@ -276,6 +278,13 @@ func (b *Breakdown) layerPart(dc *domainCost, rp *rankParts, l, i int, backward 
 		own += rp.moeSec[p]
 	}
 	lp.HeldSeconds = max(0, layerSec-own)
+	if offloadable {
+		p := 0
+		if backward {
+			p = 1
+		}
+		lp.HeldSeconds += dc.offload[kind][p]
+	}
 	return lp
 }
 

@@ -61,6 +61,7 @@ func BuildPolicy(d policies.Descriptor, options any, setup *Setup) (sched.Policy
 	if setup != nil {
 		tc := setup.TokenCosts
 		env.TokenCosts = &tc
+		env.Offload = setup.Offload
 	}
 	p, err := d.New(options, env)
 	if err != nil {

@@ -24,6 +24,10 @@ type Setup struct {
 	// fit (Model.TokenCosts), handed to policies in sched.Env.TokenCosts
 	// (FlexSP).
 	TokenCosts sched.TokenCosts
+	// Offload are the job's selective-offload costs (Model.OffloadCosts),
+	// handed to policies in sched.Env.Offload (ByteScale); nil when the job
+	// cannot offload.
+	Offload *sched.OffloadCosts
 }
 
 // NewSetup builds a scenario's cost model (its [costs] profile, or the
@@ -42,7 +46,8 @@ func NewSetup(sc *scenarios.Scenario) (*Setup, error) {
 	in := Inputs(sc, o.RatioSquareTokens)
 	in.BudgetTokens = m.MinBudgetTokens()
 	in.Cluster = m.PlanningCluster()
-	return &Setup{Model: m, Overhead: o, Inputs: in, TokenCosts: m.TokenCosts()}, nil
+	in.OffloadShare = m.OffloadShare()
+	return &Setup{Model: m, Overhead: o, Inputs: in, TokenCosts: m.TokenCosts(), Offload: m.OffloadCosts()}, nil
 }
 
 // Inputs are the scheduling inputs of a scenario's job with θ/c = ratio,

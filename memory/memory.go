@@ -60,6 +60,18 @@ func (s States) Bytes() float64 {
 type Chunk struct {
 	PerToken, PerScore                 float64
 	BackwardPerToken, BackwardPerScore float64
+	// OffloadPerToken and OffloadPerScore are the part of PerToken and
+	// PerScore that selective offload may move to host memory (ByteScale
+	// §5.2): the layers of the chunk but its last two, whose activations the
+	// backward needs first (Fig. 10; Eq. 3's 2·Act(s) kept on the GPU). An
+	// offload ratio r keeps Kept − r·Offload on the GPU.
+	OffloadPerToken, OffloadPerScore float64
+}
+
+// Offload returns the bytes of a rank's kept activations that offload at
+// ratio 1 moves to host memory.
+func (c Chunk) Offload(tokens, scores float64) float64 {
+	return c.OffloadPerToken*tokens + c.OffloadPerScore*scores
 }
 
 // Kept returns the bytes a rank holding tokens tokens with scores Σ s²/k
@@ -121,6 +133,27 @@ func (m *Model) States(s int) States { return m.states[s] }
 // Chunk returns what one rank keeps from chunk c of stage s (chunk c holds
 // the stage's layers [c·n/v, (c+1)·n/v), as the cost model splits them).
 func (m *Model) Chunk(s, c int) Chunk { return m.chunks[s][c] }
+
+// OffloadShare is the part of a rank's kept activations per token that
+// selective offload at ratio 1 moves to host memory, on the stage where it
+// is smallest (Σ OffloadPerToken / Σ PerToken over the stage's chunks): a
+// rank holding t tokens at ratio r keeps at most t·(1 − r·OffloadShare)
+// tokens' worth on every stage. 0 when some stage has at most two layers
+// per chunk.
+func (m *Model) OffloadShare() float64 {
+	share := 1.0
+	for _, cs := range m.chunks {
+		var off, kept float64
+		for _, c := range cs {
+			off += c.OffloadPerToken
+			kept += c.PerToken
+		}
+		if kept > 0 {
+			share = min(share, off/kept)
+		}
+	}
+	return share
+}
 
 // KeepsScores reports whether any chunk's activations count attention
 // scores (Chunk.PerScore or BackwardPerScore > 0: the softmax kernel).
@@ -258,8 +291,8 @@ func (m *Model) chunk(s, c, first, n, pp int) Chunk {
 	v := max(par.VPP, 1)
 	rc := par.RecomputeMode()
 	var ch Chunk
-	lo := first + c*n/v
-	for l := lo; l < first+(c+1)*n/v; l++ {
+	lo, hi := first+c*n/v, first+(c+1)*n/v
+	for l := lo; l < hi; l++ {
 		lrc := job.RecomputeNone
 		if par.Recomputed(l - lo) {
 			lrc = rc
@@ -267,6 +300,10 @@ func (m *Model) chunk(s, c, first, n, pp int) Chunk {
 		tok, sc := m.LayerBytes(l, lrc)
 		ch.PerToken += tok
 		ch.PerScore += sc
+		if l < hi-2 {
+			ch.OffloadPerToken += tok
+			ch.OffloadPerScore += sc
+		}
 		switch lrc {
 		case job.RecomputeFull:
 			// The backward rebuilds one whole layer at a time.

@@ -70,7 +70,19 @@ type Group struct {
 	// shard lengths and head counts (HexiSeq, USP); nil is the even split of
 	// the policy's CP execution.
 	Layout *Layout `json:"layout,omitempty"`
+	// Offload is the group's selective-offload ratio r in [0, 1] (ByteScale
+	// §5.2): its ranks move the fraction r of the activations of every layer
+	// but each chunk's last two to host memory during the forward and load
+	// them back for the backward, so a rank keeps per-rank tokens ×
+	// (1 − r·Inputs.OffloadShare) tokens' worth of activations on the GPU.
+	// 0: nothing leaves the GPU.
+	Offload float64 `json:"offload,omitempty"`
 }
+
+// ResidentTokens is what a rank of a group holding tokens tokens keeps on
+// the GPU in tokens' worth of activations at offload ratio r, when offload
+// moves the part share of them at r = 1: tokens·(1 − r·share).
+func ResidentTokens(tokens, r, share float64) float64 { return tokens * (1 - r*share) }
 
 // LastRank is FirstRank+Size-1.
 func (g Group) LastRank() int { return g.FirstRank + g.Size - 1 }

@@ -45,6 +45,14 @@ type Inputs struct {
 	// kind's budget, which policies that treat every device alike use. nil:
 	// every rank alike, of budget BudgetTokens.
 	Cluster *Cluster `json:"cluster,omitempty"`
+	// OffloadShare is the part of a rank's kept activations that selective
+	// offload at ratio 1 moves to host memory (memory.Model.OffloadShare: all
+	// layers but each chunk's last two, on the stage where the part is
+	// smallest), in [0, 1). A group offloading at ratio r (Group.Offload)
+	// holds per-rank tokens × (1 − r·OffloadShare) tokens' worth on the GPU,
+	// which the budget B bounds. 0: no group may offload (a GPU without
+	// host-copy rates, or a --batches line that names none).
+	OffloadShare float64 `json:"offload_share,omitempty"`
 
 	// kindBudgets makes Check bound a sequence by Σ ranks·budget over the
 	// kinds instead of G·BudgetTokens (CheckKinds).
@@ -107,6 +115,10 @@ type Env struct {
 	// fit (FlexSP); nil when no cost model describes the job (a --batches
 	// line names no model or GPU), and the policy plans with its defaults.
 	TokenCosts *TokenCosts
+	// Offload are the job's costs of selective activation offload
+	// (ByteScale §5.2); nil when the GPU has no host-copy rates or no cost
+	// model describes the job, and the policy plans without offload.
+	Offload *OffloadCosts
 }
 
 // InputChecker is implemented by a policy whose options are valid only for
@@ -180,6 +192,8 @@ func (in Inputs) check(lengths []int) error {
 		return fmt.Errorf("sched: max_degree = %d: must be >= 0 (0 = ranks)", in.MaxDegree)
 	case in.OverheadRatio < 0 || math.IsNaN(in.OverheadRatio) || math.IsInf(in.OverheadRatio, 0):
 		return fmt.Errorf("sched: overhead_ratio = %v: must be a finite number >= 0", in.OverheadRatio)
+	case !(in.OffloadShare >= 0 && in.OffloadShare < 1):
+		return fmt.Errorf("sched: offload_share = %v: must be in [0, 1) (the part of a rank's activations offload may move; each chunk keeps its last two layers)", in.OffloadShare)
 	case in.QueryHeads < 0 || in.QueryHeads > 1<<16:
 		return fmt.Errorf("sched: query_heads = %d: must be in [0, 65536] (0 = %d)", in.QueryHeads, DefaultQueryHeads)
 	case len(lengths) == 0:

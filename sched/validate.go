@@ -13,8 +13,10 @@ const maxProblems = 20
 // first rank, no rank in two groups of one microbatch, in a plan of partial
 // microbatches the ranks of each EP block (in.EP) in groups of the same number
 // of microbatches, a group's CP × HP layout consistent with it (Layout.Check),
-// and, where promised, power-of-two aligned groups, per-rank tokens (Σ s/k, or
-// a layout's MemoryTokens) within B (each rank's own kind's budget when
+// offload ratios in [0, 1] and only where the job can offload (in.OffloadShare
+// > 0, no layout), and, where promised, power-of-two aligned groups, per-rank
+// tokens (Σ s/k, times 1 − r·OffloadShare for a group offloading at ratio r,
+// or a layout's MemoryTokens) within B (each rank's own kind's budget when
 // in.Cluster is set), and full coverage of the pool. The sequences are the
 // plan's own Lengths when it set them (p.Trained). It returns every problem
 // found (at most 20), joined.
@@ -80,10 +82,16 @@ func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 				placed[id] = m + 1
 				tokens += float64(lengths[id]) / float64(grp.Size)
 			}
+			if !(grp.Offload >= 0 && grp.Offload <= 1) {
+				add("%s: offload ratio %v outside [0, 1]", where, grp.Offload)
+			} else if grp.Offload > 0 && (in.OffloadShare == 0 || grp.Layout != nil) {
+				add("%s: offload ratio %v, but the job cannot offload (offload_share = 0: no host-copy rates in the profile, or a CP × HP layout)", where, grp.Offload)
+			}
 			if grp.Layout != nil {
 				validateLayout(grp, total, in, pr, where, add)
 				continue
 			}
+			resident := ResidentTokens(tokens, grp.Offload, in.OffloadShare)
 			budget := in.BudgetTokens
 			if in.Cluster != nil { // every rank of the group within its own kind's budget
 				budget = in.RankBudget(grp.FirstRank)
@@ -91,8 +99,12 @@ func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 					budget = min(budget, in.RankBudget(r))
 				}
 			}
-			if pr.WithinBudget && tokens > float64(budget)*(1+1e-12) {
-				add("%s: %.1f tokens per rank exceed the budget B = %d", where, tokens, budget)
+			if pr.WithinBudget && resident > float64(budget)*(1+1e-12) {
+				if grp.Offload > 0 {
+					add("%s: %.1f tokens per rank, %.1f tokens' worth on the GPU at offload ratio %.3g, exceed the budget B = %d", where, tokens, resident, grp.Offload, budget)
+				} else {
+					add("%s: %.1f tokens per rank exceed the budget B = %d", where, tokens, budget)
+				}
 			}
 		}
 		if pr.CoversPool {

@@ -58,6 +58,9 @@ type planner struct {
 	widened int // ranks added to groups beyond their D to fill a frame
 
 	heapOps, visits, poolVisits int64
+
+	offload *sched.OffloadCosts // nil: no offload (Options.Offload off, no costs or no offloadable layers)
+	share   float64             // sched.Inputs.OffloadShare
 }
 
 // sortUnits orders the units by their per-rank time at D ranks, descending

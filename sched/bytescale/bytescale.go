@@ -20,6 +20,8 @@ const (
 	DPBalance = "dp-balance"
 	// PPBalance takes them from all buckets in turn (§6.2, pp > 1).
 	PPBalance = "pp-balance"
+	// Naive is Alg. 1's own assignment (Options.Balance false).
+	Naive = "naive"
 )
 
 // DefaultDelta is the default balance slack δ, as a fraction of the round's
@@ -32,12 +34,25 @@ type Options struct {
 	// time: a rank (lane, pipeline group) is a target while it is more than
 	// Delta·max behind. In [0, 1).
 	Delta float64 `toml:"delta"`
+	// Offload turns on selective offloading (§5.2, Eq. 3): a sequence of
+	// s >= C tokens runs on the fewest ranks D(s) that hold it when each
+	// offloads, at a ratio its forward hides, part of its activations to host
+	// memory. It needs the job's offload costs (sched.Env.Offload: a GPU
+	// profile with host-copy rates) and a model with more than two layers per
+	// chunk (sched.Inputs.OffloadShare > 0); without them it plans as
+	// offload = false. Default true.
+	Offload bool `toml:"offload"`
+	// Balance runs the balance scheduler (§6, Alg. 2); false assigns the
+	// units as Alg. 1's own line 10 does, the paper's "HDP naive" (§8.1
+	// case ②; see the package doc). Default true.
+	Balance bool `toml:"balance"`
 }
 
-// Policy is ByteScale's HDP planner: data-aware sharding and best-fit packing
-// (Alg. 1) with the balance scheduler (Alg. 2).
+// Policy is ByteScale's HDP planner: data-aware sharding, selective offload
+// and best-fit packing (Alg. 1) with the balance scheduler (Alg. 2).
 type Policy struct {
-	opts Options
+	opts    Options
+	offload *sched.OffloadCosts // nil: no offload
 }
 
 var (
@@ -46,14 +61,23 @@ var (
 )
 
 // DefaultOptions are the options of a scenario that gives none.
-func DefaultOptions() Options { return Options{Delta: DefaultDelta} }
+func DefaultOptions() Options { return Options{Delta: DefaultDelta, Offload: true, Balance: true} }
 
-// New builds the policy from its options.
-func New(o Options) (*Policy, error) {
+// New builds the policy from its options and the job's offload costs
+// (env.Offload; nil: no offload whatever the options say).
+func New(o Options, env sched.Env) (*Policy, error) {
 	if !(o.Delta >= 0 && o.Delta < 1) {
 		return nil, fmt.Errorf("delta = %v: must be in [0, 1) (a fraction of the round's largest estimated time)", o.Delta)
 	}
-	return &Policy{opts: o}, nil
+	p := &Policy{opts: o}
+	if o.Offload && env.Offload != nil {
+		if err := env.Offload.Check(); err != nil {
+			return nil, err
+		}
+		c := *env.Offload
+		p.offload = &c
+	}
+	return p, nil
 }
 
 // Name returns "bytescale".
@@ -83,7 +107,10 @@ func (p *Policy) plan(lengths []int, in sched.Inputs) (*sched.Plan, *planner, er
 		model:    timeModel{overheadRatio: in.OverheadRatio, budgetTokens: float64(in.BudgetTokens)},
 		lockstep: in.PP > 1 || in.VPP > 1, ppBalance: in.PP > 1,
 	}
-	units, long, visits, setOps := buildUnits(lengths, in.BudgetTokens)
+	if p.offload != nil && in.OffloadShare > 0 {
+		pl.offload, pl.share = p.offload, in.OffloadShare
+	}
+	units, long, visits, setOps := buildUnits(lengths, in.BudgetTokens, pl.unitRanks)
 	pl.units, pl.visits, pl.heapOps = units, visits, setOps
 
 	// Slots: lanes (EP blocks) when pp = vpp = 1; else lock-step pipeline
@@ -110,9 +137,16 @@ func (p *Policy) plan(lengths []int, in sched.Inputs) (*sched.Plan, *planner, er
 		}
 	}
 	pl.time = make([]float64, len(pl.slotFirst))
-	pl.sortUnits(buckets)
-	if err := pl.balance(); err != nil {
-		return nil, nil, err
+	if p.opts.Balance {
+		pl.sortUnits(buckets)
+		if err := pl.balance(); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		buckets = 1
+		if err := pl.naive(); err != nil {
+			return nil, nil, err
+		}
 	}
 	estMin, estMax := math.Inf(1), 0.0
 	for _, t := range pl.time {
@@ -125,19 +159,23 @@ func (p *Policy) plan(lengths []int, in sched.Inputs) (*sched.Plan, *planner, er
 
 	d := &Diagnostics{
 		Strategy: DPBalance, Delta: p.opts.Delta, Lanes: pl.lanes, EPSize: ep,
+		Offload:       pl.offloadDiagnostics(long),
 		LongSequences: long, ShortSequences: len(lengths) - long, Bins: len(units) - long,
 		Buckets: buckets, Rounds: pl.rounds, Frames: len(pl.frames), WidenedRanks: pl.widened, VPPSplits: splits,
 		EstimatedMaxTime: estMax, EstimatedMinTime: estMin,
 		HeapOps: pl.heapOps, SequenceVisits: pl.visits, PoolVisits: pl.poolVisits,
 	}
-	if pl.ppBalance {
+	switch {
+	case !p.opts.Balance:
+		d.Strategy, d.Delta = Naive, 0
+	case pl.ppBalance:
 		d.Strategy = PPBalance
 	}
 	if pl.lockstep {
 		d.PipelineGroups, d.GroupLanes = len(pl.slotFirst), pl.groupLanes
 	}
 	frames := pl.frames
-	if pl.lockstep {
+	if pl.lockstep && p.opts.Balance {
 		frames = pl.orderBySimilarity()
 	}
 	mbs, perLane := pl.emit(frames)
@@ -186,7 +224,8 @@ func (p *planner) emit(frames []frame) ([]sched.Microbatch, []int) {
 			}
 			rank := f.firstLane * p.ep
 			for _, g := range phase {
-				mbs[level].Groups = append(mbs[level].Groups, sched.Group{FirstRank: rank, Size: g.ranks, Seqs: g.seqs})
+				mbs[level].Groups = append(mbs[level].Groups, sched.Group{FirstRank: rank, Size: g.ranks, Seqs: g.seqs,
+					Offload: p.groupOffload(g.tokens, g.ranks)})
 				rank += g.ranks
 				n.widened += g.ranks - g.minRanks
 			}
@@ -213,9 +252,12 @@ func (p *planner) emit(frames []frame) ([]sched.Microbatch, []int) {
 
 // Diagnostics explain a ByteScale plan.
 type Diagnostics struct {
-	// Strategy is DPBalance (pp = 1) or PPBalance (pp > 1); Delta is δ.
+	// Strategy is DPBalance (pp = 1), PPBalance (pp > 1) or Naive (Alg. 1's
+	// own assignment, balance = false); Delta is δ (balance only).
 	Strategy string  `json:"strategy"`
 	Delta    float64 `json:"delta"`
+	// Offload says what selective offloading did (nil: it was off).
+	Offload *OffloadDiagnostics `json:"offload,omitempty"`
 	// Lanes is G/EP: the EP blocks every frame covers whole.
 	Lanes  int `json:"lanes"`
 	EPSize int `json:"ep_size"`
@@ -258,10 +300,14 @@ type Diagnostics struct {
 func (d *Diagnostics) Summary() []sched.KV {
 	g := func(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
 	i := strconv.Itoa
-	kv := []sched.KV{
-		{Name: "strategy", Value: d.Strategy},
-		{Name: "δ (of the round's max)", Value: g(d.Delta)},
-		{Name: "lanes (EP blocks)", Value: fmt.Sprintf("%d × %d ranks", d.Lanes, d.EPSize)},
+	kv := []sched.KV{{Name: "strategy", Value: d.Strategy}}
+	if d.Strategy != Naive {
+		kv = append(kv, sched.KV{Name: "δ (of the round's max)", Value: g(d.Delta)})
+	}
+	kv = append(kv, sched.KV{Name: "lanes (EP blocks)", Value: fmt.Sprintf("%d × %d ranks", d.Lanes, d.EPSize)})
+	if o := d.Offload; o != nil {
+		kv = append(kv, sched.KV{Name: "offloaded sequences", Value: fmt.Sprintf("%d of %d long, %d ranks spared, ratio %s..%s",
+			o.Sequences, d.LongSequences, o.RanksSpared, g(o.MinRatio), g(o.MaxRatio))})
 	}
 	if d.PipelineGroups > 0 {
 		kv = append(kv, sched.KV{Name: "pipeline groups", Value: fmt.Sprintf("%d × %d lanes", d.PipelineGroups, d.GroupLanes)})

@@ -33,7 +33,7 @@ func groupOf(t *testing.T, p *sched.Plan, id int) (sched.Group, int) {
 // mustPlan plans with the default options and validates the plan.
 func mustPlan(t *testing.T, lengths []int, in sched.Inputs) (*sched.Plan, *planner) {
 	t.Helper()
-	pol, _ := New(DefaultOptions())
+	pol, _ := New(DefaultOptions(), sched.Env{})
 	plan, pl, err := pol.plan(lengths, in)
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func bestFitReference(lengths []int, c int) [][]int {
 // reference, and, as for any best-fit packing, at most one bin is half full or
 // less.
 func TestPaperBestFitPacking(t *testing.T) {
-	units, long, _, _ := buildUnits([]int{7, 5, 4, 1}, 10)
+	units, long, _, _ := buildUnits([]int{7, 5, 4, 1}, 10, plainRanks(10))
 	if long != 0 || len(units) != 2 || !slices.Equal(units[0].seqs, []int{0}) || !slices.Equal(units[1].seqs, []int{1, 2, 3}) {
 		t.Fatalf("units %+v, want bins {7} and {5, 4, 1}", units)
 	}
@@ -174,7 +174,7 @@ func TestPaperBestFitPacking(t *testing.T) {
 		for i := range lengths {
 			lengths[i] = 1 + rng.IntN(max(1, c*(1+rng.IntN(3))/2))
 		}
-		units, long, _, _ := buildUnits(lengths, c)
+		units, long, _, _ := buildUnits(lengths, c, plainRanks(c))
 		var bins [][]int
 		halfFull := 0
 		for _, u := range units[long:] {
@@ -201,7 +201,7 @@ func TestPaperBestFitPacking(t *testing.T) {
 // and EP blocks; and a bin holds at least half of C but for one.
 func TestPaperTokenLevelBudget(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	pol, _ := New(DefaultOptions())
+	pol, _ := New(DefaultOptions(), sched.Env{})
 	if !pol.Promises().WithinBudget || pol.Promises().Aligned || pol.Promises().CoversPool {
 		t.Fatalf("promises %+v, want WithinBudget only", pol.Promises())
 	}
@@ -346,7 +346,7 @@ func TestPaperTargetsWithinDelta(t *testing.T) {
 			lengths = append(lengths, 1+rng.IntN(c-1))
 		}
 		for _, delta := range []float64{0, 0.3} {
-			pol, _ := New(Options{Delta: delta})
+			pol, _ := New(Options{Delta: delta, Balance: true}, sched.Env{})
 			plan, pl, err := pol.plan(lengths, in)
 			if err != nil {
 				t.Fatal(err)
@@ -373,7 +373,7 @@ func TestPaperTargetsWithinDelta(t *testing.T) {
 // give the same plan, on reruns and after planning other batches.
 func TestDeterministic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
-	pol, _ := New(DefaultOptions())
+	pol, _ := New(DefaultOptions(), sched.Env{})
 	type tc struct {
 		lengths []int
 		in      sched.Inputs
@@ -448,4 +448,9 @@ func TestPaperPipelineSimilarOrder(t *testing.T) {
 	if !reordered {
 		t.Error("every group was assigned in increasing order already: the test shows nothing")
 	}
+}
+
+// plainRanks is D(s) = ⌈s/C⌉, Alg. 1 without offload.
+func plainRanks(c int) func(int) int {
+	return func(s int) int { return minRanks(int64(s), c) }
 }

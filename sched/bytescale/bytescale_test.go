@@ -14,16 +14,16 @@ import (
 // TestOptions: δ must lie in [0, 1); the error names the key.
 func TestOptions(t *testing.T) {
 	for _, d := range []float64{-0.1, 1, math.NaN(), math.Inf(1)} {
-		if _, err := New(Options{Delta: d}); err == nil || !strings.Contains(err.Error(), "delta = ") {
+		if _, err := New(Options{Delta: d, Balance: true}, sched.Env{}); err == nil || !strings.Contains(err.Error(), "delta = ") {
 			t.Errorf("delta %v: %v", d, err)
 		}
 	}
 	for _, d := range []float64{0, DefaultDelta, 0.99} {
-		if _, err := New(Options{Delta: d}); err != nil {
+		if _, err := New(Options{Delta: d, Balance: true}, sched.Env{}); err != nil {
 			t.Errorf("delta %v: %v", d, err)
 		}
 	}
-	if p, _ := New(DefaultOptions()); p.Name() != Name || p.opts.Delta != DefaultDelta {
+	if p, _ := New(DefaultOptions(), sched.Env{}); p.Name() != Name || p.opts.Delta != DefaultDelta {
 		t.Errorf("defaults: %+v", p)
 	}
 }
@@ -31,7 +31,7 @@ func TestOptions(t *testing.T) {
 // TestBadInput: the inputs are checked first; errors wrap ErrInvalidInput and
 // a sequence longer than the largest group is an ErrSequenceTooLong.
 func TestBadInput(t *testing.T) {
-	pol, _ := New(DefaultOptions())
+	pol, _ := New(DefaultOptions(), sched.Env{})
 	in := sched.Inputs{PoolRanks: 4, BudgetTokens: 10, PP: 1, VPP: 1}
 	if _, err := pol.Plan(nil, in); !errors.Is(err, sched.ErrInvalidInput) {
 		t.Errorf("empty batch: %v", err)
@@ -97,7 +97,7 @@ func TestWidenAtTheDegreeLimit(t *testing.T) {
 	if len(groups) != 2 || groups[0].Size != 2 || groups[1].Size != 2 {
 		t.Errorf("two sequences in one bin, limit 2, block 4: %+v, want two groups of 2", groups)
 	}
-	pol, _ := New(DefaultOptions())
+	pol, _ := New(DefaultOptions(), sched.Env{})
 	if _, err := pol.Plan([]int{300}, in); !errors.Is(err, sched.ErrCannotPlan) || !strings.Contains(err.Error(), "degree limit 2") {
 		t.Errorf("one sequence, limit 2, block 4: %v", err)
 	}
@@ -108,7 +108,7 @@ func TestWidenAtTheDegreeLimit(t *testing.T) {
 // split, is ErrCannotPlan.
 func TestVPPCountsLegal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(61, 62))
-	pol, _ := New(DefaultOptions())
+	pol, _ := New(DefaultOptions(), sched.Env{})
 	planned, split := 0, 0
 	for range 1000 {
 		lengths, in := randomInputs(rng)

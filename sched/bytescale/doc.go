@@ -7,16 +7,30 @@
 //
 // # What is planned, what is left out
 //
-// The planner is Alg. 1 (§5.3, "Naive HDP Solution") without offload, whose
-// assignment step (line 10) is replaced by the balance scheduler of §6 (Alg. 2),
-// as the paper does.
+// The planner is Alg. 1 (§5.3, "Naive HDP Solution") with selective
+// offloading, whose assignment step (line 10) is replaced by the balance
+// scheduler of §6 (Alg. 2), as the paper does; Options.Balance = false keeps
+// Alg. 1's own assignment (the paper's "HDP naive"), Options.Offload = false
+// leaves offload out (its ablation, §8.4 and Fig. 20).
 //
-//   - Selective offloading (§5.2, Eq. 3) is left out: choosing the offload ratio
-//     r needs ByteScale's profiled curves T(s) = α1·s² + β1·s + γ and
-//     Act(s) = α2·s + β2, the layers per rank l and the D2H/H2D bandwidths,
-//     which we do not have. Without offload (r = 0) Eq. 3 is
-//     D(s) = ⌈Act(s)/Act(C)⌉, which is D(s) = ⌈s/C⌉ for activations
-//     proportional to tokens: the rule used here.
+//   - Selective offloading (§5.2, Eq. 3): a sequence of s >= C tokens runs
+//     on D(s) = ⌈s·(1 − r·share)/C⌉ ranks, r the largest ratio whose copies
+//     its forward hides, T(s) >= Act(s)·r/min(B_d2h, B_h2d), when r reaches
+//     the paper's lower bound min(1, C/(share·s)) (else r = 0 and ⌈s/C⌉).
+//     share is the part of a rank's keep offload may move
+//     (sched.Inputs.OffloadShare: every layer but each chunk's last two, the
+//     paper's (l−2)/l with l layers per rank), and T and Act are the cost
+//     model's forward and offloadable bytes of those layers
+//     (sched.Env.Offload: sched.OffloadCosts, the paper's profiled
+//     α1·s² + β1·s + γ and α2·s + β2 with β2 = 0; see
+//     sched.OffloadCosts.OffloadRanks). A group's Offload is the least ratio
+//     that keeps each of its ranks within C tokens' worth on the GPU
+//     (sched.FittingRatio): Eq. 3's argmin over r is not unique, and the
+//     least ratio reaching D(s) moves the fewest bytes; a group widened past
+//     D(s) needs less, and one of a bin none. The cost model prices what the
+//     copies do not hide and the memory model keeps Kept − r·Offload on the
+//     GPU. Without offload costs (a --batches line, a GPU profile without
+//     host-copy rates) or without an offloadable share, D(s) = ⌈s/C⌉.
 //   - The CP execution the plans assume (§5.1 "NCCL Buffer Optimization", §7
 //     "Dist-attn with Packing") is ring (P2P) attention with per-document
 //     zig-zag sharding (each sub-sequence cut into 2N parts, symmetric pairs
@@ -41,7 +55,8 @@
 //
 // # Data-aware sharding (§5.1, Alg. 1 lines 1-9)
 //
-// A sequence of s >= C tokens is a unit of its own on D(s) = ⌈s/C⌉ ranks: any
+// A sequence of s >= C tokens is a unit of its own on D(s) ranks (⌈s/C⌉
+// without offload, Eq. 3's with it): any
 // integer in [1, G], no power of two, no alignment (the paper's 312K sequence
 // on 39 ranks at 8K per rank, §8.3; a 768K sequence on 96 of 128 ranks, §5.1).
 // Sequences of s < C are packed best-fit into bins of C tokens, each bin a
@@ -186,7 +201,19 @@
 //
 // # Decisions the paper leaves open
 //
-//   - Offload: left out; D(s) = ⌈s/C⌉ (Eq. 3 at r = 0).
+//   - Offload: Eq. 3 with Act(s) ∝ s (β2 = 0), T(s) the forward of the
+//     offloadable layers (the D2H copies run during it; the H2D copies
+//     during the longer backward), the least ratio reaching the least D(s);
+//     a chunk's last two layers stay on the GPU (Fig. 10), for every chunk
+//     under VPP (the paper is silent on VPP).
+//   - HDP naive (Options.Balance = false; Alg. 1 line 10 gives no rule): the
+//     units in the batch's order, each on the slot (lane window or pipeline
+//     group) that holds the fewest frames so far, its free ranks filled and
+//     widened as in Alg. 2's frames: every rank runs about the same number of
+//     microbatches of about C tokens, as gradient accumulation does, and
+//     nothing evens their times (§8.3: "the third rank completes its 8
+//     micro-batches in 1m41s, it has to wait for the first rank to finish at
+//     4m32s").
 //   - Best-fit order: decreasing length, ties by id; ties between bins: the
 //     earliest opened.
 //   - What Alg. 2 sorts and assigns: the units of Alg. 1 (long sequences and

@@ -19,7 +19,7 @@ import (
 // "Microbatch counts and the pipeline").
 func TestPlansRunOnTheEngine(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	pol, _ := New(DefaultOptions())
+	pol, _ := New(DefaultOptions(), sched.Env{})
 	n := 20_000
 	if testing.Short() {
 		n = 2_000

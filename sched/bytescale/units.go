@@ -38,12 +38,13 @@ func minRanks(tokens int64, budgetTokens int) int {
 	return int(max(1, (tokens+int64(budgetTokens)-1)/int64(budgetTokens)))
 }
 
-// buildUnits is Alg. 1 without offload (lines 1-9): every sequence of s >= C
-// tokens becomes a unit of D(s) = ⌈s/C⌉ ranks; the shorter ones are packed
-// best-fit decreasing into bins of C tokens, one rank each. It returns the
-// units (long ones in id order, then bins in opening order), the number of
-// long units, and the work done: sequence visits and ordered-set operations.
-func buildUnits(lengths []int, budgetTokens int) (units []unit, long int, visits, setOps int64) {
+// buildUnits is Alg. 1 (lines 1-9): every sequence of s >= C tokens becomes
+// a unit of D(s) ranks, rankOf(s) (⌈s/C⌉ without offload, Eq. 3's with it);
+// the shorter ones are packed best-fit decreasing into bins of C tokens, one
+// rank each. It returns the units (long ones in id order, then bins in
+// opening order), the number of long units, and the work done: sequence
+// visits and ordered-set operations.
+func buildUnits(lengths []int, budgetTokens int, rankOf func(s int) int) (units []unit, long int, visits, setOps int64) {
 	// short holds (MaxSequenceTokens−s)<<32 | id, so an ascending sort puts
 	// the longest first, ties by lower id (s <= 2^25 and id < 2^24 fit).
 	var short []uint64
@@ -51,7 +52,7 @@ func buildUnits(lengths []int, budgetTokens int) (units []unit, long int, visits
 		visits++
 		if s >= budgetTokens {
 			units = append(units, unit{seqs: []int{id}, tokens: int64(s), squares: int64(s) * int64(s),
-				ranks: minRanks(int64(s), budgetTokens), key: id})
+				ranks: rankOf(s), key: id})
 			continue
 		}
 		short = append(short, uint64(sched.MaxSequenceTokens-s)<<32|uint64(id))

@@ -78,8 +78,8 @@ type Requirement struct {
 // All returns every policy, sorted by name.
 func All() []Descriptor {
 	return []Descriptor{
-		describe(bytescale.Name, "ByteScale HDP: any-integer degrees D(s) = ⌈s/C⌉, best-fit bins, balance scheduler with per-rank microbatch counts",
-			sched.Ring, false, bytescale.DefaultOptions, noEnv(bytescale.New)),
+		describe(bytescale.Name, "ByteScale HDP: any-integer degrees D(s) (⌈s/C⌉, fewer with selective offload), best-fit bins, balance scheduler with per-rank microbatch counts",
+			sched.Ring, false, bytescale.DefaultOptions, bytescale.New),
 		flexSP(),
 		describe(heterodp.Name, "heterogeneity-aware data parallelism: sequences split across GPU kinds in proportion to their speed, static CP inside each kind (what one runs without HexiSeq)",
 			sched.Ulysses, false, heterodp.DefaultOptions, noEnv(heterodp.New)),

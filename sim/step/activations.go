@@ -42,11 +42,23 @@ func (r *Runner) activations() error {
 	for s := range pp {
 		for c := range v {
 			a := sizer.ChunkActivation(s, c)
-			if !finiteBytes(a.KeptPerToken) || !finiteBytes(a.KeptPerScore) || !finiteBytes(a.BackwardPerToken) || !finiteBytes(a.BackwardPerScore) {
-				return fmt.Errorf("step: stage %d chunk %d: activation rates %+v: need finite values >= 0", s, c, a)
+			if !finiteBytes(a.KeptPerToken) || !finiteBytes(a.KeptPerScore) || !finiteBytes(a.BackwardPerToken) || !finiteBytes(a.BackwardPerScore) ||
+				!finiteBytes(a.OffloadPerToken) || !finiteBytes(a.OffloadPerScore) || a.OffloadPerToken > a.KeptPerToken || a.OffloadPerScore > a.KeptPerScore {
+				return fmt.Errorf("step: stage %d chunk %d: activation rates %+v: need finite values >= 0, the offloadable parts at most the kept", s, c, a)
 			}
 			scores = scores || a.KeptPerScore > 0 || a.BackwardPerScore > 0
 			r.rates[s*v+c] = a
+		}
+	}
+	r.offload = false
+	for i := range doms {
+		for _, g := range doms[i].Groups {
+			if g.Offload != 0 {
+				if !(g.Offload > 0 && g.Offload <= 1) {
+					return fmt.Errorf("step: microbatch %d group at rank %d: offload ratio %v: need a value in [0, 1]", doms[i].MB, g.FirstRank, g.Offload)
+				}
+				r.offload = true
+			}
 		}
 	}
 	res := r.res
@@ -59,7 +71,7 @@ func (r *Runner) activations() error {
 		lo, hi := int(r.off[c]), int(r.off[c+1])
 		cdoms := r.classDom[lo:hi]
 		m := hi - lo
-		if v == 1 && !scores {
+		if v == 1 && !scores && !r.offload {
 			if err := r.classPeaks(c, cdoms); err != nil {
 				return err
 			}
@@ -69,6 +81,10 @@ func (r *Runner) activations() error {
 		r.gidx = resize(r.gidx, m)
 		r.tok = resize(r.tok, m)
 		r.sco = resize(r.sco, m)
+		if r.offload {
+			r.tokR = resize(r.tokR, m)
+			r.scoR = resize(r.scoR, m)
+		}
 		for k := range r.gidx {
 			r.gidx[k] = -2 // no rank seen yet
 		}
@@ -89,12 +105,19 @@ func (r *Runner) activations() error {
 					same = false
 					r.gidx[k] = gi
 					r.tok[k], r.sco[k] = 0, 0
+					if r.offload {
+						r.tokR[k], r.scoR[k] = 0, 0
+					}
 					if gi >= 0 {
 						t, q, err := r.groupShard(&doms[di], int(gi))
 						if err != nil {
 							return err
 						}
 						r.tok[k], r.sco[k] = t, q
+						if r.offload {
+							o := doms[di].Groups[gi].Offload
+							r.tokR[k], r.scoR[k] = o*t, o*q
+						}
 					}
 				}
 			}
@@ -274,6 +297,14 @@ func (r *Runner) prefixes(scores bool) {
 			r.preQ[k+1] = r.preQ[k] + q
 		}
 	}
+	if r.offload {
+		r.preTR = resize(r.preTR, m+1)
+		r.preQR = resize(r.preQR, m+1)
+		for k := range m {
+			r.preTR[k+1] = r.preTR[k] + r.tokR[k]
+			r.preQR[k+1] = r.preQR[k] + r.scoR[k]
+		}
+	}
 }
 
 // windowPeak is walk for one chunk per stage (plain 1F1B): the same
@@ -294,6 +325,10 @@ func (r *Runner) windowPeak(s int, scores bool) (peak float64, at int, bwd bool)
 		if scores {
 			x += a.KeptPerScore * (pq[hi] - pq[lo])
 		}
+		if r.offload { // less what offload moved to host memory
+			x -= a.OffloadPerToken*(r.preTR[hi]-r.preTR[lo]) + a.OffloadPerScore*(r.preQR[hi]-r.preQR[lo])
+			x = max(x, 0)
+		}
 		return x
 	}
 	w := min(r.pp-s-1, m)
@@ -313,7 +348,7 @@ func (r *Runner) windowPeak(s int, scores bool) (peak float64, at int, bwd bool)
 			}
 		}
 	}
-	if !scores {
+	if !scores && !r.offload {
 		// The largest backward candidate (the first, at a tie), branch-light;
 		// where it is reached is settled after.
 		kt, bt := a.KeptPerToken, a.BackwardPerToken
@@ -359,6 +394,9 @@ func (r *Runner) walk(s int, ops []pipeline.Op, cdoms []int32, rank int) float64
 		}
 		a := &r.rates[s*v+int(op.Chunk)]
 		kept := a.KeptPerToken*r.tok[k] + a.KeptPerScore*r.sco[k]
+		if r.offload {
+			kept = max(0, kept-(a.OffloadPerToken*r.tokR[k]+a.OffloadPerScore*r.scoR[k]))
+		}
 		if !op.Backward {
 			held += kept
 			if held > peak {

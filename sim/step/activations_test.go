@@ -39,12 +39,39 @@ func (c sizedTokens) ChunkActivation(s, ch int) ActivationRate {
 	return a
 }
 
-// bytes is what a rank of group gi keeps of chunk c on stage s, and its
-// backward's transient.
+// sizedOffload is sized with a hashed part of each kept rate offloadable
+// (sched.Group.Offload moves r of it to host memory).
+type sizedOffload struct{ sized }
+
+func (c sizedOffload) ChunkActivation(s, ch int) ActivationRate {
+	a := c.sized.ChunkActivation(s, ch)
+	f := float64(mix(s, ch, 13)%5) / 4
+	a.OffloadPerToken, a.OffloadPerScore = f*a.KeptPerToken, f*a.KeptPerScore
+	return a
+}
+
+// withOffload is a copy of plan whose groups offload at hashed ratios in
+// {0, 1/3, 2/3, 1}.
+func withOffload(plan *sched.Plan) *sched.Plan {
+	out := *plan
+	out.Microbatches = slices.Clone(plan.Microbatches)
+	for m := range out.Microbatches {
+		gs := slices.Clone(out.Microbatches[m].Groups)
+		for i := range gs {
+			gs[i].Offload = float64(mix(m, gs[i].FirstRank, 17)%4) / 3
+		}
+		out.Microbatches[m].Groups = gs
+	}
+	return &out
+}
+
+// bytes is what a rank of group gi keeps of chunk c on stage s on the GPU,
+// and its backward's transient.
 func bytes(costs ActivationSizer, s, c int, d *Domain, gi int) (kept, bwd float64) {
 	t, q := costs.GroupShard(d, gi)
 	a := costs.ChunkActivation(s, c)
-	return a.KeptPerToken*t + a.KeptPerScore*q, a.BackwardPerToken*t + a.BackwardPerScore*q
+	r := d.Groups[gi].Offload
+	return a.KeptPerToken*t + a.KeptPerScore*q - r*(a.OffloadPerToken*t+a.OffloadPerScore*q), a.BackwardPerToken*t + a.BackwardPerScore*q
 }
 
 // timelinePeak is the oracle: one rank's peak on one stage read from the
@@ -98,6 +125,7 @@ func TestPeakActivationsMatchTimeline(t *testing.T) {
 		for _, costs := range []sizedCosts{sized{}, sizedTokens{}} {
 			checkOne(name, plan, pp, vpp, ep, costs)
 		}
+		checkOne(name+" offloading", withOffload(plan), pp, vpp, ep, sizedOffload{})
 	}
 	checkOne = func(name string, plan *sched.Plan, pp, vpp, ep int, costs sizedCosts) {
 		t.Helper()

@@ -66,6 +66,12 @@ type ActivationSizer interface {
 type ActivationRate struct {
 	KeptPerToken, KeptPerScore         float64
 	BackwardPerToken, BackwardPerScore float64
+	// OffloadPerToken and OffloadPerScore are the part of the kept rates a
+	// group's offload ratio r applies to (sched.Group.Offload: selective
+	// offload moves r of them to host memory between the forward and the
+	// backward): a rank of the group keeps Kept − r·Offload on the GPU. They
+	// must not exceed the kept rates.
+	OffloadPerToken, OffloadPerScore float64
 }
 
 // LoadSecondsPerToken2 is the load mode's price of one unit of per-rank load

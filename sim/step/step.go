@@ -151,6 +151,12 @@ type Runner struct {
 	cursor, gidx []int32
 	tok, sco     []float64
 	preT, preQ   []float64
+	// With a layout whose groups offload (offload): per microbatch the
+	// rank's tokens and scores times its group's offload ratio, and their
+	// prefix sums.
+	offload      bool
+	tokR, scoR   []float64
+	preTR, preQR []float64
 	// classPeaks': a class's tokens and their prefix sums by (microbatch,
 	// rank), and its ranks' peaks on one stage.
 	matT, matP, best []float64
