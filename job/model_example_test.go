@@ -24,5 +24,5 @@ func ExampleLookupModel() {
 	// deepseek-v2-lite: 27 layers (1 dense), mla, 64 experts top-6 + 2 shared
 	// params: 15.7B total, 2.66B active
 	// train GEMM: 14.7 GFLOP/token; attention c = 5120 FLOP/token²/layer
-	// job: unknown model "gpt-5" (known: deepseek-v2-lite, deepseek-v3, hy3, llama-3-70b, llama-3-8b, paper-mla, qwen3-235b-a22b, qwen3-30b-a3b)
+	// job: unknown model "gpt-5" (known: bytescale-llama-7b, deepseek-v2-lite, deepseek-v3, gpt-7b, hy3, llama-2-7b, llama-3-70b, llama-3-8b, paper-mla, qwen3-235b-a22b, qwen3-30b-a3b)
 }

@@ -43,7 +43,7 @@ func TestPresetsAreValid(t *testing.T) {
 
 func TestModelNames(t *testing.T) {
 	want := []string{
-		"deepseek-v2-lite", "deepseek-v3", "hy3", "llama-3-70b", "llama-3-8b", "paper-mla",
+		"bytescale-llama-7b", "deepseek-v2-lite", "deepseek-v3", "gpt-7b", "hy3", "llama-2-7b", "llama-3-70b", "llama-3-8b", "paper-mla",
 		"qwen3-235b-a22b", "qwen3-30b-a3b",
 	}
 	got := ModelNames()
@@ -150,6 +150,9 @@ func TestParamCountsExact(t *testing.T) {
 	}{
 		{ModelLlama3With8B, 8_030_261_248},
 		{ModelLlama3With70B, 70_553_706_496},
+		{ModelLlama2With7B, 6_738_415_616}, // meta-llama/Llama-2-7b-hf
+		// Llama 2 7B with K and V at 8 of 32 heads: 32 layers × 2 × 4096 × (4096 − 1024) fewer.
+		{ModelByteScaleLlama7B, 6_738_415_616 - 32*2*4096*3072},
 	} {
 		m := mustModel(t, tt.name)
 		if got := m.TotalParams(); got != tt.total {
@@ -522,5 +525,25 @@ func TestParamCountsToyModels(t *testing.T) {
 		if got := tt.m.LinearTrainFLOPsPerToken(); got != tt.flop {
 			t.Errorf("%s: LinearTrainFLOPsPerToken = %g, want %g", tt.m.Name, got, tt.flop)
 		}
+	}
+}
+
+// TestGPT7BParams: the gpt-7b preset counts 12·h² + 2·h per layer (the
+// weights and two norms, biases left out as GPT does), a final norm, rotary
+// positions and a tied head: 32·(12·4096² + 2·4096) + 4096 + 50257·4096 =
+// 6.65B, the "7B" of FlexSP's GPT-7B.
+func TestGPT7BParams(t *testing.T) {
+	m := mustModel(t, ModelGPT7B)
+	layers := 32 * (12*4096*4096 + 2*4096)
+	want := float64(layers + 4096 + 50257*4096)
+	if got := m.TotalParams(); got != want {
+		t.Errorf("gpt-7b: TotalParams = %.0f, want %.0f", got, want)
+	}
+	g, err := GPT("gpt", 4096, 16384, 64, 32, 50257, 393216)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.TotalParams() - m.TotalParams(); got != 393216*4096 {
+		t.Errorf("GPT() with learned positions minus gpt-7b = %.0f parameters, want the %d position embeddings", got, 393216*4096)
 	}
 }

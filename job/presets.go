@@ -26,6 +26,15 @@ const (
 	ModelLlama3With8B = "llama-3-8b"
 	// ModelLlama3With70B names Llama 3 70B (GQA, dense).
 	ModelLlama3With70B = "llama-3-70b"
+	// ModelLlama2With7B names Llama 2 7B (MHA, dense), the architecture of
+	// WLB-LLM's 7B model.
+	ModelLlama2With7B = "llama-2-7b"
+	// ModelByteScaleLlama7B names the LLaMA-7B of ByteScale's Table 1 (GQA,
+	// dense).
+	ModelByteScaleLlama7B = "bytescale-llama-7b"
+	// ModelGPT7B names GPT-7B as Hetu-Galvatron configures it (MHA, GELU,
+	// dense), FlexSP's smallest model.
+	ModelGPT7B = "gpt-7b"
 )
 
 // presets builds the preset models afresh on every call, so no caller can change
@@ -33,6 +42,7 @@ const (
 func presets() []Model {
 	return []Model{
 		deepSeekV3(), deepSeekV2Lite(), paperMLA(), hy3(), qwen3MoE235B(), qwen3MoE30B(), llama3With8B(), llama3With70B(),
+		llama2With7B(), gpt7B(), byteScaleLlama7B(),
 	}
 }
 
@@ -306,4 +316,74 @@ func llama3With70B() Model {
 		MaxContextTokens: 8192,
 		Source:           "github.com/meta-llama/llama-models models/sku_list.py; huggingface.co/meta-llama/Meta-Llama-3-70B config.json",
 	}
+}
+
+// llama2With7B is Llama 2 7B (6.74B): 32 dense layers, multi-head attention with
+// 32 heads of 128 (no GQA at this size), SwiGLU 11008, untied embeddings,
+// vocabulary 32000, 4K context. WLB-LLM's 7B model "shares the same architecture
+// as the LLaMA2-7B model" (WLB-LLM §7.1) and is trained at 64K-160K contexts,
+// so its positions are rotary as here and MaxContextTokens is the published 4K:
+// a scenario sets its own context.
+func llama2With7B() Model {
+	return Model{
+		Name:             ModelLlama2With7B,
+		Layers:           32,
+		DenseLayers:      32,
+		Hidden:           4096,
+		Attention:        MHA,
+		QueryHeads:       32,
+		KVHeads:          32,
+		HeadDimQK:        128,
+		HeadDimV:         128,
+		DenseFFN:         11008,
+		Vocab:            32000,
+		MaxContextTokens: 4096,
+		Source:           "huggingface.co/meta-llama/Llama-2-7b-hf config.json; Llama 2 paper arxiv.org/abs/2307.09288 Table 1 (7B: MHA, 4K context)",
+	}
+}
+
+// gpt7B is GPT-7B as FlexSP (Wang et al., ASPLOS 2025, arXiv 2412.01523 §6.1)
+// trains it on Hetu-Galvatron, on which FlexSP is built: the gpt-7b meta config
+// gives 32 layers, hidden 4096, 64 heads of 64 and vocabulary 50257 (GPT-2's);
+// the Hugging Face GPT-2 block it configures has a GELU FFN of 4h = 16384 (its
+// n_inner default) and ties the LM head to the embedding. That config's
+// n_positions is 2048 learned positions; FlexSP trains at 192K and 384K and
+// does not say how it extends them. Learned embeddings for 384K positions would
+// add 1.6B parameters (24%) to a "7B" model, so positions here are rotary, with
+// no parameters: 6.65B in all (6.44B in the layers, 0.21B in the embedding).
+// MaxContextTokens is 384K, FlexSP's longest context.
+func gpt7B() Model {
+	return Model{
+		Name:             ModelGPT7B,
+		Layers:           32,
+		DenseLayers:      32,
+		Hidden:           4096,
+		Attention:        MHA,
+		QueryHeads:       64,
+		KVHeads:          64,
+		HeadDimQK:        64,
+		HeadDimV:         64,
+		DenseFFN:         16384,
+		Activation:       GELU,
+		Vocab:            50257,
+		TiedEmbeddings:   true,
+		MaxContextTokens: 393216,
+		Source:           "github.com/AFDWang/Hetu-Galvatron galvatron/models/gpt_hf/meta_configs/gpt-7b.json (n_layer 32, n_embd 4096, n_head 64, head_dim 64, vocab 50257); GPT-2 block defaults (n_inner 4h, GELU, tied head) in transformers GPT2Config; FlexSP arXiv 2412.01523 §6.1; rotary positions assumed (see gpt7B)",
+	}
+}
+
+// byteScaleLlama7B is the LLaMA-7B of ByteScale (Ge et al., SIGCOMM 2025, arXiv
+// 2502.21231, Table 1: 32 layers, 32 heads, 8 groups, hidden 4096; "All
+// systems mentioned in this paper apply the GQA technique", §7): Llama 2 7B's
+// layers with 8 KV heads. Table 1 gives neither the FFN nor the vocabulary;
+// they are Llama 2 7B's (SwiGLU 11008, 32000, untied), an assumption. 5.93B
+// parameters. MaxContextTokens is the paper's 2M.
+func byteScaleLlama7B() Model {
+	m := llama2With7B()
+	m.Name = ModelByteScaleLlama7B
+	m.Attention = GQA
+	m.KVHeads = 8
+	m.MaxContextTokens = 2 << 20
+	m.Source = "ByteScale arXiv 2502.21231 Table 1 (32 layers, 32 heads, 8 groups, hidden 4096); FFN 11008 and vocabulary 32000 assumed from huggingface.co/meta-llama/Llama-2-7b-hf config.json"
+	return m
 }

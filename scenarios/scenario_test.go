@@ -47,6 +47,11 @@ func TestPresetsParse(t *testing.T) {
 		"hetero-long-256k":   {64, 64, 64, 2097152, 1},
 		"hexiseq-flop-mixed": {80, 80, 80, 1572864, 1},
 		"hexiseq-flop-h100":  {48, 48, 48, 1572864, 1},
+		// The baselines' own papers (issue 29): ByteScale's ablation (tp2: G = 512,
+		// its balance × offload points), WLB-LLM 7B-128K, FlexSP GPT-7B 384K.
+		"bytescale-paper": {1024, 512, 512, 33554432, 4},
+		"wlbllm-paper":    {64, 2, 2, 524288, 4},
+		"flexsp-paper":    {64, 64, 64, 797696, 3},
 	}
 	names := PresetNames()
 	if len(names) != len(want) {

@@ -74,7 +74,7 @@ func approx(t *testing.T, what string, got, want, tol float64) {
 }
 
 func TestPresetNames(t *testing.T) {
-	want := []string{"byted-like", "long-256k", "long-32k"}
+	want := []string{"byted-2m", "byted-like", "long-256k", "long-32k"}
 	if got := PresetNames(); !slices.Equal(got, want) {
 		t.Fatalf("PresetNames() = %v, want %v", got, want)
 	}
@@ -88,7 +88,7 @@ func TestPresetNames(t *testing.T) {
 		}
 	}
 	_, err := Preset("long-1m")
-	if err == nil || !strings.Contains(err.Error(), `"long-1m"`) || !strings.Contains(err.Error(), "byted-like, long-256k, long-32k") {
+	if err == nil || !strings.Contains(err.Error(), `"long-1m"`) || !strings.Contains(err.Error(), "byted-2m, byted-like, long-256k, long-32k") {
 		t.Fatalf("Preset(unknown) error = %v, want one naming it and listing the presets", err)
 	}
 }
@@ -107,6 +107,8 @@ func TestPresetStrings(t *testing.T) {
 		"long-256k":  "mixture(0.95 lognormal(median=400,sigma=1.2,[16,262144]), 0.05 pareto(xmin=2048,alpha=0.8,xmax=262144))",
 		"long-32k":   "mixture(0.95 lognormal(median=400,sigma=1.2,[16,32768]), 0.05 pareto(xmin=2048,alpha=0.8,xmax=32768))",
 		"byted-like": "mixture(0.82 lognormal(median=600,sigma=1,[16,262144]), 0.18 pareto(xmin=4096,alpha=0.6,xmax=262144))",
+		"byted-2m": "mixture(0.8225 lognormal(median=600,sigma=1,[16,2.097152e+06]), 0.171 pareto(xmin=10000,alpha=1.31,xmax=262144), " +
+			"0.006 pareto(xmin=262144,alpha=3.6,xmax=2.097152e+06), 0.0005 pareto(xmin=2.0971515e+06,alpha=1,xmax=2.097152e+06))",
 	} {
 		d, _ := Preset(name)
 		if got := d.String(); got != want {
@@ -192,4 +194,61 @@ func TestLong32K(t *testing.T) {
 	if d.CDF(32768) != 1 {
 		t.Errorf("CDF(32768) = %v, want 1", d.CDF(32768))
 	}
+}
+
+// TestByted2MMatchesPaper checks byted-2m against each statistic ByteScale states for
+// its Byted corpus at 2M (arXiv 2502.21231 §3.1, Fig. 4, and §8.2), on 10⁶ draws and
+// on the CDF. Tolerances: the paper's figures are rounded ("nearly 80%", "0.05%",
+// "1%", "12.1%", "44.3%", "37%"), and a sampled token share moves with the few
+// samples at 2M (500 of 10⁶, so about ±4.5% of that share at one standard error);
+// each row states its tolerance.
+func TestByted2MMatchesPaper(t *testing.T) {
+	const twoM = 2097152
+	d, _ := Preset("byted-2m")
+	ls := samplePreset(t, "byted-2m")
+	if lo, hi := slices.Min(ls), slices.Max(ls); lo < 16 || hi > twoM || d.MaxTokens() != twoM {
+		t.Errorf("range [%d, %d], MaxTokens %d; want within [16, %d]", lo, hi, d.MaxTokens(), twoM)
+	}
+	checkAgainstCDF(t, d, ls, []float64{16, 600, 4096, 10000, 32768, 131071, 262144, 1 << 20, twoM - 1})
+	var total, atLeast128K, above256K, at2M float64
+	for _, l := range ls {
+		total += float64(l)
+		if l >= 131072 {
+			atLeast128K += float64(l)
+		}
+		if l > 262144 {
+			above256K += float64(l)
+		}
+		if l >= twoM {
+			at2M += float64(l)
+		}
+	}
+	for _, row := range []struct {
+		what      string
+		got, want float64
+		tol       float64
+	}{
+		// §3.1: "nearly 80% of the samples are 4K tokens or shorter".
+		{"P(L <= 4K)", fraction(ls, func(l int) bool { return l <= 4096 }), 0.80, 0.005},
+		{"CDF(4096)", d.CDF(4096), 0.80, 0.001},
+		// §3.1: "only 0.05% of the samples can reach 2M tokens".
+		{"P(L >= 2M)", fraction(ls, func(l int) bool { return l >= twoM }), 0.0005, 0.0001},
+		{"1-CDF(2M-1)", 1 - d.CDF(twoM-1), 0.0005, 0.00001},
+		// §3.1: "1% of the samples (>=128K)".
+		{"P(L >= 128K)", fraction(ls, func(l int) bool { return l >= 131072 }), 0.01, 0.0005},
+		{"1-CDF(131071)", 1 - d.CDF(131071), 0.01, 0.0002},
+		// §3.1: the >=2M samples "contribute 12.1% of the tokens in the global batch".
+		{"token share L >= 2M", at2M / total, 0.121, 0.015},
+		// §3.1: the >=128K samples "contribute 44.3%".
+		{"token share L >= 128K", atLeast128K / total, 0.443, 0.02},
+		// §8.2: "37% of the tokens in a global batch are longer than 256K".
+		{"token share L > 256K", above256K / total, 0.37, 0.02},
+	} {
+		if math.Abs(row.got-row.want) > row.tol {
+			t.Errorf("%s = %.5g, ByteScale: %.4g ± %.2g", row.what, row.got, row.want, row.tol)
+		} else {
+			t.Logf("%s = %.5g (ByteScale: %.4g)", row.what, row.got, row.want)
+		}
+	}
+	approx(t, "sampled mean", Summarize(ls, nil).MeanTokens, 8697, 300)
 }
