@@ -404,8 +404,9 @@ func writeReproduction(w *strings.Builder, dir string) {
 	fab := writeFabric(w, dir) // fabric.go
 	ts := fidelityTargets(sums, scaling)
 	writeTargets(w, ts)
-	writeHetero(w, dir) // hetero.go
-	writeMemory(w, dir) // korthikanti.go
+	writeHetero(w, dir)    // hetero.go
+	writeOwnPapers(w, dir) // ownpaper.go
+	writeMemory(w, dir)    // korthikanti.go
 	w.WriteString(fidelityProse)
 	prose := newProseData(sums, scaling, ts) // reproductionprose.go
 	prose.Fabric = fab
