@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dcpsim/dcpsim/internal/safeio"
 )
 
 // measurementColumns is the header of a measurements CSV, in the order
@@ -21,6 +23,11 @@ var (
 	shapeKeyRE  = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 )
 
+// MaxMeasurementLineBytes bounds one line of a measurements CSV (its rows
+// are a few dozen bytes): a longer one is refused as it is read, so a
+// hostile file costs at most this much of one line's buffer.
+const MaxMeasurementLineBytes = 1 << 16
+
 // ReadMeasurements reads a measurements CSV: a header naming the columns
 // operation, shape, seconds and repeats (in any order, no others), then one row per
 // measurement (Measurement documents the fields). Lines starting with '#' are
@@ -28,7 +35,7 @@ var (
 // line as "name:line: ...". Operations are checked for syntax here and for meaning
 // by Fit.
 func ReadMeasurements(r io.Reader, name string) ([]Measurement, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(safeio.LineLimit(r, MaxMeasurementLineBytes, ""))
 	cr.Comment = '#'
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true

@@ -205,7 +205,7 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"--from", good, "--base", "H20", "--out", dir + "/"}, "--out " + dir + "/: ends in a separator"},
 		{[]string{"--out", out, "--measurements", dir}, "--measurements " + dir + ": is a folder"},
 		// Unbounded inputs are refused at their size limit (--from /dev/zero read 5 GB).
-		{[]string{"--from", "/dev/zero", "--base", "H800", "--out", out}, "/dev/zero: file too large: more than 67108864 bytes"},
+		{[]string{"--from", "/dev/zero", "--base", "H800", "--out", out}, "/dev/zero: line 1: file too large: a line longer than 65536 bytes"},
 		{[]string{"--from", good, "--base", bigBase, "--out", out}, "--base: " + bigBase + ": file too large: more than 1048576 bytes"},
 	} {
 		args := append([]string{"calibrate"}, c.args...)

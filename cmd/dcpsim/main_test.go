@@ -36,7 +36,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"version"}, exitOK, "dcpsim"},
 		{[]string{"models"}, exitOK, "deepseek-v2-lite"},
 		{[]string{"models", "hy3"}, exitOK, "295.0"},
-		{[]string{"models", "gpt-5"}, exitInput, "known: deepseek-v2-lite"},
+		{[]string{"models", "gpt-5"}, exitInput, "known: bytescale-llama-7b, deepseek-v2-lite"},
 		{[]string{"scenarios"}, exitOK, "testbed-256k"},
 		{[]string{"scenarios", "show", "hy3-8k"}, exitOK, "G = 1024 ranks per stage"},
 		{[]string{"scenarios", "show", "--source", "testbed-32k"}, exitOK, "# testbed-32k:"},

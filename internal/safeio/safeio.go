@@ -74,3 +74,46 @@ func (l *limited) Read(p []byte) (int, error) {
 func (l *limited) err() error {
 	return fmt.Errorf("%s: %w: more than %d bytes (the limit for this kind of file)", l.name, ErrTooLarge, l.max)
 }
+
+// LineLimit returns a reader of r that fails with an error wrapping
+// ErrTooLarge, naming name, the line and max, once a line (the bytes between
+// two newlines) grows past max bytes (name "" leaves the name out, for a
+// caller that adds it): a line-oriented parser reading it
+// (encoding/csv, bufio.Scanner) then never buffers more than max bytes of one
+// line, whatever the file holds.
+func LineLimit(r io.Reader, max int, name string) io.Reader {
+	return &lineLimited{r: r, max: max, name: name, line: 1}
+}
+
+type lineLimited struct {
+	r         io.Reader
+	max, run  int // the longest line allowed; the current line's bytes so far
+	line      int
+	name      string
+	exhausted bool
+}
+
+func (l *lineLimited) Read(p []byte) (int, error) {
+	if l.exhausted {
+		return 0, l.err()
+	}
+	n, err := l.r.Read(p)
+	for i, c := range p[:n] {
+		if c == '\n' {
+			l.run, l.line = 0, l.line+1
+			continue
+		}
+		if l.run++; l.run > l.max {
+			l.exhausted = true
+			return i, l.err()
+		}
+	}
+	return n, err
+}
+
+func (l *lineLimited) err() error {
+	if l.name == "" {
+		return fmt.Errorf("line %d: %w: a line longer than %d bytes", l.line, ErrTooLarge, l.max)
+	}
+	return fmt.Errorf("%s:%d: %w: a line longer than %d bytes", l.name, l.line, ErrTooLarge, l.max)
+}

@@ -41,3 +41,22 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("/dev/zero: %v", err)
 	}
 }
+
+// TestLineLimit: lines up to max bytes pass whole; the first longer one
+// fails with ErrTooLarge naming its line, at the byte past the bound.
+func TestLineLimit(t *testing.T) {
+	in := "abc\nabcd\nabcdef\nab\n"
+	got, err := io.ReadAll(LineLimit(strings.NewReader(in), 4, "f.csv"))
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "f.csv:3: ") {
+		t.Fatalf("err = %v, want ErrTooLarge at f.csv:3", err)
+	}
+	if string(got) != "abc\nabcd\nabcd" {
+		t.Errorf("read %q before the error, want the two lines and 4 bytes of the third", got)
+	}
+	if got, err := io.ReadAll(LineLimit(strings.NewReader(in), 6, "")); err != nil || string(got) != in {
+		t.Errorf("max 6: %q, %v; want all of it", got, err)
+	}
+	if _, err := io.ReadAll(LineLimit(strings.NewReader("1234567"), 6, "")); err == nil || !strings.HasPrefix(err.Error(), "line 1: ") {
+		t.Errorf("no name: %v, want an error starting \"line 1: \"", err)
+	}
+}
