@@ -159,7 +159,7 @@ func (p *Policy) plan(lengths []int, in sched.Inputs) (*sched.Plan, *planner, er
 
 	d := &Diagnostics{
 		Strategy: DPBalance, Delta: p.opts.Delta, Lanes: pl.lanes, EPSize: ep,
-		Offload:       pl.offloadDiagnostics(long),
+		Offload:       pl.offloadDiagnostics(),
 		LongSequences: long, ShortSequences: len(lengths) - long, Bins: len(units) - long,
 		Buckets: buckets, Rounds: pl.rounds, Frames: len(pl.frames), WidenedRanks: pl.widened, VPPSplits: splits,
 		EstimatedMaxTime: estMax, EstimatedMinTime: estMin,

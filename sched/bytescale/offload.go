@@ -48,7 +48,7 @@ type OffloadDiagnostics struct {
 
 // offloadDiagnostics sums offload's effect over the long units (nil when
 // offload is off).
-func (p *planner) offloadDiagnostics(long int) *OffloadDiagnostics {
+func (p *planner) offloadDiagnostics() *OffloadDiagnostics {
 	if p.offload == nil {
 		return nil
 	}
@@ -69,7 +69,6 @@ func (p *planner) offloadDiagnostics(long int) *OffloadDiagnostics {
 		d.RanksSpared += plain - u.ranks
 		d.MinRatio, d.MaxRatio = min(d.MinRatio, r), max(d.MaxRatio, r)
 	}
-	_ = long
 	return d
 }
 
