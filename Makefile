@@ -66,7 +66,7 @@ validate: build
 ## published Megatron-LM runs (results/validation.jsonl), results/REPORT.md and the
 ## results tables README.md quotes from it.
 FIGURE_RUNS = testbed-32k testbed-256k testbed-256k-v2-lite production-256k production-256k-node-ulysses hy3-8k hexiseq-h100-a100 hetero-long-256k hexiseq-flop-mixed hexiseq-flop-h100
-FIGURE_SWEEPS = weak-scaling production-256k-cap production-256k-fabric hexiseq-contexts hexiseq-four-kinds bytescale-paper wlbllm-paper flexsp-paper
+FIGURE_SWEEPS = weak-scaling production-256k-cap production-256k-fabric hexiseq-contexts hexiseq-four-kinds bytescale-paper bytescale-offload-64k wlbllm-paper flexsp-paper
 ## A search's results keep its outputs and the printed tables (search.txt), not
 ## the evaluations it resumes from (evals/).
 FIGURE_SEARCHES = search-h800-4k

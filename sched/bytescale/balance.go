@@ -61,6 +61,7 @@ type planner struct {
 
 	offload *sched.OffloadCosts // nil: no offload (Options.Offload off, no costs or no offloadable layers)
 	share   float64             // sched.Inputs.OffloadShare
+	forced  float64             // Options.OffloadRatio: every long unit's ratio (0: none)
 }
 
 // sortUnits orders the units by their per-rank time at D ranks, descending

@@ -42,6 +42,13 @@ type Options struct {
 	// chunk (sched.Inputs.OffloadShare > 0); without them it plans as
 	// offload = false. Default true.
 	Offload bool `toml:"offload"`
+	// OffloadRatio, when > 0, makes every sequence of s >= C tokens offload
+	// at this ratio on its ⌈s/C⌉ ranks, whatever its forward hides: the
+	// experiment of the paper's Fig. 21 (what a ratio costs and saves at a
+	// fixed layout), not ByteScale's planning, which chooses r by Eq. 3
+	// (Offload). In [0, 1]; 0: Eq. 3 when Offload is on. It needs an
+	// offloadable share (sched.Inputs.OffloadShare > 0), not offload costs.
+	OffloadRatio float64 `toml:"offload_ratio"`
 	// Balance runs the balance scheduler (§6, Alg. 2); false assigns the
 	// units as Alg. 1's own line 10 does, the paper's "HDP naive" (§8.1
 	// case ②; see the package doc). Default true.
@@ -69,8 +76,11 @@ func New(o Options, env sched.Env) (*Policy, error) {
 	if !(o.Delta >= 0 && o.Delta < 1) {
 		return nil, fmt.Errorf("delta = %v: must be in [0, 1) (a fraction of the round's largest estimated time)", o.Delta)
 	}
+	if !(o.OffloadRatio >= 0 && o.OffloadRatio <= 1) {
+		return nil, fmt.Errorf("offload_ratio = %v: must be in [0, 1] (0: Eq. 3 chooses)", o.OffloadRatio)
+	}
 	p := &Policy{opts: o}
-	if o.Offload && env.Offload != nil {
+	if o.Offload && o.OffloadRatio == 0 && env.Offload != nil {
 		if err := env.Offload.Check(); err != nil {
 			return nil, err
 		}
@@ -107,7 +117,13 @@ func (p *Policy) plan(lengths []int, in sched.Inputs) (*sched.Plan, *planner, er
 		model:    timeModel{overheadRatio: in.OverheadRatio, budgetTokens: float64(in.BudgetTokens)},
 		lockstep: in.PP > 1 || in.VPP > 1, ppBalance: in.PP > 1,
 	}
-	if p.offload != nil && in.OffloadShare > 0 {
+	switch {
+	case p.opts.OffloadRatio > 0 && in.OffloadShare == 0:
+		return nil, nil, fmt.Errorf("bytescale: offload_ratio = %v, but the job cannot offload (offload_share = 0: a GPU without host-copy rates, or at most two layers in some chunk): %w",
+			p.opts.OffloadRatio, sched.ErrCannotPlan)
+	case p.opts.OffloadRatio > 0:
+		pl.forced, pl.share = p.opts.OffloadRatio, in.OffloadShare
+	case p.offload != nil && in.OffloadShare > 0:
 		pl.offload, pl.share = p.offload, in.OffloadShare
 	}
 	units, long, visits, setOps := buildUnits(lengths, in.BudgetTokens, pl.unitRanks)
@@ -225,7 +241,7 @@ func (p *planner) emit(frames []frame) ([]sched.Microbatch, []int) {
 			rank := f.firstLane * p.ep
 			for _, g := range phase {
 				mbs[level].Groups = append(mbs[level].Groups, sched.Group{FirstRank: rank, Size: g.ranks, Seqs: g.seqs,
-					Offload: p.groupOffload(g.tokens, g.ranks)})
+					Offload: p.groupOffload(g.tokens, g.ranks, len(g.seqs))})
 				rank += g.ranks
 				n.widened += g.ranks - g.minRanks
 			}

@@ -20,11 +20,15 @@ func (p *planner) unitRanks(s int) int {
 }
 
 // groupOffload is the offload ratio of a group holding tokens over ranks
-// ranks: the least ratio that keeps each rank within C tokens' worth on the
+// ranks: Options.OffloadRatio for a long sequence's group when it is set,
+// else the least ratio that keeps each rank within C tokens' worth on the
 // GPU (sched.FittingRatio; 0 when it holds at most C per rank). A group keeps
 // its unit's D(s) or is wider, so the ratio is at most the unit's Eq. 3
 // ratio, which its forward hides.
-func (p *planner) groupOffload(tokens int64, ranks int) float64 {
+func (p *planner) groupOffload(tokens int64, ranks, seqs int) float64 {
+	if p.forced > 0 && seqs == 1 && tokens >= int64(p.in.BudgetTokens) {
+		return p.forced // Options.OffloadRatio: a long unit on its ⌈s/C⌉ ranks or more
+	}
 	if p.offload == nil {
 		return 0
 	}

@@ -149,3 +149,40 @@ func TestNaiveEqualCounts(t *testing.T) {
 		t.Errorf("naive's estimated finish %v not above balance's %v", est.EstimatedMaxTime, bp.Diagnostics.(*Diagnostics).EstimatedMaxTime)
 	}
 }
+
+// TestForcedOffloadRatio: offload_ratio keeps ⌈s/C⌉ ranks and sets the
+// ratio on every long sequence's group (Fig. 21's experiment), none on the
+// bins; without an offloadable share it cannot plan.
+func TestForcedOffloadRatio(t *testing.T) {
+	const c = 1024
+	in := sched.Inputs{PoolRanks: 8, BudgetTokens: c, PP: 1, VPP: 1, OffloadShare: 0.8}
+	lengths := []int{4 * c, 3 * c, c, 100, 200}
+	o := DefaultOptions()
+	o.OffloadRatio = 0.6
+	pol, err := New(o, sched.Env{Offload: hiddenCosts(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := pol.Plan(lengths, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sched.Validate(plan, lengths, in, pol.Promises()); err != nil {
+		t.Fatal(err)
+	}
+	for id, s := range lengths {
+		g, _ := groupOf(t, plan, id)
+		long := s >= c
+		if want := map[bool]float64{true: 0.6, false: 0}[long]; g.Offload != want || long && g.Size < (s+c-1)/c {
+			t.Errorf("sequence %d (%d tokens): %d ranks at ratio %v, want at least ⌈s/C⌉ at %v", id, s, g.Size, g.Offload, want)
+		}
+	}
+	in.OffloadShare = 0
+	if _, err := pol.Plan(lengths, in); !errors.Is(err, sched.ErrCannotPlan) {
+		t.Errorf("no share: %v, want ErrCannotPlan", err)
+	}
+	o.OffloadRatio = 1.5
+	if _, err := New(o, sched.Env{}); err == nil {
+		t.Error("offload_ratio = 1.5 accepted")
+	}
+}
