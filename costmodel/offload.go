@@ -5,6 +5,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/network"
 )
@@ -38,7 +39,10 @@ func offloadBytes(m *Model) [2]float64 {
 		first, layers := comp.StageLayers(s)
 		for c := range m.vpp {
 			lo, hi := first+c*layers/m.vpp, first+(c+1)*layers/m.vpp
-			for l := lo; l < hi-2; l++ {
+			for l := lo; l < hi; l++ {
+				if !memory.Offloadable(l-lo, hi-lo) {
+					continue
+				}
 				rc := job.RecomputeNone
 				if par.Recomputed(l - lo) {
 					rc = par.RecomputeMode()
@@ -65,7 +69,10 @@ func offloadBytes(m *Model) [2]float64 {
 // offloadable counts a chunk's layers offload may move, by kind: all but its
 // last two.
 func offloadable(model job.Model, lo, hi int) (dense, moe int) {
-	for l := lo; l < hi-2; l++ {
+	for l := lo; l < hi; l++ {
+		if !memory.Offloadable(l-lo, hi-lo) {
+			continue
+		}
 		if model.IsMoELayer(l) {
 			moe++
 		} else {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
+	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/network"
 	"github.com/dcpsim/dcpsim/sim/step"
@@ -235,7 +236,7 @@ func (b *Breakdown) LayerParts(stage, chunk int, d *step.Domain, rank int, backw
 		if backward {
 			l = hi - 1 - k
 		}
-		out = append(out, b.layerPart(&dc, rp, l, l-lo, l < hi-2, backward))
+		out = append(out, b.layerPart(&dc, rp, l, l-lo, memory.Offloadable(l-lo, hi-lo), backward))
 	}
 	if head && !backward {
 		out = append(out, b.headPart(&dc, rp, pass))

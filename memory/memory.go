@@ -68,6 +68,17 @@ type Chunk struct {
 	OffloadPerToken, OffloadPerScore float64
 }
 
+// KeptLayers is how many of a chunk's last layers selective offload leaves
+// on the GPU: the backward needs them first (ByteScale Fig. 10; Eq. 3's
+// 2·Act(s)).
+const KeptLayers = 2
+
+// Offloadable reports whether the layer at position i of a chunk of n
+// layers is one selective offload may move: every one but the chunk's last
+// KeptLayers. The memory model, the cost model and its breakdown all ask
+// this.
+func Offloadable(i, n int) bool { return i < n-KeptLayers }
+
 // Offload returns the bytes of a rank's kept activations that offload at
 // ratio 1 moves to host memory.
 func (c Chunk) Offload(tokens, scores float64) float64 {
@@ -300,7 +311,7 @@ func (m *Model) chunk(s, c, first, n, pp int) Chunk {
 		tok, sc := m.LayerBytes(l, lrc)
 		ch.PerToken += tok
 		ch.PerScore += sc
-		if l < hi-2 {
+		if Offloadable(l-lo, hi-lo) {
 			ch.OffloadPerToken += tok
 			ch.OffloadPerScore += sc
 		}

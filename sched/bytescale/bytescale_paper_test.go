@@ -450,7 +450,7 @@ func TestPaperPipelineSimilarOrder(t *testing.T) {
 	}
 }
 
-// plainRanks is D(s) = ⌈s/C⌉, Alg. 1 without offload.
-func plainRanks(c int) func(int) int {
-	return func(s int) int { return minRanks(int64(s), c) }
+// plainRanks is D(s) = ⌈s/C⌉ at ratio 0, Alg. 1 without offload.
+func plainRanks(c int) func(int) (float64, int) {
+	return func(s int) (float64, int) { return 0, minRanks(int64(s), c) }
 }

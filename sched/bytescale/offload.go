@@ -9,14 +9,14 @@ import (
 	"github.com/dcpsim/dcpsim/sched/internal/keyheap"
 )
 
-// unitRanks is D(s) for a sequence of s >= C tokens: Eq. 3's fewest ranks
-// with offload (sched.OffloadCosts.OffloadRanks), or ⌈s/C⌉ without it.
-func (p *planner) unitRanks(s int) int {
+// unitRanks is Eq. 3's ratio and fewest ranks D(s) for a sequence of s >= C
+// tokens with offload (sched.OffloadCosts.OffloadRanks), or 0 and ⌈s/C⌉
+// without it.
+func (p *planner) unitRanks(s int) (float64, int) {
 	if p.offload == nil {
-		return minRanks(int64(s), p.in.BudgetTokens)
+		return 0, minRanks(int64(s), p.in.BudgetTokens)
 	}
-	_, d := p.offload.OffloadRanks(s, p.in.BudgetTokens, p.share)
-	return d
+	return p.offload.OffloadRanks(s, p.in.BudgetTokens, p.share)
 }
 
 // groupOffload is the offload ratio of a group holding tokens over ranks
@@ -58,14 +58,10 @@ func (p *planner) offloadDiagnostics() *OffloadDiagnostics {
 	}
 	d := &OffloadDiagnostics{Share: p.share, HostBytesPerSecond: p.offload.HostBytesPerSecond}
 	for _, u := range p.units {
-		if len(u.seqs) != 1 || u.tokens < int64(p.in.BudgetTokens) {
+		if u.ratio == 0 {
 			continue
 		}
-		plain := minRanks(u.tokens, p.in.BudgetTokens)
-		if u.ranks >= plain {
-			continue
-		}
-		r, _ := p.offload.OffloadRanks(int(u.tokens), p.in.BudgetTokens, p.share)
+		plain, r := minRanks(u.tokens, p.in.BudgetTokens), u.ratio
 		if d.Sequences == 0 {
 			d.MinRatio, d.MaxRatio = r, r
 		}

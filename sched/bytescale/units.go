@@ -10,11 +10,12 @@ import (
 // ranks, or a best-fit bin of short sequences on one rank. The balance
 // scheduler assigns units, never single short sequences.
 type unit struct {
-	seqs    []int // sequence ids, longest first
-	tokens  int64 // Σ s
-	squares int64 // Σ s²
-	ranks   int   // D(s) for a long sequence, 1 for a bin
-	key     int   // the id of its first (longest) sequence: unique, for ties
+	seqs    []int   // sequence ids, longest first
+	tokens  int64   // Σ s
+	squares int64   // Σ s²
+	ranks   int     // D(s) for a long sequence, 1 for a bin
+	ratio   float64 // Eq. 3's offload ratio r of a long sequence on D(s) ranks (0: none, and every bin)
+	key     int     // the id of its first (longest) sequence: unique, for ties
 }
 
 // timeModel estimates how long a rank spends on its share of a group, in
@@ -39,20 +40,22 @@ func minRanks(tokens int64, budgetTokens int) int {
 }
 
 // buildUnits is Alg. 1 (lines 1-9): every sequence of s >= C tokens becomes
-// a unit of D(s) ranks, rankOf(s) (⌈s/C⌉ without offload, Eq. 3's with it);
+// a unit of D(s) ranks at offload ratio r, rankOf(s) (⌈s/C⌉ and 0 without
+// offload, Eq. 3's with it);
 // the shorter ones are packed best-fit decreasing into bins of C tokens, one
 // rank each. It returns the units (long ones in id order, then bins in
 // opening order), the number of long units, and the work done: sequence
 // visits and ordered-set operations.
-func buildUnits(lengths []int, budgetTokens int, rankOf func(s int) int) (units []unit, long int, visits, setOps int64) {
+func buildUnits(lengths []int, budgetTokens int, rankOf func(s int) (r float64, ranks int)) (units []unit, long int, visits, setOps int64) {
 	// short holds (MaxSequenceTokens−s)<<32 | id, so an ascending sort puts
 	// the longest first, ties by lower id (s <= 2^25 and id < 2^24 fit).
 	var short []uint64
 	for id, s := range lengths {
 		visits++
 		if s >= budgetTokens {
+			r, d := rankOf(s)
 			units = append(units, unit{seqs: []int{id}, tokens: int64(s), squares: int64(s) * int64(s),
-				ranks: rankOf(s), key: id})
+				ranks: d, ratio: r, key: id})
 			continue
 		}
 		short = append(short, uint64(sched.MaxSequenceTokens-s)<<32|uint64(id))
