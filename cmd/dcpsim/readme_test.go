@@ -84,11 +84,12 @@ func matchLines(want, got []string) bool {
 	return matchLines(want[1:], got[1:])
 }
 
-// TestREADMEExamples runs every command README.md shows, in a scratch
-// folder (a "$ cat F" example writes F there from the lines it shows; the
-// repository's scenarios/, validation/, calib/ and examples/ are linked in), and compares what
-// it prints with what the README says it prints: a changed output fails
-// here, so the README cannot drift from the program.
+// TestREADMEExamples runs every command README.md and docs/*.md show, each
+// page in a scratch folder of its own (a "$ cat F" example writes F there
+// from the lines it shows; the repository's scenarios/, validation/, calib/
+// and examples/ are linked in), and compares what it prints with what the
+// page says it prints: a changed output fails here, so the documentation
+// cannot drift from the program.
 func TestREADMEExamples(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the README's examples are not concurrency tests; they run without -race")
@@ -97,10 +98,31 @@ func TestREADMEExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples := readmeExamples(t, filepath.Join(root, "README.md"))
-	if len(examples) < 10 {
-		t.Fatalf("found %d README examples; is README.md laid out as expected?", len(examples))
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	pages = append([]string{filepath.Join(root, "README.md")}, pages...)
+	total := 0
+	for _, page := range pages {
+		rel, err := filepath.Rel(root, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		examples := readmeExamples(t, page)
+		total += len(examples)
+		if len(examples) > 0 {
+			t.Run(rel, func(t *testing.T) { runPageExamples(t, root, rel, examples) })
+		}
+	}
+	if total < 10 {
+		t.Fatalf("found %d examples in README.md and docs/; are they laid out as expected?", total)
+	}
+}
+
+// runPageExamples runs the examples of one page (rel, relative to root) in
+// a scratch folder of its own.
+func runPageExamples(t *testing.T, root, rel string, examples []readmeExample) {
 	dir := t.TempDir()
 	for _, d := range []string{"scenarios", "validation", "calib", "examples"} {
 		if err := os.Symlink(filepath.Join(root, d), filepath.Join(dir, d)); err != nil {
@@ -114,7 +136,7 @@ func TestREADMEExamples(t *testing.T) {
 		switch fields[0] {
 		case "cat":
 			if len(fields) != 2 || strings.Contains(fields[1], "/") {
-				t.Fatalf("README.md:%d: cat takes one file name here", ex.line)
+				t.Fatalf("%s:%d: cat takes one file name here", rel, ex.line)
 			}
 			if err := os.WriteFile(fields[1], []byte(strings.Join(ex.expected, "\n")+"\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -125,7 +147,7 @@ func TestREADMEExamples(t *testing.T) {
 				if _, err := exec.LookPath("python3"); err != nil {
 					// The external-policy example runs a Python program; .ci/run
 					// installs python3 where it is missing.
-					t.Logf("README.md:%d: skipped: no python3 on PATH for %s", ex.line, ex.command)
+					t.Logf("%s:%d: skipped: no python3 on PATH for %s", rel, ex.line, ex.command)
 					continue
 				}
 			}
@@ -133,13 +155,13 @@ func TestREADMEExamples(t *testing.T) {
 			run(fields[1:], &stdout, &stderr)
 			got = strings.Split(strings.TrimSuffix(stdout.String()+stderr.String(), "\n"), "\n")
 		default:
-			t.Fatalf("README.md:%d: %q: only dcpsim and cat commands are checked", ex.line, ex.command)
+			t.Fatalf("%s:%d: %q: only dcpsim and cat commands are checked", rel, ex.line, ex.command)
 		}
 		if !matchLines(ex.expected, got) {
 			if *updateReadme {
-				fmt.Printf("=== README.md:%d: $ %s\n%s\n", ex.line, ex.command, strings.Join(got, "\n"))
+				fmt.Printf("=== %s:%d: $ %s\n%s\n", rel, ex.line, ex.command, strings.Join(got, "\n"))
 			}
-			t.Errorf("README.md:%d: $ %s: the output differs from the README's (go test ./cmd/dcpsim -run READMEExamples -update-readme prints it)", ex.line, ex.command)
+			t.Errorf("%s:%d: $ %s: the output differs from the page's (go test ./cmd/dcpsim -run READMEExamples -update-readme prints it)", rel, ex.line, ex.command)
 		}
 	}
 }
