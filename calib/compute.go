@@ -78,14 +78,21 @@ func (c *Compute) flopsSeconds(flops, eta float64) float64 {
 // ExpertTokens is the number of tokens one routed expert's GEMM sees when a rank
 // holds tokens tokens: tokens·top_k / (experts per rank) = tokens·k·ep/E, under
 // uniform routing (each rank of an EP group receives, on average, as many
-// token-expert pairs as it sends, spread evenly over its E/ep local experts). It
-// is 0 for a dense model.
+// token-expert pairs as it sends, spread evenly over its E/ep local experts).
+// With expert TP etp below tp (MoE parallel folding) each GPU routes its
+// tokens/tp and an expert's etp GPUs share its rows: tokens·k·ep·etp/(E·tp),
+// the same when etp = tp. It is 0 for a dense model.
 func (c *Compute) ExpertTokens(tokens int) float64 {
 	m := c.Job.Model
 	if m.RoutedExperts == 0 {
 		return 0
 	}
-	return float64(tokens) * float64(m.TopK) * float64(c.Job.Parallel.EP) / float64(m.RoutedExperts)
+	par := c.Job.Parallel
+	x := float64(tokens) * float64(m.TopK) * float64(par.EP) / float64(m.RoutedExperts)
+	if etp := par.ExpertTP(); etp != par.TP {
+		x = x * float64(etp) / float64(par.TP)
+	}
+	return x
 }
 
 // GEMMFwdSeconds is the forward time of the linear layers of the 0-based layer

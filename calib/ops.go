@@ -85,6 +85,10 @@ const (
 	// (bias-)GELU; its down projection is OpDown.
 	OpUp   = "up"
 	OpGELU = "gelu"
+	// OpGeGLU is a GeGLU MLP's activation (after OpGateUp), OpSquaredReLU a
+	// squared-ReLU MLP's (after OpUp).
+	OpGeGLU       = "geglu"
+	OpSquaredReLU = "squared_relu"
 	// OpRouter is the MoE router GEMM h → E, OpRouterTopK its score function
 	// and top-k selection.
 	OpRouter     = "router"
@@ -95,13 +99,19 @@ const (
 	OpPermute   = "permute"
 	OpUnpermute = "unpermute"
 	// OpExpertGateUp, OpExpertSwiGLU and OpExpertDown are the routed experts'
-	// SwiGLU MLPs, one grouped GEMM over the rank's local experts each.
+	// SwiGLU MLPs, one grouped GEMM over the rank's local experts each; a
+	// model of another activation has "expert_" + its activation op
+	// (ActivationOp) and, when not gated, OpExpertUp instead of
+	// OpExpertGateUp.
 	OpExpertGateUp = "expert_gate_up"
+	OpExpertUp     = "expert_up"
 	OpExpertSwiGLU = "expert_swiglu"
 	OpExpertDown   = "expert_down"
 	// OpSharedGateUp, OpSharedSwiGLU and OpSharedDown are the shared experts'
-	// SwiGLU MLP (all shared experts as one of width shared_experts·f_s).
+	// SwiGLU MLP (all shared experts as one of width shared_experts·f_s);
+	// likewise "shared_" + the activation op and OpSharedUp for others.
 	OpSharedGateUp = "shared_gate_up"
+	OpSharedUp     = "shared_up"
 	OpSharedSwiGLU = "shared_swiglu"
 	OpSharedDown   = "shared_down"
 	// OpLaunch is the per-kernel fixed cost of every kernel the layer (or the
@@ -316,6 +326,38 @@ func (b *opBuilder) swiGLU(name string, f, tokens float64) {
 	b.memory(name, 6*f*tokens, 10*f*tokens, 1)
 }
 
+// ActivationOp is the op name of activation a in an FFN whose op names
+// begin with prefix ("" for a dense FFN, "expert_" or "shared_"): prefix +
+// OpSwiGLU, OpGeGLU, OpGELU or OpSquaredReLU.
+func ActivationOp(prefix string, a job.Activation) string {
+	switch a {
+	case job.GeGLU:
+		return prefix + OpGeGLU
+	case job.GELU:
+		return prefix + OpGELU
+	case job.SquaredReLU:
+		return prefix + OpSquaredReLU
+	}
+	return prefix + OpSwiGLU
+}
+
+// ffn adds an FFN of width f on tokens tokens (rows), count experts of it
+// for a grouped GEMM (1 otherwise), with op names beginning with prefix
+// ("", "expert_", "shared_"): under a gated activation the gate-and-up GEMM
+// (rows, 2f, h), the activation (SwiGLU's bytes) on act activation rows and
+// the down GEMM (rows, h, f); otherwise the up GEMM (rows, f, h), the
+// activation (GELU's bytes, per row of act) and the down GEMM.
+func (b *opBuilder) ffn(prefix string, a job.Activation, rows, act, f, h, count float64) {
+	if a.Gated() {
+		b.gemm(prefix+OpGateUp, rows, 2*f, h, count)
+		b.swiGLU(ActivationOp(prefix, a), f, act)
+	} else {
+		b.gemm(prefix+OpUp, rows, f, h, count)
+		b.memory(ActivationOp(prefix, a), 4*f*act, 6*f*act, 1)
+	}
+	b.gemm(prefix+OpDown, rows, h, f, count)
+}
+
 // launch adds the OpLaunch of every op so far plus core attention's kernels
 // (attention: whether the layer has them; AttentionKernel.Kernels).
 func (b *opBuilder) launch(attention bool) {
@@ -454,33 +496,26 @@ func (c *Compute) AppendLayerOps(dst []Op, layer, tokens int) []Op {
 	b.memory(OpAttentionResidual, 6*h*ts, 6*h*ts, 1)
 
 	b.rmsNorm(OpPostAttentionNorm, h, ts)
-	switch {
-	case !moe && m.Activation == job.GELU:
-		f := float64(m.DenseFFN)
-		b.gemm(OpUp, t, f/tp, h, 1)
-		b.memory(OpGELU, 4*f/tp*t, 6*f/tp*t, 1)
-		b.gemm(OpDown, t, h, f/tp, 1)
-	case !moe:
-		f := float64(m.DenseFFN)
-		b.gemm(OpGateUp, t, 2*f/tp, h, 1)
-		b.swiGLU(OpSwiGLU, f/tp, t)
-		b.gemm(OpDown, t, h, f/tp, 1)
-	default:
+	if !moe {
+		b.ffn("", m.Activation, t, t, float64(m.DenseFFN)/tp, h, 1)
+	} else {
 		e, k, fe := float64(m.RoutedExperts), float64(m.TopK), float64(m.ExpertFFN)
 		local := e / float64(c.Job.Parallel.EP)
 		x := c.ExpertTokens(tokens)
 		b.gemm(OpRouter, ts, e, h, 1)
 		b.memory(OpRouterTopK, (8*e+8*k)*ts, (8*e+8*k)*ts, 1)
 		b.memory(OpPermute, 4*k*h*ts, 4*k*h*ts, 1)
-		b.gemm(OpExpertGateUp, x, 2*fe/tp, h, local)
-		b.swiGLU(OpExpertSwiGLU, fe/tp, k*t)
-		b.gemm(OpExpertDown, x, h, fe/tp, local)
+		// Each expert's FFN is split over the expert TP GPUs; the activation
+		// runs on the GPU's share of the k·T routed copies either way.
+		width, rows := fe/tp, k*t
+		if etp := c.Job.Parallel.ExpertTP(); etp != c.Job.Parallel.TP {
+			width, rows = fe/float64(etp), k*t*float64(etp)/tp
+		}
+		b.ffn("expert_", m.Activation, x, rows, width, h, local)
 		b.memory(OpUnpermute, (2*k*h+2*h+4*k)*ts, (4*k*h+2*h)*ts, 1)
 		if m.SharedExperts > 0 {
 			fs := float64(m.SharedExperts * m.SharedExpertFFN)
-			b.gemm(OpSharedGateUp, t, 2*fs/tp, h, 1)
-			b.swiGLU(OpSharedSwiGLU, fs/tp, t)
-			b.gemm(OpSharedDown, t, h, fs/tp, 1)
+			b.ffn("shared_", m.Activation, t, t, fs/tp, h, 1)
 		}
 	}
 	b.memory(OpFFNResidual, 6*h*ts, 6*h*ts, 1)

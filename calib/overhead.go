@@ -116,7 +116,7 @@ func (c *Compute) Overhead(cpDegree, blockTokens int) Overhead {
 		}
 	}
 	if o.MoELayers > 0 {
-		o.MoECollectiveSeconds = float64(o.MoELayers*MoECollectivesPerLayer) * p.CollectiveLatencySeconds(par.EP, par.EP*par.TP > g)
+		o.MoECollectiveSeconds = float64(o.MoELayers*MoECollectivesPerLayer) * p.CollectiveLatencySeconds(par.EP, par.EP*par.ExpertTP() > g)
 	}
 	o.CPCollectiveSeconds = float64(o.Layers*CPCollectivesPerLayer) * p.CollectiveLatencySeconds(cpDegree, cpDegree*par.TP > g)
 	o.ThetaSeconds = o.LaunchSeconds + o.PipelineP2PSeconds + o.MoECollectiveSeconds + o.CPCollectiveSeconds

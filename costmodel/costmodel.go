@@ -55,7 +55,12 @@
 // step updates the distributed optimizer's shard: dense/G + expert·ep/G. With
 // job.GradAllReduce (no distributed optimizer) the gradients are all-reduced
 // instead (network.GradAllReduce) and the step updates every parameter the GPU
-// holds. Options.AttentionKernel picks the core attention priced
+// holds. With job.Parallel.OverlapGradReduce (and under job.GradFSDP) each
+// chunk's share of the reduce-scatter overlaps the backward in buckets
+// (Iteration.ChunkGradSync, step.OverlappedGradSyncer), and
+// OverlapParamGather leaves only stage 0's first bucket of the all-gather
+// exposed. MoE parallel folding (job.Parallel.ETP below tp) runs the
+// all-to-alls among ep expert-TP groups of etp GPUs (network.Topology.WithTP). Options.AttentionKernel picks the core attention priced
 // (calib.AttentionKernel).
 //
 // Price prices every domain before the run and returns an error for a plan the
@@ -122,16 +127,30 @@ type Model struct {
 	mem        *memory.Model
 	// scores says a chunk's activations count attention scores (the
 	// Megatron softmax kernel keeps them), so groups' shards need them.
-	scores  bool
+	scores bool
+	// vpp is the chunks per stage; ep the HDP ranks of an EP group
+	// (job.Parallel.EPRanks).
 	vpp, ep int
+	// fsdpLayer is fsdpLayers: per layer kind the all-gather and
+	// reduce-scatter seconds under job.GradFSDPReshard (zero otherwise).
+	fsdpLayer [2][2]float64
+	// etp is the expert TP degree when it differs from tp (MoE parallel
+	// folding: the MoE all-to-alls run among ep expert-TP groups of etp
+	// GPUs, network.Topology.WithTP); 0 when etp = tp.
+	etp int
 	// One dense and one MoE layer of the model (-1: none): layers of a kind
 	// cost the same.
 	denseLayer, moeLayer int
 	layerKind            [][]chunkLayers // [stage][chunk]
 	// offBytes is offloadBytes: the offloadable bytes per token of a dense
 	// and of an MoE layer.
-	offBytes            [2]float64
-	gradSync, optimizer []float64 // per stage, seconds
+	offBytes [2]float64
+	// gradSync and optimizer are per stage the sync after the last backward
+	// (all of it, or with overlap_grad_reduce what the overlapped chunks
+	// leave exposed) and the optimizer step, in seconds; chunkSync[stage]
+	// the overlapped chunks' reduce-scatters (nil without overlap).
+	gradSync, optimizer []float64
+	chunkSync           [][]chunkSync
 	// scratches pools the working storage of Price and Simulate (*scratch):
 	// one per concurrent call, reused by later ones.
 	scratches sync.Pool
@@ -188,7 +207,16 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 	ranks := j.KindRanks()
 	opts.FP8Dispatch = opts.FP8Dispatch || j.Parallel.FP8()
 	m := &Model{job: j, opts: opts, topo: topo, mem: mem, scores: mem.KeepsScores(),
-		vpp: max(par.VPP, 1), ep: max(par.EP, 1), denseLayer: -1, moeLayer: -1}
+		vpp: max(par.VPP, 1), ep: max(par.EPRanks(), 1), denseLayer: -1, moeLayer: -1}
+	if etp := par.ExpertTP(); etp != par.TP && j.Model.RoutedExperts > 0 {
+		if j.Cluster.Mixed() {
+			return nil, fmt.Errorf("costmodel: parallel.etp = %d differs from tp = %d: expert TP on a mixed cluster is not modelled", etp, par.TP)
+		}
+		if _, err := topo.WithTP(etp); err != nil {
+			return nil, err
+		}
+		m.etp = etp
+	}
 	for i, prof := range profs {
 		comp, err := calib.NewCompute(prof, j)
 		if err != nil {
@@ -225,8 +253,8 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 		chunks := make([]chunkLayers, m.vpp)
 		for c := range m.vpp {
 			k := &chunks[c]
-			lo := first + c*n/m.vpp
-			for l := lo; l < first+(c+1)*n/m.vpp; l++ {
+			lo, hi := par.ChunkRange(s, first, n, c)
+			for l := lo; l < hi; l++ {
 				r := 0
 				if par.Recomputed(l - lo) {
 					r = 1
@@ -241,16 +269,42 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 			}
 		}
 		for c := range m.vpp {
-			chunks[c].odense, chunks[c].omoe = offloadable(model, first+c*n/m.vpp, first+(c+1)*n/m.vpp)
+			lo, hi := par.ChunkRange(s, first, n, c)
+			chunks[c].odense, chunks[c].omoe = offloadable(model, lo, hi)
 		}
 		m.layerKind = append(m.layerKind, chunks)
 		dense, expert := m.stageParams(s)
-		sync, opt := m.gradSyncAndOptimizer(s, dense, expert)
+		st := m.gradSyncAndOptimizer(s, dense, expert)
+		sync := st.rs() + st.ag()
+		if par.OverlapGradReduce || par.GradSyncMode() == job.GradFSDP {
+			var cs []chunkSync
+			cs, sync = m.overlappedSync(s, st)
+			m.chunkSync = append(m.chunkSync, cs)
+		}
 		m.gradSync = append(m.gradSync, sync)
-		m.optimizer = append(m.optimizer, opt)
+		m.optimizer = append(m.optimizer, st.optimizer)
 	}
 	m.offBytes = offloadBytes(m)
+	m.fsdpLayer = m.fsdpLayers()
 	return m, nil
+}
+
+// moeComm prices one MoE layer's dispatch and combine for the EP group of
+// HDP ranks [first, first+ep) whose fullest rank routes tokens tokens, on
+// the stage topology t (its stretched view when priced in a window): as
+// network.MoELayer over the HDP ranks when etp = tp; else over the ep
+// expert-TP groups of etp GPUs the block's GPUs form, each routing its share
+// tokens·etp/tp.
+func (m *Model) moeComm(t network.Topology, first, tokens int) network.MoELayerCost {
+	if m.etp == 0 {
+		return network.MoELayer(t, m.job.Model, first, m.ep, tokens, m.opts.FP8Dispatch)
+	}
+	tp := m.job.Parallel.TP
+	et, err := t.WithTP(m.etp)
+	if err != nil {
+		panic(fmt.Sprintf("costmodel: expert view checked by New: %v", err))
+	}
+	return network.MoELayer(et, m.job.Model, first*tp/m.etp, m.job.Parallel.EP, tokens*m.etp/tp, m.opts.FP8Dispatch)
 }
 
 // Job returns the job the model prices.
@@ -320,7 +374,7 @@ func PlannerStallSeconds(w sched.StallWork) float64 {
 
 // stageParams returns a stage's dense and routed-expert parameters per GPU
 // (memory.States: dense over tp with the embedding on the first stage and
-// the output layer on the last, experts over tp·ep).
+// the output layer on the last, experts over etp·ep).
 func (m *Model) stageParams(stage int) (dense, expert float64) {
 	st := m.mem.States(stage)
 	return st.DenseParams, st.ExpertParams

@@ -48,9 +48,10 @@ type Iteration struct {
 func (it *Iteration) FallbackSlots() int64 { return it.fallbackSlots }
 
 var (
-	_ step.Costs          = (*Iteration)(nil)
-	_ step.CommSplitter   = (*Iteration)(nil)
-	_ step.PlannerStaller = (*Iteration)(nil)
+	_ step.Costs                = (*Iteration)(nil)
+	_ step.OverlappedGradSyncer = (*Iteration)(nil)
+	_ step.CommSplitter         = (*Iteration)(nil)
+	_ step.PlannerStaller       = (*Iteration)(nil)
 )
 
 // domainCost is a domain's per-layer times, forward and backward.
@@ -434,10 +435,11 @@ func (p *pricer) memoOf(dev, tokens int) *tokenCost {
 	return &tab[tokens]
 }
 
-// layerOpsCost is a rank's layer ops per layer kind: every op, and the ops
-// of the all-to-all overlap window (calib.AllToAllWindowOps),
-// [dense, moe][forward, backward].
-type layerOpsCost struct{ ops, window [2][2]float64 }
+// layerOpsCost is a rank's layer ops per layer kind: every op, the ops of
+// the all-to-all overlap window (calib.AllToAllWindowOps) and the GEMMs
+// (what TP communication overlap hides behind), [dense, moe][forward,
+// backward].
+type layerOpsCost struct{ ops, window, gemm [2][2]float64 }
 
 // layerOpsSeconds prices the dense and MoE layer's ops for tokens tokens on
 // device dev (memoised).
@@ -452,6 +454,7 @@ func (p *pricer) layerOpsSeconds(dev, tokens int) layerOpsCost {
 		if l >= 0 {
 			p.ops = m.devices[dev].Compute.AppendLayerOps(p.ops[:0], l, tokens)
 			c.ops[kind][0], c.ops[kind][1] = calib.OpsSeconds(p.ops)
+			c.gemm[kind][0], c.gemm[kind][1] = calib.OpsSeconds(p.ops, calib.OpKindGEMM)
 			for _, o := range p.ops {
 				if slices.Contains(calib.AllToAllWindowOps, o.Name) {
 					c.window[kind][0] += o.FwdSeconds
@@ -547,6 +550,7 @@ type groupCompute struct {
 	attn   [2]float64    // forward, backward
 	ops    [2][2]float64 // [dense, moe][forward, backward], every op of the layer
 	window [2][2]float64 // [dense, moe][forward, backward], the overlap window
+	gemm   [2][2]float64 // [dense, moe][forward, backward], the GEMMs
 }
 
 func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
@@ -574,7 +578,7 @@ func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
 			c.attn[1] += b
 		}
 		lc := p.layerOpsSeconds(dev, per)
-		c.ops, c.window = lc.ops, lc.window
+		c.ops, c.window, c.gemm = lc.ops, lc.window, lc.gemm
 		if c.attn[0]+c.ops[1][0]+c.ops[0][0] > out.attn[0]+out.ops[1][0]+out.ops[0][0] {
 			out = c
 		}
@@ -670,10 +674,10 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 				f += cp.Fwd.ExposedSeconds
 				b += cp.Bwd.ExposedSeconds
 			}
-			x := m.layerExtra(t, per, c.ops[kind][0], c.attn[0], f-compF) // TP and recomputation (layer.go)
+			x := m.layerExtra(t, layerIn{kind: kind, perRank: per, ops: c.ops[kind], attn: c.attn, gemm: c.gemm[kind], cpFwd: f - compF}) // TP, FSDP and recomputation (layer.go)
 			p.raise(&dc, kind, g.Size, [2]float64{compF, compB}, [2]float64{f - compF, b - compB}, x)
 			if g.Offload > 0 {
-				o, err := p.offloadExposed(g, kind, per, f+x.tpFwd, b+x.tpBwd)
+				o, err := p.offloadExposed(g, kind, per, f+x.tpFwd+x.fsdpFwd, b+x.tpBwd+x.fsdpBwd)
 				if err != nil {
 					return dc, fmt.Errorf("costmodel: microbatch %d: %w", d.MB, err)
 				}
@@ -692,7 +696,7 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 				p.bi++
 			}
 			first := d.FirstRank + b*m.ep
-			c := network.MoELayer(tb, m.job.Model, first, m.ep, tok, m.opts.FP8Dispatch)
+			c := m.moeComm(tb, first, tok)
 			if p.pass == passRecord {
 				p.moeWin.Add(network.Demand{Ranks: network.Contiguous(first, m.ep), Pattern: network.PatternAllToAll, NICSeconds: c.NICSeconds})
 			}
@@ -823,7 +827,22 @@ func (it *Iteration) P2PSeconds(fromStage, toStage, _ int, d *step.Domain, _ boo
 	return it.p2p[lo*len(it.layout.Domains)+d.Index]
 }
 
-// GradSyncSeconds is network.GradSync of the stage's parameters per GPU.
+// ChunkGradSync is chunk's overlapped reduce-scatter on stage and its last
+// bucket's (step.OverlappedGradSyncer); ok is false without
+// job.Parallel.OverlapGradReduce.
+func (it *Iteration) ChunkGradSync(stage, chunk int) (seconds, lastBucketSeconds float64, ok bool) {
+	cs := it.m.chunkSync
+	if stage < 0 || stage >= len(cs) || chunk < 0 || chunk >= len(cs[stage]) {
+		return 0, 0, false
+	}
+	c := cs[stage][chunk]
+	return c.seconds, c.last, true
+}
+
+// GradSyncSeconds is network.GradSync of the stage's parameters per GPU
+// (with overlap_grad_reduce, the part the chunks' overlapped
+// reduce-scatters leave: the all-gather, or its first bucket's with
+// overlap_param_gather).
 func (it *Iteration) GradSyncSeconds(stage int) float64 {
 	if stage < 0 || stage >= len(it.m.gradSync) {
 		return math.NaN()
@@ -862,7 +881,7 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 			p.blocks[b] = max(p.blocks[b], tok)
 		}
 	}, false)
-	ops, window, attn, most := lm.ops, lm.window, lm.attn, lm.most
+	ops, window, gemm, attn, most := lm.ops, lm.window, lm.gemm, lm.attn, lm.most
 	var cp network.CPLayerCost
 	if !m.opts.NoComm && g.Size > 1 {
 		var err error
@@ -878,14 +897,14 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 				return err
 			}
 			exposed := [2]float64{cp.Fwd.ExposedSeconds, cp.Bwd.ExposedSeconds}
-			x := m.layerExtra(t, most, ops[kind][0], attn[0], exposed[0])
+			x := m.layerExtra(t, layerIn{kind: kind, perRank: most, ops: ops[kind], attn: attn, gemm: gemm[kind], cpFwd: exposed[0]})
 			p.raise(dc, kind, g.Size, [2]float64{ops[kind][0] + attn[0], ops[kind][1] + attn[1]}, exposed, x)
 		}
 		return nil
 	}
 	for kind, layer := range [2]int{m.denseLayer, m.moeLayer} {
 		if layer >= 0 {
-			x := m.layerExtra(t, most, ops[kind][0], attn[0], 0)
+			x := m.layerExtra(t, layerIn{kind: kind, perRank: most, ops: ops[kind], attn: attn, gemm: gemm[kind]})
 			p.raise(dc, kind, g.Size, [2]float64{ops[kind][0] + attn[0], ops[kind][1] + attn[1]}, [2]float64{}, x)
 		}
 	}
@@ -897,9 +916,9 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 // bwd]), the narrowest independent-op window (the all-to-alls' overlap
 // room) and the fullest rank's tokens.
 type layoutMax struct {
-	ops, window [2][2]float64
-	attn        [2]float64
-	most        int
+	ops, window, gemm [2][2]float64
+	attn              [2]float64
+	most              int
 }
 
 // layoutRanks is the per-rank pass of a CP × HP layout group g (layout
@@ -927,6 +946,9 @@ func (p *pricer) layoutRanks(g sched.Group, total int64, heads int, visit func(r
 		for kind := range 2 {
 			for k := range 2 {
 				lm.ops[kind][k] = max(lm.ops[kind][k], lc.ops[kind][k])
+				if first || lc.gemm[kind][k] < lm.gemm[kind][k] {
+					lm.gemm[kind][k] = lc.gemm[kind][k]
+				}
 				if first || lc.window[kind][k] < lm.window[kind][k] {
 					lm.window[kind][k] = lc.window[kind][k]
 				}
@@ -975,7 +997,7 @@ func (p *pricer) raise(dc *domainCost, kind, ranks int, comp, exposed [2]float64
 	if kind == 1 {
 		dst, comm = &dc.moe, &dc.moeCPComm
 	}
-	tp := [2]float64{x.tpFwd, x.tpBwd}
+	tp := [2]float64{x.tpFwd + x.fsdpFwd, x.tpBwd + x.fsdpBwd}
 	r := float64(ranks)
 	for k := range 2 {
 		sec := comp[k] + exposed[k] + tp[k]

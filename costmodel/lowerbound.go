@@ -325,7 +325,7 @@ func (m *Model) commSlopes(t network.Topology) (tp, moe float64) {
 	moe = math.Inf(1)
 	for first := 0; first+m.ep <= m.topo.PoolRanks; first += m.ep {
 		moe = min(moe, chord(func(tok int) float64 {
-			c := network.MoELayer(t, model, first, m.ep, tok, m.opts.FP8Dispatch)
+			c := m.moeComm(t, first, tok)
 			return c.FwdSeconds + c.BwdSeconds
 		}))
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/sched"
-	"github.com/dcpsim/dcpsim/sim/network"
 )
 
 // Selective activation offload (ByteScale §5.2; sched.Group.Offload): a
@@ -38,7 +37,7 @@ func offloadBytes(m *Model) [2]float64 {
 	for s := range m.topo.PP {
 		first, layers := comp.StageLayers(s)
 		for c := range m.vpp {
-			lo, hi := first+c*layers/m.vpp, first+(c+1)*layers/m.vpp
+			lo, hi := par.ChunkRange(s, first, layers, c)
 			for l := lo; l < hi; l++ {
 				if !memory.Offloadable(l-lo, hi-lo) {
 					continue
@@ -115,7 +114,8 @@ func (m *Model) OffloadCosts() *sched.OffloadCosts {
 	var od, om int
 	for c := range m.vpp {
 		bytes += m.mem.Chunk(stage, c).OffloadPerToken
-		d, e := offloadable(m.job.Model, first+c*layers/m.vpp, first+(c+1)*layers/m.vpp)
+		lo, hi := m.job.Parallel.ChunkRange(stage, first, layers, c)
+		d, e := offloadable(m.job.Model, lo, hi)
 		od, om = od+d, om+e
 	}
 	blk := calib.KernelBlockTokens(b, 1)
@@ -124,7 +124,7 @@ func (m *Model) OffloadCosts() *sched.OffloadCosts {
 	attn := st.AttentionFwd * share / (float64(b) * float64(b))
 	linear := (st.GEMMFwd + st.MemoryFwd) * share
 	if m.moeLayer >= 0 && om > 0 && !m.opts.NoComm {
-		c := network.MoELayer(m.topo.ForStage(stage), m.job.Model, 0, m.ep, b, m.opts.FP8Dispatch)
+		c := m.moeComm(m.topo.ForStage(stage), 0, b)
 		linear += float64(om) * c.FwdSeconds
 	}
 	return &sched.OffloadCosts{

@@ -218,7 +218,7 @@ func (b *Breakdown) LayerParts(stage, chunk int, d *step.Domain, rank int, backw
 		return nil, err
 	}
 	first, n := m.devices[0].Compute.StageLayers(stage)
-	lo, hi := first+chunk*n/m.vpp, first+(chunk+1)*n/m.vpp
+	lo, hi := m.job.Parallel.ChunkRange(stage, first, n, chunk)
 	head := stage == len(m.layerKind)-1 && chunk == m.vpp-1 && dc.maxTokens > 0
 	if got := ck.dense + ck.moe; got != hi-lo {
 		return nil, fmt.Errorf("costmodel: chunk %d of stage %d: %d layers priced, %d found", chunk, stage, got, hi-lo)
@@ -377,7 +377,7 @@ func (b *Breakdown) rankParts(t network.Topology, d *step.Domain, rank int) (*ra
 			}
 			tok = max(tok, per)
 		}
-		c := network.MoELayer(t, m.job.Model, first, m.ep, tok, m.opts.FP8Dispatch)
+		c := m.moeComm(t, first, tok)
 		ranks := network.Contiguous(first, m.ep)
 		disp := network.AllToAllSeconds(t, first, m.ep, c.DispatchPayloadBytes)
 		rp.moeSec = [2]float64{c.FwdSeconds, c.BwdSeconds}
@@ -428,7 +428,7 @@ func (b *Breakdown) groupParts(t network.Topology, g *sched.Group, rank, per, to
 		}
 		f, bw := compF+cp.Fwd.ExposedSeconds, compB+cp.Bwd.ExposedSeconds
 		exposed := [2]float64{f - compF, bw - compB}
-		x := m.layerExtra(t, per, c.ops[kind][0], c.attn[0], exposed[0])
+		x := m.layerExtra(t, layerIn{kind: kind, perRank: per, ops: c.ops[kind], attn: c.attn, gemm: c.gemm[kind], cpFwd: exposed[0]})
 		pp := &rp.kinds[kind]
 		p.ops = m.devices[rp.dev].Compute.AppendLayerOps(p.ops[:0], l, per)
 		ff, fb := opsWork(p.ops, 0)
@@ -443,9 +443,9 @@ func (b *Breakdown) groupParts(t network.Topology, g *sched.Group, rank, per, to
 		pp.bwdComm = append(pp.bwdComm, b.tpCollectives(rank, per, x.tpBwd)...)
 		b.recompute(pp, x, Work{FLOPs: attnFLOPs})
 		// The GPU's own layer time, summed as raise sums it.
-		pp.fwdSec = compF + exposed[0] + x.tpFwd
-		pp.bwdSec = compB + exposed[1] + x.tpBwd
-		pp.recSec = compB + exposed[1] + x.tpBwd + x.recomputeCompute + x.recomputeComm
+		pp.fwdSec = compF + exposed[0] + x.tpFwd + x.fsdpFwd
+		pp.bwdSec = compB + exposed[1] + x.tpBwd + x.fsdpBwd
+		pp.recSec = compB + exposed[1] + x.tpBwd + x.fsdpBwd + x.recomputeCompute + x.recomputeComm
 	}
 	return nil
 }
@@ -603,7 +603,7 @@ func (b *Breakdown) layoutParts(t network.Topology, g *sched.Group, rank int, to
 			}
 		}
 		exposed := [2]float64{cp.Fwd.ExposedSeconds, cp.Bwd.ExposedSeconds}
-		x := m.layerExtra(t, most, ops[kind][0], attn[0], exposed[0])
+		x := m.layerExtra(t, layerIn{kind: kind, perRank: most, ops: lm.ops[kind], attn: attn, gemm: lm.gemm[kind], cpFwd: exposed[0]})
 		comp := [2]float64{ops[kind][0] + attn[0], ops[kind][1] + attn[1]}
 		pp := &rp.kinds[kind]
 		p.ops = m.devices[rp.dev].Compute.AppendLayerOps(p.ops[:0], layer, l.ShardTokens[i])
@@ -618,9 +618,9 @@ func (b *Breakdown) layoutParts(t network.Topology, g *sched.Group, rank int, to
 		pp.fwdComm = append(pp.fwdComm, b.tpCollectives(rank, most, x.tpFwd)...)
 		pp.bwdComm = append(pp.bwdComm, b.tpCollectives(rank, most, x.tpBwd)...)
 		b.recompute(pp, x, Work{FLOPs: ownAttnFLOPs})
-		pp.fwdSec = comp[0] + exposed[0] + x.tpFwd
-		pp.bwdSec = comp[1] + exposed[1] + x.tpBwd
-		pp.recSec = comp[1] + exposed[1] + x.tpBwd + x.recomputeCompute + x.recomputeComm
+		pp.fwdSec = comp[0] + exposed[0] + x.tpFwd + x.fsdpFwd
+		pp.bwdSec = comp[1] + exposed[1] + x.tpBwd + x.fsdpBwd
+		pp.recSec = comp[1] + exposed[1] + x.tpBwd + x.fsdpBwd + x.recomputeCompute + x.recomputeComm
 	}
 	return nil
 }

@@ -34,7 +34,7 @@ func (m *Model) TokenCosts() sched.TokenCosts {
 	s := comp.RankStageSeconds(o.Stage, b, nil)
 	linear := s.GEMMFwd + s.GEMMBwd + s.MemoryFwd + s.MemoryBwd
 	if o.MoELayers > 0 && !m.opts.NoComm {
-		c := network.MoELayer(t, m.job.Model, 0, m.ep, b, m.opts.FP8Dispatch)
+		c := m.moeComm(t, 0, b)
 		linear += float64(o.MoELayers) * (c.FwdSeconds + c.BwdSeconds)
 	}
 	tc := sched.TokenCosts{

@@ -61,7 +61,7 @@ func Inputs(sc *scenarios.Scenario, ratio float64) sched.Inputs {
 		BudgetTokens:  par.BudgetTokens,
 		PP:            max(par.PP, 1),
 		VPP:           max(par.VPP, 1),
-		EP:            max(par.EP, 1),
+		EP:            max(par.EPRanks(), 1),
 		ContextTokens: sc.Job.ContextTokens,
 		OverheadRatio: ratio,
 		QueryHeads:    m.QueryHeads / max(par.TP, 1),

@@ -69,7 +69,7 @@ func TestGPTAndParallelRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	moe := mustModel(t, ModelQwen3MoE30B)
-	moe.Activation = GELU
+	moe.MoELayerStep = 49 // Qwen3-30B-A3B has 48 layers, all MoE
 	mla := mustModel(t, ModelDeepSeekV3)
 	mla.LearnedPositions = true
 	bad := base
@@ -78,9 +78,9 @@ func TestGPTAndParallelRejects(t *testing.T) {
 		m    Model
 		want string
 	}{
-		{moe, `model.activation = "gelu": must be "swiglu" for an MoE model`},
+		{moe, `model.moe_layer_step = 49: must be at most the 48 layers after dense_layers`},
 		{mla, "model.learned_positions = true: must be false for MLA"},
-		{bad, `model.activation = "relu": must be "swiglu" or "gelu"`},
+		{bad, `model.activation = "relu": must be one of ["swiglu" "geglu" "gelu" "squared-relu"]`},
 	} {
 		if err := tc.m.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Validate = %v, want %q", err, tc.want)

@@ -146,7 +146,29 @@ const (
 	// optimizer step on its parameters (Megatron-LM before the distributed
 	// optimizer, e.g. Narayanan et al. SC'21).
 	GradAllReduce GradSync = "all-reduce"
+	// GradFSDP is fully sharded data parallelism that keeps the gathered
+	// parameters from the forward to the backward (Llama 3 §3.3.2: "we do
+	// not reshard after forward"; torchtitan's FSDP2 under pipeline
+	// parallelism): each layer's parameters are all-gathered once an
+	// iteration ahead of its first forward, its FP32 gradients
+	// reduce-scattered once, as the last microbatch's backward produces
+	// them, both overlapped with compute layer by layer; the optimizer steps
+	// the GPU's 1/G shard.
+	GradFSDP GradSync = "fsdp"
+	// GradFSDPReshard is FSDP that frees the gathered parameters after each
+	// layer's forward (ZeRO-3; torchtitan's FSDP2 without pipeline
+	// parallelism): every microbatch all-gathers each layer's parameters in
+	// the forward and again in the backward and reduce-scatters its FP32
+	// gradients, each overlapped with the neighbouring layers' compute.
+	GradFSDPReshard GradSync = "fsdp-reshard"
 )
+
+// Sharded reports whether the mode shards the optimizer states over the
+// pool (everything but GradAllReduce).
+func (g GradSync) Sharded() bool { return g != GradAllReduce }
+
+// FSDP reports whether the mode is one of the FSDP ones.
+func (g GradSync) FSDP() bool { return g == GradFSDP || g == GradFSDPReshard }
 
 // Parallel is the fixed part of the parallel layout (tp, pp, vpp, ep) plus the
 // per-rank token budget; context and data parallelism are left to the DCP policy,
@@ -159,9 +181,19 @@ type Parallel struct {
 	// VPP is the number of virtual pipeline chunks per stage (interleaved 1F1B); 1
 	// means plain 1F1B.
 	VPP int `toml:"vpp"`
-	// EP is the expert-parallel degree; EP groups are aligned blocks of EP
-	// consecutive HDP ranks.
+	// EP is the expert-parallel degree (Megatron's
+	// --expert-model-parallel-size): the GPUs of one expert-TP index that
+	// split the routed experts. An EP group spans EPRanks() consecutive HDP
+	// ranks, an aligned block of the pool.
 	EP int `toml:"ep"`
+	// ETP is the expert tensor-parallel degree (Megatron's
+	// --expert-tensor-parallel-size): the GPUs that split each routed
+	// expert's FFN. 0 means TP (Megatron-Core's default before its MoE
+	// parallel folding). Below TP, the MoE layers re-partition the tp·G GPUs
+	// of a stage into expert groups of ETP GPUs (MoE parallel folding; Liu
+	// et al. 2025, arxiv.org/abs/2504.14960): EP·ETP must be a multiple of
+	// TP.
+	ETP int `toml:"etp"`
 	// BudgetTokens is B, the most tokens one rank may hold in one microbatch.
 	BudgetTokens int `toml:"budget_tokens"`
 	// BudgetAuto says B is the largest budget whose peak memory fits
@@ -174,12 +206,36 @@ type Parallel struct {
 	// LastStageLayers, when positive, is the layer count of the last pipeline stage
 	// (Megatron's --decoder-last-pipeline-num-layers); 0 means an even share.
 	LastStageLayers int `toml:"last_stage_layers"`
+	// PipelineLayout, when set, gives the layers of every virtual pipeline
+	// stage in Megatron's virtual order (virtual stage c·pp + s is model
+	// chunk c of stage s; pp·vpp entries, each at least 1, summing to the
+	// model's layers): Megatron-Core's pipeline_model_parallel_layout, or
+	// what --account-for-embedding-in-pipeline-split and
+	// --account-for-loss-in-pipeline-split make of an uneven split. A stage's
+	// layers are numbered contiguously (stage 0 first), its chunks in order
+	// within it; layers differ only dense or MoE, so the numbering changes no
+	// cost while the dense layers fit in the first virtual stage. It excludes
+	// FirstStageLayers and LastStageLayers.
+	PipelineLayout []int `toml:"pipeline_layout"`
 	// SequenceParallel splits a layer's norms, dropouts and residual adds over
 	// the TP ranks by sequence and exchanges activations with all-gathers and
 	// reduce-scatters (Megatron-LM's --sequence-parallel); false keeps them
 	// whole on every TP rank and all-reduces instead (Megatron-LM's default).
 	// Scenarios default to true. It changes nothing at tp = 1.
 	SequenceParallel bool `toml:"sequence_parallel"`
+	// TPCommOverlap overlaps the TP collectives (sequence parallelism's
+	// all-gathers and reduce-scatters) with the GEMMs that produce or consume
+	// them (Megatron-LM's --tp-comm-overlap, Transformer Engine's
+	// userbuffers); false exposes them, as Megatron-LM did in 2022.
+	TPCommOverlap bool `toml:"tp_comm_overlap"`
+	// OverlapGradReduce reduce-scatters each model chunk's gradients during
+	// the last microbatch's backward, in buckets, instead of after it
+	// (Megatron-LM's --overlap-grad-reduce); OverlapParamGather all-gathers
+	// the updated parameters during the next iteration's forward
+	// (--overlap-param-gather). Both need the distributed optimizer
+	// (GradReduceScatter) for the gather; the reduce overlaps either way.
+	OverlapGradReduce  bool `toml:"overlap_grad_reduce"`
+	OverlapParamGather bool `toml:"overlap_param_gather"`
 	// Recompute is the activation recomputation: RecomputeNone (or ""),
 	// RecomputeSelective or RecomputeFull.
 	Recompute RecomputeGranularity `toml:"recompute"`
@@ -249,6 +305,24 @@ func (p Parallel) Recomputed(i int) bool {
 	return false
 }
 
+// ExpertTP is ETP with 0 read as TP: the GPUs that split one routed expert.
+func (p Parallel) ExpertTP() int {
+	if p.ETP == 0 {
+		return p.TP
+	}
+	return p.ETP
+}
+
+// EPRanks is the HDP ranks one EP group spans, EP·ExpertTP/TP: EP when
+// ETP is TP (or 0); EP/TP·ETP when the MoE layers fold expert parallelism
+// into the TP GPUs. It is 0 when the degrees are not positive.
+func (p Parallel) EPRanks() int {
+	if p.TP < 1 || p.EP < 1 || p.ExpertTP() < 1 {
+		return 0
+	}
+	return p.EP * p.ExpertTP() / p.TP
+}
+
 // GradSyncMode is GradSync with the empty value read as GradReduceScatter.
 func (p Parallel) GradSyncMode() GradSync {
 	if p.GradSync == "" {
@@ -280,12 +354,13 @@ func (j Job) PoolRanks() int {
 	return j.Cluster.GPUs / d
 }
 
-// EPGroups is the number of expert-parallel groups per stage, G / ep.
+// EPGroups is the number of expert-parallel groups per stage, G /
+// EPRanks().
 func (j Job) EPGroups() int {
-	if j.Parallel.EP <= 0 {
+	if j.Parallel.EPRanks() <= 0 {
 		return 0
 	}
-	return j.PoolRanks() / j.Parallel.EP
+	return j.PoolRanks() / j.Parallel.EPRanks()
 }
 
 // Nodes is the number of NVLink nodes, gpus / gpus_per_node.
@@ -316,6 +391,22 @@ func stageOverridesErr(first, last, layers, pp int) error {
 		first, last, layers, others, layers-others)
 }
 
+// ChunkRange returns the layers [lo, hi) of model chunk c of a stage whose
+// layers are [first, first+n): the c-th of vpp near-even slices
+// [first + c·n/vpp, first + (c+1)·n/vpp), or with PipelineLayout the
+// chunk's own count after those of the stage's earlier chunks.
+func (p Parallel) ChunkRange(stage, first, n, c int) (lo, hi int) {
+	if len(p.PipelineLayout) == 0 {
+		v := max(p.VPP, 1)
+		return first + c*n/v, first + (c+1)*n/v
+	}
+	lo = first
+	for k := range c {
+		lo += p.PipelineLayout[k*p.PP+stage]
+	}
+	return lo, lo + p.PipelineLayout[c*p.PP+stage]
+}
+
 // PoolCapacityTokens is G·B, the most tokens one microbatch can hold across the
 // pool; no plan can place a sequence longer than this.
 func (j Job) PoolCapacityTokens() int64 {
@@ -332,6 +423,15 @@ func (j Job) StageLayers() ([]int, error) {
 		return nil, fieldErr("parallel.pp", p.PP, "must be in [1, %d]", MaxPP)
 	}
 	stages := make([]int, p.PP)
+	if len(p.PipelineLayout) > 0 {
+		if err := p.checkLayout(layers); err != nil {
+			return nil, err
+		}
+		for v, n := range p.PipelineLayout {
+			stages[v%p.PP] += n
+		}
+		return stages, nil
+	}
 	first, last := p.FirstStageLayers, p.LastStageLayers
 	if p.PP == 1 {
 		if first != 0 || last != 0 {
@@ -377,6 +477,29 @@ func (j Job) StageLayers() ([]int, error) {
 		stages[s] = rest / n
 	}
 	return stages, nil
+}
+
+// checkLayout checks PipelineLayout against the layout and the model's
+// layers.
+func (p Parallel) checkLayout(layers int) error {
+	v := max(p.VPP, 1)
+	switch {
+	case len(p.PipelineLayout) != p.PP*v:
+		return fieldErr("parallel.pipeline_layout", fmt.Sprint(p.PipelineLayout), "must list pp·vpp = %d·%d = %d virtual stages", p.PP, v, p.PP*v)
+	case p.FirstStageLayers != 0 || p.LastStageLayers != 0:
+		return fieldErr("parallel.pipeline_layout", fmt.Sprint(p.PipelineLayout), "excludes first_stage_layers and last_stage_layers (set them to 0)")
+	}
+	sum := 0
+	for i, n := range p.PipelineLayout {
+		if n < 1 || n > maxModelLayers {
+			return fieldErr("parallel.pipeline_layout", fmt.Sprint(p.PipelineLayout), "entry %d is %d: every virtual stage holds 1 to %d layers", i, n, maxModelLayers)
+		}
+		sum += n
+	}
+	if sum != layers {
+		return fieldErr("parallel.pipeline_layout", fmt.Sprint(p.PipelineLayout), "sums to %d layers: must be model.layers (%d)", sum, layers)
+	}
+	return nil
 }
 
 // Validate checks the job as a whole and returns every problem it finds (joined
@@ -436,10 +559,19 @@ func (j Job) Validate() error {
 		add(fieldErr("parallel.recompute_layers", p.RecomputeLayers, "needs recompute = %q (it counts the layers of each model chunk fully recomputed); 0 otherwise", RecomputeFull))
 	}
 	switch p.GradSync {
-	case "", GradReduceScatter, GradAllReduce:
+	case "", GradReduceScatter, GradAllReduce, GradFSDP, GradFSDPReshard:
 	default:
-		add(fieldErr("parallel.grad_sync", fmt.Sprintf("%q", string(p.GradSync)), "must be %q or %q",
-			GradReduceScatter, GradAllReduce))
+		add(fieldErr("parallel.grad_sync", fmt.Sprintf("%q", string(p.GradSync)), "must be %q, %q, %q or %q",
+			GradReduceScatter, GradAllReduce, GradFSDP, GradFSDPReshard))
+	}
+	if p.OverlapParamGather && p.GradSyncMode() == GradAllReduce {
+		add(fieldErr("parallel.overlap_param_gather", true, "needs a sharded optimizer (grad_sync %q): with %q there is no parameter all-gather", GradReduceScatter, GradAllReduce))
+	}
+	if (p.OverlapGradReduce || p.OverlapParamGather) && p.GradSyncMode().FSDP() {
+		add(fieldErr("parallel.overlap_grad_reduce", p.OverlapGradReduce, "must be false with grad_sync %q: FSDP always overlaps its collectives", p.GradSync))
+	}
+	if p.TPCommOverlap && p.TP > 1 && !p.SequenceParallel {
+		add(fieldErr("parallel.tp_comm_overlap", true, "needs sequence_parallel = true (Megatron-LM's --tp-comm-overlap overlaps sequence parallelism's all-gathers and reduce-scatters)"))
 	}
 	switch p.Precision {
 	case "", PrecisionBF16, PrecisionFP8:
@@ -473,7 +605,7 @@ func (j Job) Validate() error {
 	} else if j.Model.Layers > 0 {
 		stages, err := j.StageLayers()
 		add(err)
-		if err == nil && p.VPP > 1 {
+		if err == nil && p.VPP > 1 && len(p.PipelineLayout) == 0 {
 			for s, n := range stages {
 				if n%p.VPP != 0 {
 					add(fieldErr("parallel.vpp", p.VPP, "must divide the layers of every stage (stage %d has %d)", s, n))
@@ -482,10 +614,30 @@ func (j Job) Validate() error {
 			}
 		}
 	}
+	etpOK := true
+	if p.ETP < 0 || p.ETP > MaxTP {
+		add(checkRange("parallel.etp", p.ETP, 0, MaxTP))
+		etpOK = false
+	} else if p.ETP > 0 {
+		switch {
+		case c.GPUsPerNode%p.ETP != 0:
+			add(fieldErr("parallel.etp", p.ETP, "must divide cluster.gpus_per_node (%d): expert TP stays inside one NVLink node", c.GPUsPerNode))
+			etpOK = false
+		case (p.EP*p.ETP)%p.TP != 0:
+			add(fieldErr("parallel.etp", p.ETP, "ep·etp = %d·%d must be a multiple of tp (%d): an EP group spans whole HDP ranks", p.EP, p.ETP, p.TP))
+			etpOK = false
+		case j.Model.RoutedExperts == 0 && p.ETP != p.TP:
+			add(fieldErr("parallel.etp", p.ETP, "must be 0 or tp (%d) for a dense model", p.TP))
+		}
+	}
 	g := j.PoolRanks()
-	if g >= 1 {
-		if p.EP > g || g%p.EP != 0 {
-			add(fieldErr("parallel.ep", p.EP, "must divide the HDP pool G = gpus/(tp*pp) = %d so EP groups are aligned blocks inside it", g))
+	if g >= 1 && etpOK {
+		if epr := p.EPRanks(); epr > g || g%epr != 0 {
+			if epr == p.EP {
+				add(fieldErr("parallel.ep", p.EP, "must divide the HDP pool G = gpus/(tp*pp) = %d so EP groups are aligned blocks inside it", g))
+			} else {
+				add(fieldErr("parallel.ep", p.EP, "spans ep·etp/tp = %d HDP ranks: they must divide the HDP pool G = gpus/(tp*pp) = %d so EP groups are aligned blocks inside it", epr, g))
+			}
 		}
 		if j.Model.RoutedExperts == 0 && p.EP != 1 {
 			add(fieldErr("parallel.ep", p.EP, "must be 1 for a dense model"))

@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // AttentionKind is the attention variant of a model. It decides which projections
@@ -86,15 +87,22 @@ type Model struct {
 	KVLoRARank int `toml:"kv_lora_rank"`
 	// DenseFFN is the intermediate width of the dense layers' FFN.
 	DenseFFN int `toml:"dense_ffn"`
-	// Activation is the dense layers' FFN activation: SwiGLU (the default, also
-	// for "") or GELU. Routed and shared experts are always SwiGLU, so GELU
-	// needs a dense model.
+	// Activation is the FFN activation of every layer, dense FFNs, routed
+	// and shared experts alike: SwiGLU (the default, also for ""), GeGLU,
+	// GELU or squared ReLU. The gated two (SwiGLU, GeGLU) have three h×f
+	// matrices, the others two.
 	Activation Activation `toml:"activation"`
 	// LearnedPositions gives the model learned absolute position embeddings,
 	// MaxContextTokens of them (GPT-2, Megatron-LM's GPT), instead of rotary
 	// ones: the embedding gains MaxContextTokens·h parameters and the layers
 	// run no RoPE. MLA's decoupled RoPE key needs rotary positions.
 	LearnedPositions bool `toml:"learned_positions"`
+	// MoELayerStep spaces the MoE layers after the first DenseLayers: 0 or 1
+	// makes every one of them MoE; N makes MoE every N-th of them, layer i
+	// (0-based) being MoE when (i − DenseLayers) mod N = N − 1 and dense
+	// (DenseFFN) otherwise (Llama 4 Maverick's interleave_moe_layer_step = 2:
+	// layers 1, 3, 5, ... MoE).
+	MoELayerStep int `toml:"moe_layer_step"`
 	// RoutedExperts is the number of routed experts per MoE layer (0 for dense).
 	RoutedExperts int `toml:"routed_experts"`
 	// TopK is how many routed experts each token visits (0 for dense).
@@ -130,10 +138,27 @@ const (
 	// gate-and-up GEMM h → 2f, 3·h·f weights (Llama, Qwen, DeepSeek). The
 	// empty value means SwiGLU.
 	SwiGLU Activation = "swiglu"
+	// GeGLU is gelu(x·W_gate)·(x·W_up), the gated GELU of Shazeer 2020
+	// ("GLU Variants Improve Transformer"), priced and counted as SwiGLU
+	// (Grok-1's experts).
+	GeGLU Activation = "geglu"
 	// GELU is gelu(x·W_up) followed by the down projection: an up GEMM h → f,
 	// 2·h·f weights (GPT-2, GPT-3, Megatron-LM's GPT with f = 4h).
 	GELU Activation = "gelu"
+	// SquaredReLU is relu(x·W_up)² followed by the down projection, not
+	// gated, priced and counted as GELU (Nemotron-4: So et al. 2021,
+	// "Primer").
+	SquaredReLU Activation = "squared-relu"
 )
+
+// Activations lists the activations a model may name, in the order errors
+// list them.
+var Activations = []Activation{SwiGLU, GeGLU, GELU, SquaredReLU}
+
+// Gated reports whether the activation multiplies a gate by an up
+// projection (SwiGLU, GeGLU, and the empty value): a gate-and-up GEMM h →
+// 2f and three h×f matrices instead of two.
+func (a Activation) Gated() bool { return a == "" || a == SwiGLU || a == GeGLU }
 
 // Validate checks every field and returns all problems joined with errors.Join,
 // each a *FieldError naming the scenario key (e.g. "model.kv_heads") and the rule it
@@ -199,22 +224,22 @@ func (m Model) Validate() error {
 		add(fieldErr("model.attention", fmt.Sprintf("%q", string(m.Attention)), "must be one of %q, %q, %q", MHA, GQA, MLA))
 	}
 
-	if m.DenseLayers > 0 {
+	if m.HasDenseLayers() {
 		add(checkRange("model.dense_ffn", m.DenseFFN, 1, maxFFN))
 	} else {
 		// Kept as published even when unused (Qwen3-MoE's intermediate_size).
 		add(checkRange("model.dense_ffn", m.DenseFFN, 0, maxFFN))
 	}
 
-	switch m.Activation {
-	case "", SwiGLU:
-	case GELU:
-		if m.DenseLayers != m.Layers {
-			add(fieldErr("model.activation", fmt.Sprintf("%q", string(m.Activation)),
-				"must be %q for an MoE model (experts are SwiGLU): %q needs dense_layers = layers", SwiGLU, GELU))
-		}
-	default:
-		add(fieldErr("model.activation", fmt.Sprintf("%q", string(m.Activation)), "must be %q or %q", SwiGLU, GELU))
+	if m.Activation != "" && !slices.Contains(Activations, m.Activation) {
+		add(fieldErr("model.activation", fmt.Sprintf("%q", string(m.Activation)), "must be one of %q", Activations))
+	}
+	if m.MoELayerStep < 0 || m.MoELayerStep > maxModelLayers {
+		add(checkRange("model.moe_layer_step", m.MoELayerStep, 0, maxModelLayers))
+	} else if m.MoELayerStep > 1 && m.DenseLayers == m.Layers {
+		add(fieldErr("model.moe_layer_step", m.MoELayerStep, "must be 0 or 1 for a dense model (dense_layers = layers = %d)", m.Layers))
+	} else if m.MoELayerStep > m.Layers-m.DenseLayers {
+		add(fieldErr("model.moe_layer_step", m.MoELayerStep, "must be at most the %d layers after dense_layers, else no layer is MoE", m.Layers-m.DenseLayers))
 	}
 	if m.LearnedPositions && m.Attention == MLA {
 		add(fieldErr("model.learned_positions", true, "must be false for MLA (its decoupled key is rotary)"))
@@ -258,11 +283,31 @@ func (m Model) Validate() error {
 	return errors.Join(errs...)
 }
 
-// IsMoELayer reports whether the 0-based layer has an MoE FFN (layer >= DenseLayers).
-// It panics if layer is outside [0, Layers).
+// IsMoELayer reports whether the 0-based layer has an MoE FFN: layer >=
+// DenseLayers and, with MoELayerStep N > 1, (layer − DenseLayers) mod N =
+// N − 1. It panics if layer is outside [0, Layers).
 func (m Model) IsMoELayer(layer int) bool {
 	m.checkLayer(layer)
-	return layer >= m.DenseLayers
+	if layer < m.DenseLayers {
+		return false
+	}
+	return m.MoELayerStep <= 1 || (layer-m.DenseLayers)%m.MoELayerStep == m.MoELayerStep-1
+}
+
+// HasDenseLayers reports whether some layer has a dense FFN (DenseFFN wide):
+// the first DenseLayers, or the layers MoELayerStep skips.
+func (m Model) HasDenseLayers() bool {
+	return m.DenseLayers > 0 || (m.MoELayerStep > 1 && m.DenseLayers < m.Layers)
+}
+
+// ffnMatrices is the number of h×f weight matrices of one FFN (dense or
+// expert): 3 for a gated activation (gate, up, down), 2 otherwise (up,
+// down).
+func (m Model) ffnMatrices() float64 {
+	if m.Activation.Gated() {
+		return 3
+	}
+	return 2
 }
 
 func (m Model) checkLayer(layer int) {
@@ -325,24 +370,16 @@ func (m Model) attentionNormParams() float64 {
 func (m Model) ffnLinearParams(layer int, activeOnly bool) float64 {
 	h := float64(m.Hidden)
 	if !m.IsMoELayer(layer) {
-		return m.denseFFNMatrices() * h * float64(m.DenseFFN)
+		return m.ffnMatrices() * h * float64(m.DenseFFN)
 	}
 	experts := float64(m.RoutedExperts)
 	if activeOnly {
 		experts = float64(m.TopK)
 	}
+	mats := m.ffnMatrices()
 	return h*float64(m.RoutedExperts) +
-		experts*3*h*float64(m.ExpertFFN) +
-		float64(m.SharedExperts)*3*h*float64(m.SharedExpertFFN)
-}
-
-// denseFFNMatrices is the number of h×f weight matrices of a dense FFN: 3
-// for SwiGLU (gate, up, down), 2 for GELU (up, down).
-func (m Model) denseFFNMatrices() float64 {
-	if m.Activation == GELU {
-		return 2
-	}
-	return 3
+		experts*mats*h*float64(m.ExpertFFN) +
+		float64(m.SharedExperts)*mats*h*float64(m.SharedExpertFFN)
 }
 
 // layerNonLinearParams is the norms of one layer (attention and FFN) plus the
@@ -362,13 +399,14 @@ func (m Model) LayerParams(layer int) float64 {
 	return m.attentionLinearParams() + m.ffnLinearParams(layer, false) + m.layerNonLinearParams(layer)
 }
 
-// LayerExpertParams is the routed-expert part of LayerParams, E·3·h·f_e (0 for a
-// dense layer): the part that expert parallelism shards.
+// LayerExpertParams is the routed-expert part of LayerParams, E·3·h·f_e (E·2·h·f_e
+// for a non-gated activation; 0 for a dense layer): the part that expert
+// parallelism shards.
 func (m Model) LayerExpertParams(layer int) float64 {
 	if !m.IsMoELayer(layer) {
 		return 0
 	}
-	return float64(m.RoutedExperts) * 3 * float64(m.Hidden) * float64(m.ExpertFFN)
+	return float64(m.RoutedExperts) * m.ffnMatrices() * float64(m.Hidden) * float64(m.ExpertFFN)
 }
 
 // LayerActiveParams is the parameter count one token touches in the layer: as

@@ -36,7 +36,7 @@ const (
 type States struct {
 	// DenseParams and ExpertParams are the parameters the GPU holds: dense
 	// ones over tp (embedding on the first stage, output layer on the last),
-	// routed experts over tp·ep.
+	// routed experts over etp·ep (tp·ep by default).
 	DenseParams, ExpertParams float64
 	// WeightBytes, GradientBytes and OptimizerBytes are the BF16 weights, the
 	// FP32 gradients and the GPU's share of Adam's FP32 states.
@@ -198,15 +198,22 @@ func (m *Model) stageStates(s, first, n, pp int) States {
 		dense += mod.LayerParams(l) - e
 		expert += e
 	}
+	// Routed experts are split over ep·etp GPUs (tp·ep unless expert TP
+	// differs), and the distributed optimizer shards them over the expert-DP
+	// group of G/EPRanks ranks.
 	tp, ep := float64(max(par.TP, 1)), float64(max(par.EP, 1))
-	layers := dense/tp + expert/(tp*ep)
+	etp, epRanks := tp, ep
+	if par.ExpertTP() != par.TP {
+		etp, epRanks = float64(par.ExpertTP()), float64(par.EPRanks())
+	}
+	layers := dense/tp + expert/(etp*ep)
 	if s == 0 {
 		dense += mod.EmbeddingParams()
 	}
 	if s == pp-1 {
 		dense += mod.OutputParams()
 	}
-	st := States{DenseParams: dense / tp, ExpertParams: expert / (tp * ep)}
+	st := States{DenseParams: dense / tp, ExpertParams: expert / (etp * ep)}
 	if par.FP8() {
 		st.FP8WeightBytes = FP8WeightBytesPerParam * layers
 	}
@@ -214,9 +221,21 @@ func (m *Model) stageStates(s, first, n, pp int) States {
 	st.WeightBytes = WeightBytesPerParam * all
 	st.GradientBytes = GradientBytesPerParam * all
 	st.OptimizerBytes = OptimizerBytesPerParam * all
-	if par.GradSyncMode() == job.GradReduceScatter {
+	if mode := par.GradSyncMode(); mode.Sharded() {
 		g := float64(max(m.job.PoolRanks(), 1))
-		st.OptimizerBytes = OptimizerBytesPerParam * (st.DenseParams/g + st.ExpertParams*ep/g)
+		shard := st.DenseParams/g + st.ExpertParams*epRanks/g
+		st.OptimizerBytes = OptimizerBytesPerParam * shard
+		if mode == job.GradFSDPReshard {
+			// ZeRO-3: weights and gradients sharded at rest, one layer's
+			// gathered (and its gradients unsharded) while it runs.
+			var widest float64
+			for l := first; l < first+n; l++ {
+				e := mod.LayerExpertParams(l)
+				widest = max(widest, (mod.LayerParams(l)-e)/tp+e/(etp*ep))
+			}
+			st.WeightBytes = WeightBytesPerParam * (shard + widest)
+			st.GradientBytes = GradientBytesPerParam * (shard + widest)
+		}
 	}
 	return st
 }
@@ -277,20 +296,23 @@ func (m *Model) LayerBytes(layer int, rc job.RecomputeGranularity) (perToken, pe
 	}
 	// FFN block: norm input, first-GEMM input, dropout mask.
 	f := rep(2*h + g*h + drop*h)
-	if !mod.IsMoELayer(layer) {
-		ff := float64(mod.DenseFFN)
-		if mod.Activation == job.GELU {
-			f += split(2*ff + g*ff) // activation input, down input
-		} else {
-			f += split(4*ff + g*ff) // gate and up outputs, down input
+	// An FFN of width ff keeps its activation's input (the gate and up
+	// outputs when gated) and the down GEMM's input.
+	act := func(ff float64) float64 {
+		if mod.Activation.Gated() {
+			return 4*ff + g*ff
 		}
+		return 2*ff + g*ff
+	}
+	if !mod.IsMoELayer(layer) {
+		f += split(act(float64(mod.DenseFFN)))
 	} else {
 		// Router logits; per routed copy the permuted input (the experts'
 		// first-GEMM input) and the expert output.
 		k := float64(mod.TopK)
 		f += rep(4*float64(mod.RoutedExperts) + k*(g*h+2*h))
 		fe, fs := float64(mod.ExpertFFN), float64(mod.SharedExpertFFN)
-		f += split(k*(4*fe+g*fe) + float64(mod.SharedExperts)*(4*fs+g*fs))
+		f += split(k*act(fe) + float64(mod.SharedExperts)*act(fs))
 	}
 	return a + f, perScore
 }
@@ -302,7 +324,7 @@ func (m *Model) chunk(s, c, first, n, pp int) Chunk {
 	v := max(par.VPP, 1)
 	rc := par.RecomputeMode()
 	var ch Chunk
-	lo, hi := first+c*n/v, first+(c+1)*n/v
+	lo, hi := par.ChunkRange(s, first, n, c)
 	for l := lo; l < hi; l++ {
 		lrc := job.RecomputeNone
 		if par.Recomputed(l - lo) {

@@ -55,6 +55,13 @@ func (c GradSyncCost) Seconds() float64 { return c.ReduceScatterSeconds() + c.Al
 // shards lie alike on node-aligned stages. It panics if ep does not divide G or a
 // parameter count is negative.
 func GradSync(t Topology, denseParamsPerGPU, expertParamsPerGPU float64, ep int) GradSyncCost {
+	return GradSyncBytes(t, denseParamsPerGPU, expertParamsPerGPU, ep, GradBytesPerParam)
+}
+
+// GradSyncBytes is GradSync with gradients of gradBytes bytes an element in
+// the reduce-scatter (4 for FSDP's FP32 reduction, Llama 3 §3.3.2 and
+// torchtitan's FSDP2 mixed precision).
+func GradSyncBytes(t Topology, denseParamsPerGPU, expertParamsPerGPU float64, ep int, gradBytes float64) GradSyncCost {
 	if ep < 1 || t.PoolRanks%ep != 0 || denseParamsPerGPU < 0 || expertParamsPerGPU < 0 {
 		panic(fmt.Sprintf("network: grad sync with ep = %d over G = %d, params %g dense / %g expert",
 			ep, t.PoolRanks, denseParamsPerGPU, expertParamsPerGPU))
@@ -64,8 +71,8 @@ func GradSync(t Topology, denseParamsPerGPU, expertParamsPerGPU float64, ep int)
 	sent := func(g Ranks, bytes float64) float64 {
 		return float64(g.Count-1) / float64(g.Count) * bytes
 	}
-	dRS, dAG := denseParamsPerGPU*GradBytesPerParam, denseParamsPerGPU*ParamBytesPerParam
-	eRS, eAG := expertParamsPerGPU*GradBytesPerParam, expertParamsPerGPU*ParamBytesPerParam
+	dRS, dAG := denseParamsPerGPU*gradBytes, denseParamsPerGPU*ParamBytesPerParam
+	eRS, eAG := expertParamsPerGPU*gradBytes, expertParamsPerGPU*ParamBytesPerParam
 	// Every stage's groups of one kind (the dense rings of all TP indices,
 	// or the ep expert-DP rings) run at once: on a contended fabric each is
 	// priced stretched by its window (Window, PatternNCCLRing).

@@ -289,6 +289,25 @@ func (t Topology) ForStage(s int) Topology {
 	return t
 }
 
+// WithTP returns the same stage's GPUs grouped tp at a time instead of t.TP:
+// the view in which another degree's groups are the ranks (expert TP under
+// MoE parallel folding: a stage's tp·G GPUs as G·t.TP/tp expert-TP groups).
+// Links, fabric and stage are t's. It fails when tp does not divide the node
+// or the stage's GPUs, or on a mixed cluster.
+func (t Topology) WithTP(tp int) (Topology, error) {
+	gpus := t.PoolRanks * t.TP
+	switch {
+	case tp < 1 || t.GPUsPerNode%tp != 0:
+		return Topology{}, fmt.Errorf("network: tp = %d must be >= 1 and divide gpus per node (%d)", tp, t.GPUsPerNode)
+	case gpus%tp != 0:
+		return Topology{}, fmt.Errorf("network: tp = %d must divide a stage's %d GPUs", tp, gpus)
+	case t.Mixed():
+		return Topology{}, fmt.Errorf("network: regrouping a mixed cluster's ranks (tp %d → %d) is not modelled", t.TP, tp)
+	}
+	t.TP, t.PoolRanks, t.RanksPerNode = tp, gpus/tp, t.GPUsPerNode/tp
+	return t, nil
+}
+
 // rankOffset is the position of HDP rank 0 of this stage inside its node, in
 // HDP-rank slots: node(r) = (r + rankOffset) / RanksPerNode.
 func (t Topology) rankOffset() int {

@@ -26,6 +26,24 @@ type Costs interface {
 	OptimizerSeconds(stage int) float64
 }
 
+// OverlappedGradSyncer is implemented by Costs whose gradient
+// reduce-scatter overlaps the backward pass (Megatron-LM's
+// --overlap-grad-reduce): each model chunk's gradients are reduced in
+// buckets as soon as its last backward produces them, one chunk after
+// another on one communication stream. Run then starts chunk c's
+// reduce-scatter when both the stream is free and the chunk's last backward
+// has begun, and ends it no earlier than ChunkGradSync's seconds after the
+// stream took it up and its last-bucket seconds after that backward ended;
+// Costs.GradSyncSeconds is what follows the last chunk's reduce-scatter
+// (the exposed rest of the sync). Without overlap (ok false for any chunk)
+// the stage syncs as Costs says.
+type OverlappedGradSyncer interface {
+	// ChunkGradSync returns chunk's reduce-scatter seconds on stage and the
+	// part of them its last bucket takes; both finite, >= 0, last <=
+	// seconds.
+	ChunkGradSync(stage, chunk int) (seconds, lastBucketSeconds float64, ok bool)
+}
+
 // PlannerStaller is implemented by Costs that put the planner's stall on the
 // critical path: every stage starts its first op PlannerStallSeconds after the
 // iteration begins (the plan is computed on the host at the head of every

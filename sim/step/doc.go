@@ -44,7 +44,11 @@
 // End of iteration: a stage's gradient reduce-scatter starts when every rank
 // of the stage has finished its last backward (GradSyncStart), lasts
 // Costs.GradSyncSeconds, then the optimizer step Costs.OptimizerSeconds. The
-// iteration ends with the last stage's optimizer step. The planner's stall at
+// iteration ends with the last stage's optimizer step. Costs that overlap
+// the reduce-scatter with the backward (OverlappedGradSyncer) reduce each
+// model chunk on one stream from when its last backward starts, ending no
+// earlier than its last bucket after that backward; GradSyncSeconds then
+// follows the later of the stream's end and GradSyncStart. The planner's stall at
 // the head of the iteration is not modelled yet.
 //
 // # Bubbles

@@ -1,6 +1,7 @@
 package step
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -529,11 +530,53 @@ func (r *Runner) finish() error {
 				return fmt.Errorf("step: stage %d %s: %v s: need a finite value >= 0", s, [2]string{"gradient sync", "optimizer"}[k], sec)
 			}
 		}
-		st.GradSyncEnd = st.GradSyncStart + sim.FromSeconds(sync)
+		from, err := r.overlappedSync(s)
+		if err != nil {
+			return err
+		}
+		st.GradSyncEnd = max(st.GradSyncStart, from) + sim.FromSeconds(sync)
 		st.OptimizerEnd = st.GradSyncEnd + sim.FromSeconds(opt)
 		res.Iteration = max(res.Iteration, st.OptimizerEnd)
 	}
 	return nil
+}
+
+// overlappedSync runs stage s's overlapped reduce-scatters
+// (OverlappedGradSyncer) chunk by chunk in the order their last backwards
+// end, and returns when the last one ends; 0 when the costs do not overlap.
+func (r *Runner) overlappedSync(s int) (sim.Nanos, error) {
+	og, ok := r.costs.(OverlappedGradSyncer)
+	if !ok {
+		return 0, nil
+	}
+	type chunkSync struct {
+		end, dur  sim.Nanos // the chunk's last backward: end and duration
+		rs, lastB sim.Nanos
+	}
+	cs := make([]chunkSync, r.v)
+	for c := range r.v {
+		sec, last, ok := og.ChunkGradSync(s, c)
+		if !ok {
+			return 0, nil
+		}
+		if !finite(sec) || !finite(last) || last > sec {
+			return 0, fmt.Errorf("step: stage %d chunk %d overlapped gradient sync %v s, last bucket %v s: need finite values >= 0, last <= all", s, c, sec, last)
+		}
+		cs[c].rs, cs[c].lastB = sim.FromSeconds(sec), sim.FromSeconds(last)
+		for d := range r.nd {
+			op := r.res.Ops[opIndex(s, d, c, true, r.nd, r.v)]
+			if op.End > cs[c].end {
+				cs[c].end, cs[c].dur = op.End, op.End-op.Start
+			}
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b chunkSync) int { return cmp.Compare(a.end, b.end) })
+	var free sim.Nanos
+	for _, c := range cs {
+		start := max(free, c.end-c.dur)
+		free = max(start+c.rs, c.end+c.lastB)
+	}
+	return free, nil
 }
 
 // ranks writes each rank's record from its class's (one slice of pp·G
