@@ -14,7 +14,7 @@ import (
 
 // gpuNames are the embedded profiles: the GPU kinds scenarios accept in
 // cluster.gpu (scenarios checks against ProfileNames).
-var gpuNames = []string{"A100-80G", "B200", "H100-SXM", "H20", "H20-3e", "H200", "H800"}
+var gpuNames = []string{"A100-80G", "B200", "GB200-NVL72", "GB300-NVL72", "H100-96GB-500W", "H100-SXM", "H20", "H20-3e", "H200", "H800"}
 
 func TestProfileNames(t *testing.T) {
 	if got := ProfileNames(); !slices.Equal(got, gpuNames) {
@@ -114,6 +114,10 @@ func TestRoundTripFittedValues(t *testing.T) {
 	}
 }
 
+// pageRE matches a source that cites a web page by host and path, e.g.
+// "docs.nvidia.com/dgx/dgxgb200-user-guide/hardware.html: ...".
+var pageRE = regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)+\.[a-z]{2,}/[^ ]*: `)
+
 // TestProvenance: every embedded constant has a source in one of the accepted
 // forms, and every "fit:calib/testdata/<file>" constant is what fitting that
 // file against the profile's own peaks gives (to the 4 digits written).
@@ -156,11 +160,12 @@ func TestProvenance(t *testing.T) {
 			case strings.HasPrefix(src, "measurement: "):
 				checkMeasurementSource(t, key, src)
 			case strings.HasPrefix(src, "assumption: "), strings.Contains(src, "[R"), strings.Contains(src, "arxiv.org/"),
-				strings.HasPrefix(src, "github.com/"):
+				strings.HasPrefix(src, "github.com/"), pageRE.MatchString(src):
 				// A stated assumption or a cited source (a costmodel.md reference,
-				// a paper, or a file or thread of a public repository).
+				// a paper, a file or thread of a public repository, or a vendor's
+				// datasheet or documentation page).
 			default:
-				t.Errorf("%s: source %q: want a [Rn] reference, a paper, github.com/<owner>/<repo> ..., fit:calib/testdata/... or assumption: ...", key, src)
+				t.Errorf("%s: source %q: want a [Rn] reference, a paper, github.com/<owner>/<repo> ..., a page (host/path: ...), fit:calib/testdata/... or assumption: ...", key, src)
 			}
 			if strings.Contains(src, "fit:calib/testdata/") {
 				file := regexp.MustCompile(`fit:calib/testdata/([a-z0-9_]+\.csv)`).FindStringSubmatch(src)[1]

@@ -3,6 +3,8 @@ package job
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Limits that keep a typo from exhausting memory or time. A scenario beyond them is
@@ -207,16 +209,18 @@ type Parallel struct {
 	// (Megatron's --decoder-last-pipeline-num-layers); 0 means an even share.
 	LastStageLayers int `toml:"last_stage_layers"`
 	// PipelineLayout, when set, gives the layers of every virtual pipeline
-	// stage in Megatron's virtual order (virtual stage c·pp + s is model
-	// chunk c of stage s; pp·vpp entries, each at least 1, summing to the
-	// model's layers): Megatron-Core's pipeline_model_parallel_layout, or
-	// what --account-for-embedding-in-pipeline-split and
+	// stage in Megatron's virtual order, comma-separated (virtual stage
+	// c·pp + s is model chunk c of stage s; pp·vpp entries, each at least 1,
+	// summing to the model's layers), e.g. "7,8,8,8,8,8,8,7": Megatron-Core's
+	// pipeline_model_parallel_layout, or what
+	// --account-for-embedding-in-pipeline-split and
 	// --account-for-loss-in-pipeline-split make of an uneven split. A stage's
 	// layers are numbered contiguously (stage 0 first), its chunks in order
 	// within it; layers differ only dense or MoE, so the numbering changes no
 	// cost while the dense layers fit in the first virtual stage. It excludes
-	// FirstStageLayers and LastStageLayers.
-	PipelineLayout []int `toml:"pipeline_layout"`
+	// FirstStageLayers and LastStageLayers. (A string keeps Parallel
+	// comparable.)
+	PipelineLayout string `toml:"pipeline_layout"`
 	// SequenceParallel splits a layer's norms, dropouts and residual adds over
 	// the TP ranks by sequence and exchanges activations with all-gathers and
 	// reduce-scatters (Megatron-LM's --sequence-parallel); false keeps them
@@ -395,16 +399,43 @@ func stageOverridesErr(first, last, layers, pp int) error {
 // layers are [first, first+n): the c-th of vpp near-even slices
 // [first + c·n/vpp, first + (c+1)·n/vpp), or with PipelineLayout the
 // chunk's own count after those of the stage's earlier chunks.
+// A layout the job does not validate panics.
 func (p Parallel) ChunkRange(stage, first, n, c int) (lo, hi int) {
-	if len(p.PipelineLayout) == 0 {
+	if p.PipelineLayout == "" {
 		v := max(p.VPP, 1)
 		return first + c*n/v, first + (c+1)*n/v
 	}
+	layout, err := p.Layout()
+	if err != nil {
+		panic(fmt.Sprintf("job: ChunkRange on an unchecked layout: %v", err))
+	}
 	lo = first
 	for k := range c {
-		lo += p.PipelineLayout[k*p.PP+stage]
+		lo += layout[k*p.PP+stage]
 	}
-	return lo, lo + p.PipelineLayout[c*p.PP+stage]
+	return lo, lo + layout[c*p.PP+stage]
+}
+
+// Layout returns PipelineLayout's layer counts in virtual order (nil when
+// it is empty), or an error naming the key when an entry is not an integer
+// in [1, 1024].
+func (p Parallel) Layout() ([]int, error) {
+	if p.PipelineLayout == "" {
+		return nil, nil
+	}
+	fields := strings.Split(p.PipelineLayout, ",")
+	if len(fields) > MaxPP*MaxVPP {
+		return nil, fieldErr("parallel.pipeline_layout", fmt.Sprintf("%q", p.PipelineLayout), "lists %d virtual stages: at most %d", len(fields), MaxPP*MaxVPP)
+	}
+	out := make([]int, len(fields))
+	for i, f := range fields {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > maxModelLayers {
+			return nil, fieldErr("parallel.pipeline_layout", fmt.Sprintf("%q", p.PipelineLayout), "entry %d is %q: every virtual stage holds 1 to %d layers", i, strings.TrimSpace(f), maxModelLayers)
+		}
+		out[i] = n
+	}
+	return out, nil
 }
 
 // PoolCapacityTokens is G·B, the most tokens one microbatch can hold across the
@@ -423,11 +454,12 @@ func (j Job) StageLayers() ([]int, error) {
 		return nil, fieldErr("parallel.pp", p.PP, "must be in [1, %d]", MaxPP)
 	}
 	stages := make([]int, p.PP)
-	if len(p.PipelineLayout) > 0 {
-		if err := p.checkLayout(layers); err != nil {
+	if p.PipelineLayout != "" {
+		layout, err := p.checkLayout(layers)
+		if err != nil {
 			return nil, err
 		}
-		for v, n := range p.PipelineLayout {
+		for v, n := range layout {
 			stages[v%p.PP] += n
 		}
 		return stages, nil
@@ -480,26 +512,28 @@ func (j Job) StageLayers() ([]int, error) {
 }
 
 // checkLayout checks PipelineLayout against the layout and the model's
-// layers.
-func (p Parallel) checkLayout(layers int) error {
+// layers and returns its counts.
+func (p Parallel) checkLayout(layers int) ([]int, error) {
+	layout, err := p.Layout()
+	if err != nil {
+		return nil, err
+	}
 	v := max(p.VPP, 1)
+	val := fmt.Sprintf("%q", p.PipelineLayout)
 	switch {
-	case len(p.PipelineLayout) != p.PP*v:
-		return fieldErr("parallel.pipeline_layout", fmt.Sprint(p.PipelineLayout), "must list pp·vpp = %d·%d = %d virtual stages", p.PP, v, p.PP*v)
+	case len(layout) != p.PP*v:
+		return nil, fieldErr("parallel.pipeline_layout", val, "must list pp·vpp = %d·%d = %d virtual stages", p.PP, v, p.PP*v)
 	case p.FirstStageLayers != 0 || p.LastStageLayers != 0:
-		return fieldErr("parallel.pipeline_layout", fmt.Sprint(p.PipelineLayout), "excludes first_stage_layers and last_stage_layers (set them to 0)")
+		return nil, fieldErr("parallel.pipeline_layout", val, "excludes first_stage_layers and last_stage_layers (set them to 0)")
 	}
 	sum := 0
-	for i, n := range p.PipelineLayout {
-		if n < 1 || n > maxModelLayers {
-			return fieldErr("parallel.pipeline_layout", fmt.Sprint(p.PipelineLayout), "entry %d is %d: every virtual stage holds 1 to %d layers", i, n, maxModelLayers)
-		}
+	for _, n := range layout {
 		sum += n
 	}
 	if sum != layers {
-		return fieldErr("parallel.pipeline_layout", fmt.Sprint(p.PipelineLayout), "sums to %d layers: must be model.layers (%d)", sum, layers)
+		return nil, fieldErr("parallel.pipeline_layout", val, "sums to %d layers: must be model.layers (%d)", sum, layers)
 	}
-	return nil
+	return layout, nil
 }
 
 // Validate checks the job as a whole and returns every problem it finds (joined
@@ -605,7 +639,7 @@ func (j Job) Validate() error {
 	} else if j.Model.Layers > 0 {
 		stages, err := j.StageLayers()
 		add(err)
-		if err == nil && p.VPP > 1 && len(p.PipelineLayout) == 0 {
+		if err == nil && p.VPP > 1 && p.PipelineLayout == "" {
 			for s, n := range stages {
 				if n%p.VPP != 0 {
 					add(fieldErr("parallel.vpp", p.VPP, "must divide the layers of every stage (stage %d has %d)", s, n))

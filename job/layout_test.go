@@ -116,7 +116,7 @@ func TestPipelineLayout(t *testing.T) {
 	j := Job{Model: m, Cluster: Cluster{GPU: "H100-SXM", GPUs: 16, GPUsPerNode: 8},
 		Parallel: Parallel{TP: 1, PP: 4, VPP: 2, EP: 1, BudgetTokens: 4096,
 			// virtual stages 0..7: stage s holds virtual stages s and 4+s.
-			PipelineLayout: []int{3, 4, 4, 4, 4, 4, 4, 5}},
+			PipelineLayout: "3,4,4,4,4,4,4,5"},
 		ContextTokens: 4096}
 	if err := j.Validate(); err != nil {
 		t.Fatal(err)
@@ -132,26 +132,28 @@ func TestPipelineLayout(t *testing.T) {
 	for s, n := range stages {
 		lo0, hi0 := j.Parallel.ChunkRange(s, first, n, 0)
 		lo1, hi1 := j.Parallel.ChunkRange(s, first, n, 1)
-		if lo0 != first || hi0 != lo1 || hi1 != first+n || hi0-lo0 != j.Parallel.PipelineLayout[s] || hi1-lo1 != j.Parallel.PipelineLayout[4+s] {
+		layout, _ := j.Parallel.Layout()
+		if lo0 != first || hi0 != lo1 || hi1 != first+n || hi0-lo0 != layout[s] || hi1-lo1 != layout[4+s] {
 			t.Errorf("stage %d: chunks [%d,%d) [%d,%d)", s, lo0, hi0, lo1, hi1)
 		}
 		first += n
 	}
 	// Without a layout: the near-even split, as before.
 	j2 := j
-	j2.Parallel.PipelineLayout = nil
+	j2.Parallel.PipelineLayout = ""
 	if lo, hi := j2.Parallel.ChunkRange(1, 8, 8, 1); lo != 12 || hi != 16 {
 		t.Errorf("even chunk [%d,%d), want [12,16)", lo, hi)
 	}
 	for _, c := range []struct {
-		layout []int
+		layout string
 		first  int
 		want   string
 	}{
-		{[]int{4, 4, 4, 4, 4, 4, 4}, 0, "must list pp·vpp = 4·2 = 8 virtual stages"},
-		{[]int{4, 4, 4, 4, 4, 4, 4, 5}, 0, "sums to 33 layers: must be model.layers (32)"},
-		{[]int{0, 4, 4, 4, 4, 4, 4, 8}, 0, "entry 0 is 0: every virtual stage holds 1 to"},
-		{[]int{4, 4, 4, 4, 4, 4, 4, 4}, 2, "excludes first_stage_layers and last_stage_layers"},
+		{"4,4,4,4,4,4,4", 0, "must list pp·vpp = 4·2 = 8 virtual stages"},
+		{"4,4,4,4,4,4,4,5", 0, "sums to 33 layers: must be model.layers (32)"},
+		{"0,4,4,4,4,4,4,8", 0, `entry 0 is "0": every virtual stage holds 1 to`},
+		{"4,4,4,x,4,4,4,4", 0, `entry 3 is "x"`},
+		{"4,4,4,4,4,4,4,4", 2, "excludes first_stage_layers and last_stage_layers"},
 	} {
 		b := j
 		b.Parallel.PipelineLayout, b.Parallel.FirstStageLayers = c.layout, c.first

@@ -199,7 +199,7 @@ func TestBadScenarios(t *testing.T) {
 		{"budget-not-auto", []string{":17:", `budget_tokens = "lots"`, `[1, 16777216] or "auto"`}},
 		{"recompute-layers-not-full", []string{":19:", "parallel.recompute_layers = 2", `needs recompute = "full"`}},
 		{"states-do-not-fit", []string{":6:", `cluster.gpu = "H800"`, "model states of pipeline stage 0 need 1489.8 GiB", "short by 1424.6 GiB"}},
-		{"bad-recompute", []string{":18:", `parallel.recompute = "partial"`, `"none", "selective" or "full"`, ":19:", `parallel.grad_sync = "ring"`, `"reduce-scatter" or "all-reduce"`}},
+		{"bad-recompute", []string{":18:", `parallel.recompute = "partial"`, `"none", "selective" or "full"`, ":19:", `parallel.grad_sync = "ring"`, `"reduce-scatter", "all-reduce", "fsdp" or "fsdp-reshard"`}},
 		{"external-bad", []string{":32:", `"hydra" is a built-in policy`, ":36:", "run.external.mine.command: required", ":37:", "timeout_seconds = 7200: must be in (0, 3600]"}},
 		{"external-unknown-key", []string{":32:", `"mine" is an external policy: its options go in [run.external.mine] options`, ":37:", "run.external.mine.timeout: unknown key", "command, options, timeout_seconds"}},
 		{"bad-precision", []string{":19:", `parallel.precision = "fp16"`, `"bf16" or "fp8"`}},
