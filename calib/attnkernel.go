@@ -21,15 +21,32 @@ const (
 	// by V, every intermediate an s×s FP16 tensor in HBM. See
 	// Compute.MegatronAttentionSeconds.
 	MegatronSoftmax
+	// FlashAttention2 is FlashAttention-2 on Hopper (PyTorch's flash SDPA
+	// backend through 2024, e.g. torchtitan's runs): FlashAttention's
+	// kernels at the profile's curves divided by FlashAttention-3's speed-up
+	// over it, FA2FwdSlowdown and FA2BwdSlowdown.
+	FlashAttention2
 )
 
-// String names the kernel: "flash" or "megatron-softmax".
+// FlashAttention-3's speed-ups over FlashAttention-2 on H100, the
+// midpoints of the ranges its paper states (Shah et al. 2024,
+// arxiv.org/abs/2407.08608: "1.5-2.0x faster than FlashAttention-2" in the
+// forward pass, 1.5-1.75x in the backward): what FlashAttention2 divides the
+// attention curves by (they are fitted to FlashAttention-3).
+const (
+	FA2FwdSlowdown = 1.75
+	FA2BwdSlowdown = 1.625
+)
+
+// String names the kernel: "flash", "megatron-softmax" or "flash2".
 func (k AttentionKernel) String() string {
 	switch k {
 	case FlashAttention:
 		return "flash"
 	case MegatronSoftmax:
 		return "megatron-softmax"
+	case FlashAttention2:
+		return "flash2"
 	}
 	return fmt.Sprintf("AttentionKernel(%d)", int(k))
 }
@@ -88,7 +105,7 @@ func (c *Compute) megatronCore(s, heads, dqk, dv float64, causal, dropout bool, 
 		return 0, 0
 	}
 	bw := c.Profile.HBMBytesPerSecond.Value * eta
-	peak := c.Profile.PeakBF16FLOPs.Value
+	peak := c.Profile.TensorPeak(false)
 	gemm := func(g GEMMShape) float64 {
 		compute := g.FLOPs() / (peak * c.Profile.GEMM.At(GEMMEffectiveSize(g.M, g.N, g.K)))
 		return max(compute, g.Bytes()/bw)

@@ -72,7 +72,7 @@ func (c *Compute) flopsSeconds(flops, eta float64) float64 {
 	if flops == 0 {
 		return 0
 	}
-	return flops / (float64(c.Job.Parallel.TP) * c.Profile.PeakBF16FLOPs.Value * eta)
+	return flops / (float64(c.Job.Parallel.TP) * c.Profile.TensorPeak(false) * eta)
 }
 
 // ExpertTokens is the number of tokens one routed expert's GEMM sees when a rank
@@ -91,6 +91,9 @@ func (c *Compute) ExpertTokens(tokens int) float64 {
 	x := float64(tokens) * float64(m.TopK) * float64(par.EP) / float64(m.RoutedExperts)
 	if etp := par.ExpertTP(); etp != par.TP {
 		x = x * float64(etp) / float64(par.TP)
+	}
+	if par.MoECapacityFactor > 0 {
+		x *= par.MoECapacityFactor
 	}
 	return x
 }
@@ -212,7 +215,14 @@ func (c *Compute) AttentionEfficiency(backward bool, x float64) float64 {
 		}
 	}
 	w := min(max((d-dLo)/(dHi-dLo), 0), 1)
-	return (1-w)*lo.At(x) + w*hi.At(x)
+	eta := (1-w)*lo.At(x) + w*hi.At(x)
+	if c.Attention == FlashAttention2 {
+		if backward {
+			return eta / FA2BwdSlowdown
+		}
+		return eta / FA2FwdSlowdown
+	}
+	return eta
 }
 
 // AttentionBwdSeconds is the matching backward time: Model.AttentionBwdFactor

@@ -204,6 +204,7 @@ func TestRankStageSeconds(t *testing.T) {
 func TestOverheadWorked(t *testing.T) {
 	p := flat(t, "H800", 0.5, 0.5)
 	p.PeakBF16FLOPs.Value = 1e15
+	p.SustainedEfficiency = Const{} // the worked numbers take the peak as is
 	p.KernelLaunchSeconds.Value = 10e-6
 	p.IntraBaseLatencySeconds.Value, p.IntraHopLatencySeconds.Value = 10e-6, 2e-6
 	p.InterBaseLatencySeconds.Value, p.InterHopLatencySeconds.Value = 50e-6, 1e-6

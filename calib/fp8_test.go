@@ -32,7 +32,7 @@ func TestFP8LayerOps(t *testing.T) {
 					t.Fatalf("%s tp%d layer %d: FP8 ops %v, want the BF16 ones with %s before %s", name, tp, layer, opNames(o8), OpFP8Cast, OpLaunch)
 				}
 				var castF, castB float64
-				gemms := 0
+				gemms, unfused := 0, 0
 				for i, o := range ob[:len(ob)-1] {
 					q := o8[i]
 					switch {
@@ -47,7 +47,10 @@ func TestFP8LayerOps(t *testing.T) {
 							t.Errorf("%s %s: FP8 %v/%v, want %v/%v", name, o.Name, q.FwdSeconds, q.BwdSeconds, want, 2*want)
 						}
 						g := o.Shape
-						castF += FP8CastBytesPerElement * g.M * g.K * g.Count
+						if o.Name == OpOProj { // the only input no producer casts (fusedInputCast)
+							castF += FP8CastBytesPerElement * g.M * g.K * g.Count
+							unfused++
+						}
 						castB += FP8CastBytesPerElement * g.M * g.N * g.Count
 					default:
 						if q != o {
@@ -56,12 +59,12 @@ func TestFP8LayerOps(t *testing.T) {
 					}
 				}
 				cast := o8[len(o8)-2]
-				if !near(cast.FwdBytes, castF, 1e-12) || !near(cast.BwdBytes, castB, 1e-12) || cast.FwdKernels != gemms || cast.BwdKernels != gemms {
-					t.Errorf("%s layer %d: cast %v/%v bytes, %d kernels; want %v/%v, %d", name, layer, cast.FwdBytes, cast.BwdBytes, cast.FwdKernels, castF, castB, gemms)
+				if !near(cast.FwdBytes, castF, 1e-12) || !near(cast.BwdBytes, castB, 1e-12) || cast.FwdKernels != unfused || cast.BwdKernels != gemms {
+					t.Errorf("%s layer %d: cast %v/%v bytes, %d/%d kernels; want %v/%v, %d/%d", name, layer, cast.FwdBytes, cast.BwdBytes, cast.FwdKernels, cast.BwdKernels, castF, castB, unfused, gemms)
 				}
 				lb, l8 := ob[len(ob)-1], o8[len(o8)-1]
-				if l8.FwdKernels != lb.FwdKernels+gemms || l8.BwdKernels != lb.BwdKernels+gemms {
-					t.Errorf("%s layer %d: FP8 kernels %d/%d, want BF16's %d/%d + %d", name, layer, l8.FwdKernels, l8.BwdKernels, lb.FwdKernels, lb.BwdKernels, gemms)
+				if l8.FwdKernels != lb.FwdKernels+unfused || l8.BwdKernels != lb.BwdKernels+gemms {
+					t.Errorf("%s layer %d: FP8 kernels %d/%d, want BF16's %d/%d + %d/%d", name, layer, l8.FwdKernels, l8.BwdKernels, lb.FwdKernels, lb.BwdKernels, unfused, gemms)
 				}
 				// At 6,000 tokens the FP8 GEMMs beat BF16's, casts and all.
 				gb, _ := OpsSeconds(ob, OpKindGEMM)
@@ -79,13 +82,14 @@ func TestFP8LayerOps(t *testing.T) {
 }
 
 // TestFP8GEMMSecondsAnalytic: a compute-bound FP8 GEMM takes
-// 2mnk/(peak_fp8·η_fp8(x)); a memory-bound one takes its FP8 bytes at the
-// memory-bound bandwidth; a profile without FP8 prices it at +Inf.
+// 2mnk/(peak_fp8·sustained·η_fp8(x)); a memory-bound one takes its FP8
+// bytes at the memory-bound bandwidth; a profile without FP8 prices it at
+// +Inf.
 func TestFP8GEMMSecondsAnalytic(t *testing.T) {
 	h800, _ := LookupProfile("H800")
 	c := &Compute{Profile: h800}
 	g := GEMMShape{M: 8192, N: 8192, K: 8192, Count: 2}
-	want := 2 * 2 * 8192.0 * 8192 * 8192 / (h800.PeakFP8FLOPs.Value * h800.GEMMFP8.At(8192))
+	want := 2 * 2 * 8192.0 * 8192 * 8192 / (h800.PeakFP8FLOPs.Value * h800.SustainedEfficiency.Value * h800.GEMMFP8.At(8192))
 	if got := c.FP8GEMMSeconds(g); !near(got, want, 1e-12) {
 		t.Errorf("8192³ × 2: %v s, want %v", got, want)
 	}

@@ -235,12 +235,12 @@ func (c *Compute) GEMMRoofline(g GEMMShape, fp8 bool) (compute, memory float64) 
 	p := c.Profile
 	x := GEMMEffectiveSize(g.M, g.N, g.K)
 	if !fp8 {
-		compute = 2 * g.M * g.N * g.K / (p.PeakBF16FLOPs.Value * p.GEMM.At(x))
+		compute = 2 * g.M * g.N * g.K / (p.TensorPeak(false) * p.GEMM.At(x))
 		memory = 2 * (g.M*g.K + g.K*g.N + g.M*g.N) / c.memoryBytesPerSecond()
 	} else {
 		compute = math.Inf(1)
 		if p.HasFP8() {
-			compute = 2 * g.M * g.N * g.K / (p.PeakFP8FLOPs.Value * p.GEMMFP8.At(x))
+			compute = 2 * g.M * g.N * g.K / (p.TensorPeak(true) * p.GEMMFP8.At(x))
 		}
 		memory = (g.M*g.K + g.K*g.N + 2*g.M*g.N) / c.memoryBytesPerSecond()
 	}
@@ -272,24 +272,38 @@ type opBuilder struct {
 	ops   []Op
 	first int
 	// castFwd and castBwd are the bytes of the FP8 casts of the GEMMs added
-	// so far, casts their kernels (per pass): the OpFP8Cast of fp8Cast.
-	castFwd, castBwd float64
-	casts            int
+	// so far, castsFwd and castsBwd their kernels: the OpFP8Cast of
+	// fp8Cast.
+	castFwd, castBwd   float64
+	castsFwd, castsBwd int
 }
+
+// fusedInputCast reports whether the forward FP8 cast of the named GEMM's
+// input is fused into the kernel that produces it, costing no pass of its
+// own: Transformer Engine's LayerNormLinear and LayerNormMLP write the
+// norm's output in FP8 (the QKV, MLA down/up, gate and FC1 inputs, the
+// shared experts'), its activation kernels write FC2's input in FP8, and the
+// FP8 MoE dispatch delivers the experts' inputs in FP8. The attention
+// output feeding the output projection is cast on its own, as is every
+// backward output gradient (a cast-transpose for the weight gradient).
+func fusedInputCast(name string) bool { return name != OpOProj }
 
 // gemm adds a GEMM op of shape (m, n, k) × count: one kernel forward, two
 // backward (data and weight gradients), backward = 2 × forward. Under FP8
 // training an FP8 GEMM (fp8GEMM) is priced by FP8GEMMSeconds and its casts
-// are counted for fp8Cast: the m×k input forward, the m×n output gradient
-// backward.
+// are counted for fp8Cast: the m×k input forward unless fused
+// (fusedInputCast), the m×n output gradient backward.
 func (b *opBuilder) gemm(name string, m, n, k, count float64) {
 	g := GEMMShape{M: m, N: n, K: k, Count: count}
 	var f float64
 	if b.c.Job.Parallel.FP8() && fp8GEMM(name) {
 		f = b.c.FP8GEMMSeconds(g)
-		b.castFwd += FP8CastBytesPerElement * m * k * count
+		if !fusedInputCast(name) {
+			b.castFwd += FP8CastBytesPerElement * m * k * count
+			b.castsFwd++
+		}
 		b.castBwd += FP8CastBytesPerElement * m * n * count
-		b.casts++
+		b.castsBwd++
 	} else {
 		f = b.c.GEMMSeconds(g)
 	}
@@ -297,10 +311,11 @@ func (b *opBuilder) gemm(name string, m, n, k, count float64) {
 }
 
 // fp8Cast adds the OpFP8Cast of the FP8 GEMMs added, if any: a memory-bound
-// op of their cast bytes, one kernel per GEMM each pass.
+// op of their cast bytes, one kernel per cast each pass.
 func (b *opBuilder) fp8Cast() {
-	if b.casts > 0 {
-		b.memory(OpFP8Cast, b.castFwd, b.castBwd, b.casts)
+	if b.castsBwd > 0 {
+		b.ops = append(b.ops, Op{Name: OpFP8Cast, Kind: OpKindMemory, FwdSeconds: b.c.MemorySeconds(b.castFwd), BwdSeconds: b.c.MemorySeconds(b.castBwd),
+			FwdBytes: b.castFwd, BwdBytes: b.castBwd, FwdKernels: b.castsFwd, BwdKernels: b.castsBwd})
 	}
 }
 
@@ -510,6 +525,9 @@ func (c *Compute) AppendLayerOps(dst []Op, layer, tokens int) []Op {
 		width, rows := fe/tp, k*t
 		if etp := c.Job.Parallel.ExpertTP(); etp != c.Job.Parallel.TP {
 			width, rows = fe/float64(etp), k*t*float64(etp)/tp
+		}
+		if cf := c.Job.Parallel.MoECapacityFactor; cf > 0 {
+			rows *= cf
 		}
 		b.ffn("expert_", m.Activation, x, rows, width, h, local)
 		b.memory(OpUnpermute, (2*k*h+2*h+4*k)*ts, (4*k*h+2*h)*ts, 1)

@@ -124,7 +124,7 @@ func (c *Compute) Overhead(cpDegree, blockTokens int) Overhead {
 	b := float64(blockTokens)
 	perSquare := 1/c.AttentionEfficiency(false, b) + m.AttentionBwdFactor()/c.AttentionEfficiency(true, b)
 	o.CSecondsPerSquareToken = float64(o.Layers) * m.AttentionFwdFLOPsPerSquareToken() * perSquare /
-		(float64(par.TP) * p.PeakBF16FLOPs.Value)
+		(float64(par.TP) * p.TensorPeak(false))
 	o.RatioSquareTokens = o.ThetaSeconds / o.CSecondsPerSquareToken
 	return o
 }

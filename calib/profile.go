@@ -177,6 +177,12 @@ type Profile struct {
 	// kernel achieves (norms, RoPE, activations, permutes, the optimizer step,
 	// and the memory side of a GEMM's roofline).
 	MemoryBoundEfficiency Const `toml:"memory_bound_efficiency"`
+	// SustainedEfficiency is the share of the GEMM and attention curves'
+	// throughput the GPU sustains through a training run: the curves come
+	// from short microbenchmarks (MAMF, FlashAttention's tables), while a
+	// training job holds the tensor cores busy for hours under the power
+	// limit. Optional: absent means 1 (TensorPeak).
+	SustainedEfficiency Const `toml:"sustained_efficiency"`
 
 	// GEMM is the GEMM efficiency vs the effective size of the product
 	// (GEMMEffectiveSize, the harmonic mean of m, n and k).

@@ -174,6 +174,20 @@ func (p *Profile) HostBytesPerSecond() (float64, bool) {
 	return min(p.HostToDeviceBytesPerSecond.Value, p.DeviceToHostBytesPerSecond.Value), true
 }
 
+// TensorPeak is the dense BF16 peak (fp8: the FP8 peak) times
+// SustainedEfficiency (1 when absent): the peak the GEMM and attention
+// curves are taken against when pricing training work.
+func (p *Profile) TensorPeak(fp8 bool) float64 {
+	peak := p.PeakBF16FLOPs.Value
+	if fp8 {
+		peak = p.PeakFP8FLOPs.Value
+	}
+	if !p.SustainedEfficiency.absent() {
+		peak *= p.SustainedEfficiency.Value
+	}
+	return peak
+}
+
 // HasFP8 reports whether the profile prices FP8 GEMMs: peak_fp8_flops and
 // gemm_fp8 are given.
 func (p *Profile) HasFP8() bool { return !p.PeakFP8FLOPs.absent() && p.HasCurve(CurveGEMMFP8) }
@@ -198,6 +212,7 @@ func constSpecs() []constSpec {
 		{key: "inter_p2p_latency_seconds", get: func(p *Profile) *Const { return &p.InterP2PLatencySeconds }, lo: 0, hi: 0.01, unit: "s"},
 		{key: "kernel_launch_seconds", get: func(p *Profile) *Const { return &p.KernelLaunchSeconds }, lo: 0, hi: 0.001, unit: "s"},
 		{key: "memory_bound_efficiency", get: func(p *Profile) *Const { return &p.MemoryBoundEfficiency }, lo: 0, hi: MaxEfficiency, openLo: true, unit: "fraction of HBM bandwidth"},
+		{key: "sustained_efficiency", get: func(p *Profile) *Const { return &p.SustainedEfficiency }, lo: 0.3, hi: 1, unit: "fraction of the curves' tensor throughput", optional: true},
 	}
 	specs = append(specs, constSpec{key: "all_to_all_inter_scale", get: func(p *Profile) *Const { return &p.AllToAllInterScale },
 		lo: 0, hi: 10, unit: "slowdown per doubling of the nodes beyond 2"})

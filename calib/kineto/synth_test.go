@@ -53,6 +53,7 @@ func synthPin(p *calib.Profile) {
 	p.MemoryBoundEfficiency = calib.Const{Value: 0.8955, Source: src}
 	p.KernelLaunchSeconds = calib.Const{Value: 5e-6, Source: src}
 	p.NVLinkBytesPerSecond = calib.Const{Value: 3.76e11, Source: src}
+	p.SustainedEfficiency = calib.Const{} // the generator's kernels run at the curves' rate
 	if p.HasFP8() {
 		p.PeakFP8FLOPs = calib.Const{Value: 1.979e15, Source: src}
 		p.GEMMFP8 = calib.Curve{Max: calib.Const{Value: 0.78, Source: src}, Half: calib.Const{Value: 1200, Source: src}}
@@ -369,7 +370,7 @@ const bf16 = "c10::BFloat16"
 // gemm records an aten::mm of [m,k]×[k,n] and its kernel at the model's time.
 func (g *synth) gemm(tid int, kernel string, m, n, k int64) {
 	s := calib.GEMMShape{M: float64(m), N: float64(n), K: float64(k), Count: 1}
-	compute := s.FLOPs() / (g.prof.PeakBF16FLOPs.Value * g.prof.GEMM.At(calib.GEMMEffectiveSize(s.M, s.N, s.K)))
+	compute := s.FLOPs() / (g.prof.TensorPeak(false) * g.prof.GEMM.At(calib.GEMMEffectiveSize(s.M, s.N, s.K)))
 	if model := g.comp.GEMMSeconds(s); model > compute*(1+1e-12) {
 		g.t.Fatalf("synthetic GEMM %d×%d×%d is memory-bound in the model: the fit test needs compute-bound shapes", m, n, k)
 	}
