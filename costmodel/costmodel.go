@@ -69,6 +69,7 @@ package costmodel
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/dcpsim/dcpsim/calib"
@@ -247,7 +248,7 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 	}
 	for s := range topo.PP {
 		first, n := comp.StageLayers(s)
-		if n < m.vpp {
+		if n < m.vpp && par.PipelineLayout == "" {
 			return nil, fmt.Errorf("costmodel: stage %d has %d layers, fewer than vpp = %d chunks", s, n, m.vpp)
 		}
 		chunks := make([]chunkLayers, m.vpp)
@@ -294,17 +295,24 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 // the stage topology t (its stretched view when priced in a window): as
 // network.MoELayer over the HDP ranks when etp = tp; else over the ep
 // expert-TP groups of etp GPUs the block's GPUs form, each routing its share
-// tokens·etp/tp.
+// tokens·etp/tp. job.DispatchDeepEP prices network.MoELayerDedup instead.
 func (m *Model) moeComm(t network.Topology, first, tokens int) network.MoELayerCost {
+	if cf := m.job.Parallel.MoECapacityFactor; cf > 0 {
+		tokens = int(math.Round(float64(tokens) * cf)) // padded buffers
+	}
+	layer := network.MoELayer
+	if m.job.Parallel.MoEDispatcher == job.DispatchDeepEP {
+		layer = network.MoELayerDedup
+	}
 	if m.etp == 0 {
-		return network.MoELayer(t, m.job.Model, first, m.ep, tokens, m.opts.FP8Dispatch)
+		return layer(t, m.job.Model, first, m.ep, tokens, m.opts.FP8Dispatch)
 	}
 	tp := m.job.Parallel.TP
 	et, err := t.WithTP(m.etp)
 	if err != nil {
 		panic(fmt.Sprintf("costmodel: expert view checked by New: %v", err))
 	}
-	return network.MoELayer(et, m.job.Model, first*tp/m.etp, m.job.Parallel.EP, tokens*m.etp/tp, m.opts.FP8Dispatch)
+	return layer(et, m.job.Model, first*tp/m.etp, m.job.Parallel.EP, tokens*m.etp/tp, m.opts.FP8Dispatch)
 }
 
 // Job returns the job the model prices.

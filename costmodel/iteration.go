@@ -702,6 +702,12 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 			}
 			dc.moeComm[0], dc.moeComm[1] = max(dc.moeComm[0], c.FwdSeconds), max(dc.moeComm[1], c.BwdSeconds)
 		}
+		if m.job.Parallel.OverlapMoEComm {
+			// Hidden behind the other microbatch's compute of the layer.
+			for k := range 2 {
+				dc.moeComm[k] = max(0, dc.moeComm[k]-(dc.moe[k]-dc.moeCPComm[k]))
+			}
+		}
 	}
 	if dc.maxTokens > 0 {
 		if m.rankDevice == nil {

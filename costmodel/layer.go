@@ -129,7 +129,7 @@ func (m *Model) gradSyncAndOptimizer(stage int, dense, expert float64) stageSync
 	mode := m.job.Parallel.GradSyncMode()
 	if !m.opts.NoComm && mode != job.GradFSDPReshard {
 		gb := float64(network.GradBytesPerParam)
-		if mode == job.GradFSDP {
+		if mode == job.GradFSDP || m.job.Parallel.GradReduceFP32 {
 			gb = FSDPGradBytesPerParam
 		}
 		c := network.GradSyncBytes(t, dense, expert, m.ep, gb)
@@ -144,9 +144,9 @@ func (m *Model) gradSyncAndOptimizer(stage int, dense, expert float64) stageSync
 }
 
 // FSDPGradBytesPerParam is the bytes of a gradient element in FSDP's
-// reduce-scatter: FP32 (Llama 3 §3.3.2: gradients accumulated and
-// reduce-scattered in FP32; torchtitan's FSDP2 MixedPrecisionPolicy with
-// reduce_dtype float32).
+// reduce-scatter, and in any with job.Parallel.GradReduceFP32: FP32 (Llama 3
+// §3.3.2: gradients accumulated and reduce-scattered in FP32; torchtitan's
+// FSDP2 MixedPrecisionPolicy with reduce_dtype float32).
 const FSDPGradBytesPerParam = 4
 
 // DDPBucketParams is the parameters per gradient bucket of Megatron-Core's

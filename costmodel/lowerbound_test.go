@@ -58,7 +58,7 @@ func TestStepLowerBoundHand(t *testing.T) {
 	if m.Attention != job.GQA || m.QKNorm || m.GatedAttention || m.LearnedPositions || m.Activation == job.GELU || m.HeadDimQK != 128 {
 		t.Fatalf("llama-3-8b is no longer the plain GQA SwiGLU model this test prices by hand: %+v", m)
 	}
-	peak, gmax, half := prof.PeakBF16FLOPs.Value, prof.GEMM.Max.Value, prof.GEMM.Half.Value
+	peak, gmax, half := prof.TensorPeak(false), prof.GEMM.Max.Value, prof.GEMM.Half.Value
 	bw := prof.HBMBytesPerSecond.Value * prof.MemoryBoundEfficiency.Value
 	gemm := func(n, k float64) float64 { // forward seconds per row
 		return max((2*n*k+2.0/3*half*(n+k))/(peak*gmax), 2*(n+k)/bw)

@@ -210,8 +210,10 @@ type Parallel struct {
 	LastStageLayers int `toml:"last_stage_layers"`
 	// PipelineLayout, when set, gives the layers of every virtual pipeline
 	// stage in Megatron's virtual order, comma-separated (virtual stage
-	// c·pp + s is model chunk c of stage s; pp·vpp entries, each at least 1,
-	// summing to the model's layers), e.g. "7,8,8,8,8,8,8,7": Megatron-Core's
+	// c·pp + s is model chunk c of stage s; pp·vpp entries summing to the
+	// model's layers, each stage at least one layer; a chunk of 0 holds only
+	// the embedding or the loss, as Llama 3's first and last chunks do),
+	// e.g. "7,8,8,8,8,8,8,7": Megatron-Core's
 	// pipeline_model_parallel_layout, or what
 	// --account-for-embedding-in-pipeline-split and
 	// --account-for-loss-in-pipeline-split make of an uneven split. A stage's
@@ -240,6 +242,28 @@ type Parallel struct {
 	// (GradReduceScatter) for the gather; the reduce overlaps either way.
 	OverlapGradReduce  bool `toml:"overlap_grad_reduce"`
 	OverlapParamGather bool `toml:"overlap_param_gather"`
+	// GradReduceFP32 reduces the data-parallel gradients in FP32 (4 bytes an
+	// element) instead of BF16 (Megatron-LM's default without
+	// --grad-reduce-in-bf16, NeMo 2's bf16_mixed); FSDP always reduces in
+	// FP32.
+	GradReduceFP32 bool `toml:"grad_reduce_fp32"`
+	// OverlapMoEComm hides each MoE layer's dispatch and combine behind the
+	// other microbatch's compute of the same layer (Megatron-Core's
+	// --overlap-moe-expert-parallel-comm, combined 1F1B): a pass exposes
+	// only what outlasts the layer's compute.
+	OverlapMoEComm bool `toml:"overlap_moe_comm"`
+	// MoEDispatcher is how MoE tokens cross the fabric: DispatchAllToAll
+	// (or "", every routed copy; Megatron-Core's alltoall dispatcher) or
+	// DispatchDeepEP (once per destination node, NVLink forwarding the
+	// copies; DeepEP, Megatron-Core's flex dispatcher).
+	MoEDispatcher MoEDispatcher `toml:"moe_dispatcher"`
+	// MoECapacityFactor, when positive, gives every expert a capacity of
+	// c·(tokens·top_k/experts) rows, padded to it (Megatron-Core's
+	// --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity):
+	// under the uniform routing priced, the expert GEMMs, their activations
+	// and the dispatch and combine carry c times the routed rows. 0 is
+	// dropless (each expert the rows routed to it).
+	MoECapacityFactor float64 `toml:"moe_capacity_factor"`
 	// Recompute is the activation recomputation: RecomputeNone (or ""),
 	// RecomputeSelective or RecomputeFull.
 	Recompute RecomputeGranularity `toml:"recompute"`
@@ -257,6 +281,19 @@ type Parallel struct {
 	Precision Precision `toml:"precision"`
 }
 
+// MoEDispatcher is how an MoE layer's dispatch and combine cross nodes.
+type MoEDispatcher string
+
+const (
+	// DispatchAllToAll sends every routed copy of a token to its expert's
+	// GPU (NCCL all-to-all; the empty value means it too).
+	DispatchAllToAll MoEDispatcher = "alltoall"
+	// DispatchDeepEP sends a token across the fabric once per node it is
+	// routed to and forwards it over NVLink inside the node (DeepEP's
+	// internode kernels; DeepSeek-V3 §3.2.2).
+	DispatchDeepEP MoEDispatcher = "deepep"
+)
+
 // Precision is the number format a job trains its GEMMs in.
 type Precision string
 
@@ -273,6 +310,13 @@ const (
 	// precision. The MoE dispatch goes in FP8 (its tokens are the experts' FP8
 	// inputs), the combine in BF16.
 	PrecisionFP8 Precision = "fp8"
+	// PrecisionMXFP8 is the same recipe with the OCP microscaling format
+	// (E4M3 elements, one E8M0 scale per 32; Transformer Engine's MXFP8 on
+	// Blackwell), which Blackwell's tensor cores run at the FP8 rate
+	// (docs.nvidia.com/cutlass blackwell_functionality:
+	// kind::mxf8f6f4.block_scale at 2x Hopper FP8, as kind::f8f6f4): priced
+	// as PrecisionFP8.
+	PrecisionMXFP8 Precision = "mxfp8"
 )
 
 // PrecisionMode is Precision with the empty value read as PrecisionBF16.
@@ -283,8 +327,17 @@ func (p Parallel) PrecisionMode() Precision {
 	return p.Precision
 }
 
+// ExpertRowScale is the factor on the rows an MoE layer's experts process
+// and exchange: MoECapacityFactor when positive, else 1 (dropless).
+func (p Parallel) ExpertRowScale() float64 {
+	if p.MoECapacityFactor > 0 {
+		return p.MoECapacityFactor
+	}
+	return 1
+}
+
 // FP8 reports whether the job's GEMMs run in FP8.
-func (p Parallel) FP8() bool { return p.Precision == PrecisionFP8 }
+func (p Parallel) FP8() bool { return p.Precision == PrecisionFP8 || p.Precision == PrecisionMXFP8 }
 
 // RecomputeMode is Recompute with the empty value read as RecomputeNone.
 func (p Parallel) RecomputeMode() RecomputeGranularity {
@@ -430,8 +483,8 @@ func (p Parallel) Layout() ([]int, error) {
 	out := make([]int, len(fields))
 	for i, f := range fields {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > maxModelLayers {
-			return nil, fieldErr("parallel.pipeline_layout", fmt.Sprintf("%q", p.PipelineLayout), "entry %d is %q: every virtual stage holds 1 to %d layers", i, strings.TrimSpace(f), maxModelLayers)
+		if err != nil || n < 0 || n > maxModelLayers {
+			return nil, fieldErr("parallel.pipeline_layout", fmt.Sprintf("%q", p.PipelineLayout), "entry %d is %q: every virtual stage holds 0 to %d layers", i, strings.TrimSpace(f), maxModelLayers)
 		}
 		out[i] = n
 	}
@@ -461,6 +514,11 @@ func (j Job) StageLayers() ([]int, error) {
 		}
 		for v, n := range layout {
 			stages[v%p.PP] += n
+		}
+		for st, n := range stages {
+			if n == 0 {
+				return nil, fieldErr("parallel.pipeline_layout", fmt.Sprintf("%q", p.PipelineLayout), "gives stage %d no layer: every stage holds at least one", st)
+			}
 		}
 		return stages, nil
 	}
@@ -598,6 +656,14 @@ func (j Job) Validate() error {
 		add(fieldErr("parallel.grad_sync", fmt.Sprintf("%q", string(p.GradSync)), "must be %q, %q, %q or %q",
 			GradReduceScatter, GradAllReduce, GradFSDP, GradFSDPReshard))
 	}
+	if c := p.MoECapacityFactor; c != 0 && !(c >= 0.1 && c <= 16) {
+		add(fieldErr("parallel.moe_capacity_factor", c, "must be 0 (dropless) or in [0.1, 16]"))
+	}
+	switch p.MoEDispatcher {
+	case "", DispatchAllToAll, DispatchDeepEP:
+	default:
+		add(fieldErr("parallel.moe_dispatcher", fmt.Sprintf("%q", string(p.MoEDispatcher)), "must be %q or %q", DispatchAllToAll, DispatchDeepEP))
+	}
 	if p.OverlapParamGather && p.GradSyncMode() == GradAllReduce {
 		add(fieldErr("parallel.overlap_param_gather", true, "needs a sharded optimizer (grad_sync %q): with %q there is no parameter all-gather", GradReduceScatter, GradAllReduce))
 	}
@@ -608,9 +674,9 @@ func (j Job) Validate() error {
 		add(fieldErr("parallel.tp_comm_overlap", true, "needs sequence_parallel = true (Megatron-LM's --tp-comm-overlap overlaps sequence parallelism's all-gathers and reduce-scatters)"))
 	}
 	switch p.Precision {
-	case "", PrecisionBF16, PrecisionFP8:
+	case "", PrecisionBF16, PrecisionFP8, PrecisionMXFP8:
 	default:
-		add(fieldErr("parallel.precision", fmt.Sprintf("%q", string(p.Precision)), "must be %q or %q", PrecisionBF16, PrecisionFP8))
+		add(fieldErr("parallel.precision", fmt.Sprintf("%q", string(p.Precision)), "must be %q, %q or %q", PrecisionBF16, PrecisionFP8, PrecisionMXFP8))
 	}
 	if len(errs) > 0 && (tpOK != nil || ppOK != nil || epOK != nil || c.GPUs < 1 || c.GPUsPerNode < 1) {
 		// The derived checks below divide by these; report what we have.

@@ -151,7 +151,8 @@ func TestPipelineLayout(t *testing.T) {
 	}{
 		{"4,4,4,4,4,4,4", 0, "must list pp·vpp = 4·2 = 8 virtual stages"},
 		{"4,4,4,4,4,4,4,5", 0, "sums to 33 layers: must be model.layers (32)"},
-		{"0,4,4,4,4,4,4,8", 0, `entry 0 is "0": every virtual stage holds 1 to`},
+		{"-1,4,4,4,4,4,5,8", 0, `entry 0 is "-1": every virtual stage holds 0 to`},
+		{"0,4,4,4,0,4,4,12", 0, "gives stage 0 no layer"},
 		{"4,4,4,x,4,4,4,4", 0, `entry 3 is "x"`},
 		{"4,4,4,4,4,4,4,4", 2, "excludes first_stage_layers and last_stage_layers"},
 	} {

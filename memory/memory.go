@@ -116,7 +116,7 @@ func New(j job.Job, kernel calib.AttentionKernel) (*Model, error) {
 	m := &Model{job: j, kernel: kernel}
 	first := 0
 	for s, n := range stages {
-		if n < v {
+		if n < v && j.Parallel.PipelineLayout == "" {
 			return nil, fmt.Errorf("memory: stage %d has %d layers, fewer than vpp = %d chunks", s, n, v)
 		}
 		m.first = append(m.first, first)
@@ -310,9 +310,10 @@ func (m *Model) LayerBytes(layer int, rc job.RecomputeGranularity) (perToken, pe
 		// Router logits; per routed copy the permuted input (the experts'
 		// first-GEMM input) and the expert output.
 		k := float64(mod.TopK)
-		f += rep(4*float64(mod.RoutedExperts) + k*(g*h+2*h))
+		c := par.ExpertRowScale()
+		f += rep(4*float64(mod.RoutedExperts) + c*k*(g*h+2*h))
 		fe, fs := float64(mod.ExpertFFN), float64(mod.SharedExpertFFN)
-		f += split(k*act(fe) + float64(mod.SharedExperts)*act(fs))
+		f += split(c*k*act(fe) + float64(mod.SharedExperts)*act(fs))
 	}
 	return a + f, perScore
 }

@@ -202,7 +202,7 @@ func TestBadScenarios(t *testing.T) {
 		{"bad-recompute", []string{":18:", `parallel.recompute = "partial"`, `"none", "selective" or "full"`, ":19:", `parallel.grad_sync = "ring"`, `"reduce-scatter", "all-reduce", "fsdp" or "fsdp-reshard"`}},
 		{"external-bad", []string{":32:", `"hydra" is a built-in policy`, ":36:", "run.external.mine.command: required", ":37:", "timeout_seconds = 7200: must be in (0, 3600]"}},
 		{"external-unknown-key", []string{":32:", `"mine" is an external policy: its options go in [run.external.mine] options`, ":37:", "run.external.mine.timeout: unknown key", "command, options, timeout_seconds"}},
-		{"bad-precision", []string{":19:", `parallel.precision = "fp16"`, `"bf16" or "fp8"`}},
+		{"bad-precision", []string{":19:", `parallel.precision = "fp16"`, `"bf16", "fp8" or "mxfp8"`}},
 		{"fp8-without-fp8-cores", []string{":19:", `parallel.precision = "fp8"`, "A100-80G has no FP8 tensor cores", `train it in "bf16"`}},
 		{"context-too-big-for-pool", []string{":22:", "workload.context_tokens = 32768", "G*B = 8*1024 = 8192"}},
 		{"too-many-gpus", []string{":7:", "cluster.gpus = 2000000", "[1, 1048576]"}},
