@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/dcpsim/dcpsim/calib"
 	"testing"
 
 	"github.com/dcpsim/dcpsim/scenarios"
@@ -25,7 +26,8 @@ func runPreset(t testing.TB, name string, iterations int) *Outcome {
 // TestMixedTargets: on the mixed H100 + A100 presets every policy runs, and
 // hexiseq and hydra-hetero beat usp (the target), hydra-hetero beats
 // hydra on HyDra's length mixture; on the FLOP-equivalent pair the mixed
-// cluster's best policy stays within 15% of the one-kind cluster's.
+// cluster's best policy stays within 15% of the one-kind cluster's, as the
+// GPUs' sustained peaks weigh them.
 func TestMixedTargets(t *testing.T) {
 	tpd := func(o *Outcome) map[string]float64 {
 		m := map[string]float64{}
@@ -54,8 +56,20 @@ func TestMixedTargets(t *testing.T) {
 		return b
 	}
 	mixed, one := best(tpd(runPreset(t, "hexiseq-flop-mixed", 2))), best(tpd(runPreset(t, "hexiseq-flop-h100", 2)))
-	if r := mixed / one; r < 0.85 || r > 1.15 {
-		t.Errorf("FLOP-equivalent pair: the mixed cluster's best is %.2f of the one-kind cluster's; want within 15%%", r)
+	// The pair is FLOP-equivalent at the datasheet peaks (46.6 and 47.5
+	// PFLOPS); what each GPU sustains in training (calib
+	// Profile.TensorPeak) tips it, so the best policies' ratio is held to
+	// within 15% of the sustained peaks' ratio.
+	peak := func(gpu string) float64 {
+		p, err := calib.LookupProfile(gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.TensorPeak(false)
+	}
+	want := (32*peak("H100-SXM") + 48*peak("A100-80G")) / (48 * peak("H100-SXM"))
+	if r := mixed / one / want; r < 0.85 || r > 1.15 {
+		t.Errorf("FLOP-equivalent pair: the mixed cluster's best is %.2f of the one-kind cluster's, %.2f of the sustained peaks' ratio %.2f; want within 15%%", mixed/one, r, want)
 	}
 }
 

@@ -53,6 +53,9 @@ const (
 	MaxValidationTableSequences = 1 << 22
 	// MaxValidationSeconds bounds measured_seconds.
 	MaxValidationSeconds = 1e7
+	// MaxValidationTables bounds the tables of one dcpsim validate: each is
+	// bounded by itself (MaxValidationTableOps).
+	MaxValidationTables = 8
 )
 
 // ValidationRun is one published run of a validation table: a dense GPT
@@ -396,6 +399,7 @@ func validateRunOn(r ValidationRun, prof *calib.Profile) (report.ValidationResul
 	}
 	return report.ValidationResult{
 		Name: r.Name, PredictedSeconds: t, MeasuredSeconds: r.MeasuredSeconds, Error: t/r.MeasuredSeconds - 1,
+		MeasuredValue: r.MeasuredSeconds, MeasuredUnit: UnitSecondsPerStep, Kind: "dense", Source: MegatronLM2022, GPU: r.GPU,
 		Layout: fmt.Sprintf("%d×%s tp%d pp%d vpp%d dp%d, %d MBs of %d, %s, %s", r.GPUs, r.GPU, r.TP, r.PP, r.VPP, r.DP(),
 			r.Microbatches(), r.MicroBatch, r.Recompute, sp),
 		ComputeShare: res.ComputeShare, ExposedCommShare: res.ExposedCommShare, PPBubbleShare: res.PPBubbleShare + res.DPBubbleShare,
@@ -406,39 +410,91 @@ func validateRunOn(r ValidationRun, prof *calib.Profile) (report.ValidationResul
 
 // ValidateUsage is the usage text of dcpsim validate, beside the contract it
 // describes.
-const ValidateUsage = `  dcpsim validate --table FILE.csv [--json]
+const ValidateUsage = `  dcpsim validate --table FILE.csv [--table FILE.csv ...] [--json]
 
-  Predict the iteration time of every published run of the table (a dense GPT
-  trained with Megatron-LM; header name,gpu,gpus,hidden,ffn,heads,layers,vocab,
-  seq_len,tp,pp,vpp,global_batch,micro_batch,recompute,sequence_parallel,
-  measured_seconds) and print it beside the measured one with the relative error,
-  and the first stage's predicted memory per GPU in GiB (model states: weights,
-  gradients and optimizer; peak activations of the simulated iteration), then the
-  mean and max |error|; --json prints one object per run instead:
-  {"name", "predicted_seconds", "measured_seconds", "error",
-  "predicted_weights_optimizer_bytes", "predicted_activation_bytes"}, error =
-  predicted / measured - 1, the bytes per GPU of the first pipeline stage. Exit 0
-  whatever the errors; 2 for a bad table (line and column named).
-  validation/megatron-lm.csv holds the published runs (make validate).`
+  Predict the iteration time of every published run of the tables and print
+  it beside the measured one with the relative error (error = predicted /
+  measured - 1). A table is one of two CSV forms, told apart by its header:
 
-// ValidateTable reads the table at path (ReadValidationTable), predicts
-// every run (Validate) and writes the table of predictions beside
-// measurements with the mean and max |error| (report.WriteValidationTable),
-// or with asJSON one object per run and line (report.WriteValidationJSON).
-func ValidateTable(path string, asJSON bool, w io.Writer) error {
-	runs, err := ReadValidationTable(path)
-	if err != nil {
-		return err
+  - validation/megatron-lm.csv's, dense GPT models trained with Megatron-LM
+    in 2021-22 (header name,gpu,gpus,hidden,ffn,heads,layers,vocab,seq_len,
+    tp,pp,vpp,global_batch,micro_batch,recompute,sequence_parallel,
+    measured_seconds): alone, it prints the first stage's predicted memory per
+    GPU (model states; simulated peak activations) and the mean and max
+    |error|;
+  - the at-scale form of validation/atscale.csv (header id,source,model,...,
+    measured_value,measured_unit,flops_formula,notes; validation/README.md
+    defines every column): dense and MoE models, GQA and MLA, context
+    parallelism, BF16, FP8 and MXFP8, measured in s/step, tokens/s/gpu,
+    tflops/gpu (converted with the row's FLOP formula) or mfu%. Fields a row
+    leaves empty take its source family's default, printed as "assumed".
+    The runs are printed grouped by source family, then the mean and max
+    |error| per source family, per kind (dense, moe, cp, fp8) and per GPU.
+
+  --json prints one object per run instead: {"name", "predicted_seconds",
+  "measured_seconds", "error", "predicted_weights_optimizer_bytes",
+  "predicted_activation_bytes", "measured_value", "measured_unit", "kind"}
+  (measured_seconds is the measurement converted to seconds per step; the
+  bytes are per GPU of the first pipeline stage). Exit 0 whatever the
+  errors; 2 for a bad table (line, row and column named).`
+
+// ValidateTable reads each table at paths (ReadValidationTable or, for the
+// at-scale header, ReadAtScaleTable), predicts every run (Validate,
+// PredictAtScale) and writes the predictions beside the measurements: one
+// Megatron-LM table as report.WriteValidationTable, anything else grouped by
+// source family (report.WriteAtScaleValidation); with asJSON one object per
+// run and line (report.WriteValidationJSON).
+func ValidateTable(paths []string, asJSON bool, w io.Writer) error {
+	var res []report.ValidationResult
+	atScale := false
+	for _, path := range paths {
+		b, err := safeio.ReadFile(path, safeio.MaxValidationTableBytes)
+		if err != nil {
+			return badInput("%w", err)
+		}
+		header, _ := csv.NewReader(strings.NewReader(string(b))).Read()
+		if IsAtScaleHeader(header) {
+			atScale = true
+			runs, err := DecodeAtScaleTable(strings.NewReader(string(b)), path)
+			if err != nil {
+				return err
+			}
+			for _, r := range runs {
+				v, err := PredictAtScale(r)
+				if err != nil {
+					return err
+				}
+				res = append(res, v)
+			}
+			continue
+		}
+		runs, err := DecodeValidationTable(strings.NewReader(string(b)), path)
+		if err != nil {
+			return err
+		}
+		out, err := Validate(runs)
+		if err != nil {
+			return err
+		}
+		res = append(res, out...)
 	}
-	res, err := Validate(runs)
-	if err != nil {
-		return err
-	}
-	if asJSON {
+	switch {
+	case asJSON:
 		return report.WriteValidationJSON(w, res)
+	case !atScale && len(paths) == 1:
+		return report.WriteValidationTable(w, res)
 	}
-	return report.WriteValidationTable(w, res)
+	software := map[string]string{MegatronLM2022: megatronLM2022Software, Generic.Name: Generic.Software}
+	for _, f := range Families {
+		software[f.Name] = f.Software
+	}
+	return report.WriteAtScaleValidation(w, res, software)
 }
+
+// MegatronLM2022 is the source family of validation/megatron-lm.csv's runs.
+const MegatronLM2022 = "megatron-lm-2022"
+
+const megatronLM2022Software = "Megatron-LM of 2021-22 (Narayanan et al. SC'21, Korthikanti et al. 2022), the megatron-lm.csv form"
 
 // Validate predicts every run of a table (ValidateRun), in order.
 func Validate(runs []ValidationRun) ([]report.ValidationResult, error) {

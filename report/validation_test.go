@@ -18,16 +18,16 @@ var validationSample = []ValidationResult{
 
 // TestValidationJSONRoundTrip: the JSON lines hold exactly name,
 // predicted_seconds, measured_seconds, error,
-// predicted_weights_optimizer_bytes and predicted_activation_bytes, and read
-// back strictly (a line of the first four alone, as written before the
-// memory keys, too).
+// predicted_weights_optimizer_bytes, predicted_activation_bytes,
+// measured_value, measured_unit and kind, and read back strictly (a line of
+// the first four alone, as written before the memory keys, too).
 func TestValidationJSONRoundTrip(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteValidationJSON(&b, validationSample); err != nil {
 		t.Fatal(err)
 	}
 	first := strings.SplitN(b.String(), "\n", 2)[0]
-	if first != `{"name":"a","predicted_seconds":1.1,"measured_seconds":1,"error":0.1,"predicted_weights_optimizer_bytes":3221225472,"predicted_activation_bytes":1610612736}` {
+	if first != `{"name":"a","predicted_seconds":1.1,"measured_seconds":1,"error":0.1,"predicted_weights_optimizer_bytes":3221225472,"predicted_activation_bytes":1610612736,"measured_value":0,"measured_unit":"","kind":""}` {
 		t.Errorf("first line %s", first)
 	}
 	got, err := ReadValidationJSON(strings.NewReader("\n" + b.String()))

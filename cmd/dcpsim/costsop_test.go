@@ -17,7 +17,7 @@ func TestCostsOps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	peak := p.PeakBF16FLOPs.Value
+	peak := p.TensorPeak(false) // sustained in training (calib.Profile.SustainedEfficiency)
 	curve := func(c calib.Curve, x float64) float64 { return c.Max.Value * x / (x + c.Half.Value) }
 	rel := func(got, want float64) bool { return math.Abs(got-want) <= 1e-12*math.Abs(want) }
 
@@ -84,7 +84,7 @@ func TestCostsOps(t *testing.T) {
 			t.Fatal(err)
 		}
 		x := 3 / (1.0/m + 1.0/n + 1.0/k)
-		want := max(2*m*n*k/(p.PeakFP8FLOPs.Value*curve(p.GEMMFP8, x)), (m*k+k*n+2*m*n)/(p.HBMBytesPerSecond.Value*p.MemoryBoundEfficiency.Value))
+		want := max(2*m*n*k/(p.TensorPeak(true)*curve(p.GEMMFP8, x)), (m*k+k*n+2*m*n)/(p.HBMBytesPerSecond.Value*p.MemoryBoundEfficiency.Value))
 		if s := got["seconds"].(float64); !rel(s, want) || got["precision"] != "fp8" || got["bound"] != "compute" {
 			t.Errorf("gemm fp8: %g s %v %v, want %g s fp8 compute", s, got["precision"], got["bound"], want)
 		}

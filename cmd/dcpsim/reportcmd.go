@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/dcpsim/dcpsim/experiment"
 	"github.com/dcpsim/dcpsim/internal/safeio"
@@ -90,9 +91,46 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 // runValidate prints dcpsim validate's table, or its JSON lines, for a table of published runs.
 func runValidate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("validate", experiment.ValidateUsage, stderr)
-	table, asJSON := fs.String("table", "", "validation table (CSV)"), fs.Bool("json", false, "one JSON object per run")
-	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) > 0 || *table == "" {
-		return cmp.Or(err, badInput("want --table FILE.csv and no arguments (got %q)", pos))
+	var tables stringList
+	fs.Var(&tables, "table", "validation table (CSV); repeat for several")
+	asJSON := fs.Bool("json", false, "one JSON object per run")
+	fit := fs.String("fit", "", "fit this GPU's sustained_efficiency on half A of the at-scale tables' rows and report half B")
+	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) > 0 || len(tables) == 0 {
+		return cmp.Or(err, badInput("want --table FILE.csv (repeatable) and no arguments (got %q)", pos))
 	}
-	return experiment.ValidateTable(*table, *asJSON, stdout)
+	if len(tables) > experiment.MaxValidationTables {
+		return badInput("--table given %d times: at most %d tables", len(tables), experiment.MaxValidationTables)
+	}
+	if *fit != "" {
+		if *asJSON {
+			return badInput("--fit and --json: --fit prints its own table")
+		}
+		var runs []experiment.AtScaleRun
+		for _, t := range tables {
+			rs, err := experiment.ReadAtScaleTable(t)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, rs...)
+		}
+		f, err := experiment.FitSustainedEfficiency(runs, *fit)
+		if err != nil {
+			return err
+		}
+		return experiment.WriteSustainedFit(stdout, f)
+	}
+	return experiment.ValidateTable(tables, *asJSON, stdout)
+}
+
+// stringList is a flag that may be given several times, each value kept in
+// order.
+type stringList []string
+
+// String joins the values with commas.
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+// Set appends one value.
+func (l *stringList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
 }

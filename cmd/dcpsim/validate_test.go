@@ -51,7 +51,7 @@ func TestValidateJSON(t *testing.T) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		if !slices.Equal(keys, []string{"error", "measured_seconds", "name", "predicted_activation_bytes", "predicted_seconds", "predicted_weights_optimizer_bytes"}) {
+		if !slices.Equal(keys, []string{"error", "kind", "measured_seconds", "measured_unit", "measured_value", "name", "predicted_activation_bytes", "predicted_seconds", "predicted_weights_optimizer_bytes"}) {
 			t.Errorf("line %q: keys %v", l, keys)
 		}
 		p, _ := m["predicted_seconds"].(float64)
