@@ -57,10 +57,12 @@ fmt:
 clean:
 	rm -rf bin
 
-## validate: predicted iteration times beside the published Megatron-LM runs of
-## validation/megatron-lm.csv (sources in validation/README.md), with the errors.
+## validate: predicted step times beside the published runs of
+## validation/atscale.csv (today's models, 16 to 8,192 GPUs) and
+## validation/megatron-lm.csv (dense GPT, 2021-22), sources in
+## validation/README.md, with the errors by source, kind and GPU.
 validate: build
-	bin/dcpsim validate --table validation/megatron-lm.csv
+	bin/dcpsim validate --table validation/atscale.csv --table validation/megatron-lm.csv
 
 ## figures: regenerate results/ for the paper's scenarios, the validation against
 ## published Megatron-LM runs (results/validation.jsonl), results/REPORT.md and the
@@ -76,6 +78,7 @@ figures: build
 	for s in $(FIGURE_SEARCHES); do rm -rf results/$$s; bin/dcpsim search $$s --out results/$$s --tokens 1e13 --days 60 > results/$$s.txt.tmp || exit 1; \
 		rm -rf results/$$s/evals results/$$s/search-state.json; mv results/$$s.txt.tmp results/$$s/search.txt; done
 	bin/dcpsim validate --table validation/megatron-lm.csv --json > results/validation.jsonl.tmp && mv results/validation.jsonl.tmp results/validation.jsonl
+	bin/dcpsim validate --table validation/atscale.csv --table validation/megatron-lm.csv --out results/validation > /dev/null
 	mkdir -p results/nccl-tests
 	bin/dcpsim calibrate --from-nccl-tests calib/testdata/nccltests/a3mega-h100-2x8-all_reduce.txt --nccl-program all_reduce_perf \
 		--base H100-SXM --out results/nccl-tests/h100-a3mega.toml > results/nccl-tests/a3mega-h100-2x8-all_reduce.txt.tmp && \

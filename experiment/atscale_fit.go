@@ -63,29 +63,14 @@ func FitSustainedEfficiency(runs []AtScaleRun, gpu string) (SustainedFit, error)
 		return SustainedFit{}, badInput("%w", err)
 	}
 	predict := func(rs []AtScaleRun, s float64) ([]report.ValidationResult, error) {
-		p := *base
-		p.SustainedEfficiency = calib.Const{Value: s, Source: "fit"}
-		out := make([]report.ValidationResult, 0, len(rs))
-		for _, r := range rs {
-			v, err := predictAtScaleOn(r, &p)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		return out, nil
+		return predictSustained(rs, base, s)
 	}
 	var fitErr error
 	loss := func(s float64) float64 {
-		vs, err := predict(a, s)
+		l, err := sustainedLoss(a, base, s)
 		if err != nil {
 			fitErr = err
 			return math.Inf(1)
-		}
-		var l float64
-		for _, v := range vs {
-			e := math.Log(v.PredictedSeconds / v.MeasuredSeconds)
-			l += e * e
 		}
 		return l
 	}
@@ -143,4 +128,35 @@ func WriteSustainedFit(w io.Writer, f SustainedFit) error {
 		fmt.Fprintf(w, "half %s: %d runs, mean |error| %.1f%%, max %.1f%%\n", h.name, s.Rows, 100*s.MeanAbsError, 100*s.MaxAbsError)
 	}
 	return nil
+}
+
+// predictSustained predicts rs on base with its sustained efficiency set to
+// s.
+func predictSustained(rs []AtScaleRun, base *calib.Profile, s float64) ([]report.ValidationResult, error) {
+	p := *base
+	p.SustainedEfficiency = calib.Const{Value: s, Source: "fit"}
+	out := make([]report.ValidationResult, 0, len(rs))
+	for _, r := range rs {
+		v, err := predictAtScaleOn(r, &p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// sustainedLoss is the fit's objective: Σ ln(predicted/measured)² over rs
+// on base at sustained efficiency s.
+func sustainedLoss(rs []AtScaleRun, base *calib.Profile, s float64) (float64, error) {
+	vs, err := predictSustained(rs, base, s)
+	if err != nil {
+		return 0, err
+	}
+	var l float64
+	for _, v := range vs {
+		e := math.Log(v.PredictedSeconds / v.MeasuredSeconds)
+		l += e * e
+	}
+	return l, nil
 }

@@ -4,6 +4,8 @@ package experiment
 // runs of dense GPT models.
 
 import (
+	"context"
+	"crypto/sha256"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -410,7 +412,7 @@ func validateRunOn(r ValidationRun, prof *calib.Profile) (report.ValidationResul
 
 // ValidateUsage is the usage text of dcpsim validate, beside the contract it
 // describes.
-const ValidateUsage = `  dcpsim validate --table FILE.csv [--table FILE.csv ...] [--json]
+const ValidateUsage = `  dcpsim validate --table FILE.csv [--table FILE.csv ...] [--json] [--out DIR] [--fit GPU]
 
   Predict the iteration time of every published run of the tables and print
   it beside the measured one with the relative error (error = predicted /
@@ -435,34 +437,35 @@ const ValidateUsage = `  dcpsim validate --table FILE.csv [--table FILE.csv ...]
   "measured_seconds", "error", "predicted_weights_optimizer_bytes",
   "predicted_activation_bytes", "measured_value", "measured_unit", "kind"}
   (measured_seconds is the measurement converted to seconds per step; the
-  bytes are per GPU of the first pipeline stage). Exit 0 whatever the
-  errors; 2 for a bad table (line, row and column named).`
+  bytes are per GPU of the first pipeline stage). --out DIR also writes a
+  results folder: validation.json (every run with its source family, GPU,
+  layout and assumptions), validation.csv and predicted-vs-measured.png/.svg
+  (log-log, coloured by kind). --fit GPU fits that GPU's
+  sustained_efficiency on half A of the at-scale rows (by id, alternately per
+  GPU) and prints both halves' errors. Exit 0 whatever the errors; 2 for a
+  bad table (line, row and column named).`
 
-// ValidateTable reads each table at paths (ReadValidationTable or, for the
-// at-scale header, ReadAtScaleTable), predicts every run (Validate,
-// PredictAtScale) and writes the predictions beside the measurements: one
-// Megatron-LM table as report.WriteValidationTable, anything else grouped by
-// source family (report.WriteAtScaleValidation); with asJSON one object per
-// run and line (report.WriteValidationJSON).
-func ValidateTable(paths []string, asJSON bool, w io.Writer) error {
-	var res []report.ValidationResult
-	atScale := false
+// ValidateTables reads each table at paths (ReadValidationTable or, for
+// the at-scale header, ReadAtScaleTable) and predicts every run (Validate,
+// PredictAtScale), in order; atScale says whether any table was of the
+// at-scale form.
+func ValidateTables(paths []string) (res []report.ValidationResult, atScale bool, err error) {
 	for _, path := range paths {
 		b, err := safeio.ReadFile(path, safeio.MaxValidationTableBytes)
 		if err != nil {
-			return badInput("%w", err)
+			return nil, false, badInput("%w", err)
 		}
 		header, _ := csv.NewReader(strings.NewReader(string(b))).Read()
 		if IsAtScaleHeader(header) {
 			atScale = true
 			runs, err := DecodeAtScaleTable(strings.NewReader(string(b)), path)
 			if err != nil {
-				return err
+				return nil, false, err
 			}
 			for _, r := range runs {
 				v, err := PredictAtScale(r)
 				if err != nil {
-					return err
+					return nil, false, err
 				}
 				res = append(res, v)
 			}
@@ -470,29 +473,96 @@ func ValidateTable(paths []string, asJSON bool, w io.Writer) error {
 		}
 		runs, err := DecodeValidationTable(strings.NewReader(string(b)), path)
 		if err != nil {
-			return err
+			return nil, false, err
 		}
 		out, err := Validate(runs)
 		if err != nil {
-			return err
+			return nil, false, err
 		}
 		res = append(res, out...)
 	}
-	switch {
-	case asJSON:
-		return report.WriteValidationJSON(w, res)
-	case !atScale && len(paths) == 1:
-		return report.WriteValidationTable(w, res)
-	}
+	return res, atScale, nil
+}
+
+// FamilySoftware maps every source family's name to its software, for the
+// tables' headers.
+func FamilySoftware() map[string]string {
 	software := map[string]string{MegatronLM2022: megatronLM2022Software, Generic.Name: Generic.Software}
 	for _, f := range Families {
 		software[f.Name] = f.Software
 	}
-	return report.WriteAtScaleValidation(w, res, software)
+	return software
+}
+
+// ValidateTable predicts the tables at paths (ValidateTables) and writes
+// the predictions beside the measurements: one Megatron-LM table as
+// report.WriteValidationTable, anything else grouped by source family
+// (report.WriteAtScaleValidation); with asJSON one object per run and line
+// (report.WriteValidationJSON). With out set it also writes the results
+// folder out (WriteValidationFolder).
+func ValidateTable(paths []string, asJSON bool, out string, w io.Writer) error {
+	if out != "" {
+		if err := CheckResultsFolder(out); err != nil {
+			return err
+		}
+	}
+	res, atScale, err := ValidateTables(paths)
+	if err != nil {
+		return err
+	}
+	switch {
+	case asJSON:
+		err = report.WriteValidationJSON(w, res)
+	case !atScale && len(paths) == 1:
+		err = report.WriteValidationTable(w, res)
+	default:
+		err = report.WriteAtScaleValidation(w, res, FamilySoftware())
+	}
+	if err != nil || out == "" {
+		return err
+	}
+	return WriteValidationFolder(out, paths, res)
+}
+
+// WriteValidationFolder writes a validation's results folder dir as a run's
+// is written (built aside, swapped in whole, manifest.json last):
+// validation.json, validation.csv and the predicted-vs-measured figure
+// (report.WriteValidationFolder). The manifest names the tables and their
+// SHA-256 in place of a scenario.
+func WriteValidationFolder(dir string, tables []string, rs []report.ValidationResult) (err error) {
+	st, err := newStagedDir(dir, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			st.discard()
+		}
+	}()
+	files, err := report.WriteValidationFolder(st.tmp, rs, FamilySoftware())
+	if err != nil {
+		return err
+	}
+	var sums []string
+	for _, t := range tables {
+		b, err := safeio.ReadFile(t, safeio.MaxValidationTableBytes)
+		if err != nil {
+			return badInput("%w", err)
+		}
+		sums = append(sums, fmt.Sprintf("%x", sha256.Sum256(b)))
+	}
+	b := ReadBuild()
+	m := Manifest{Version: b.Version, VCSRevision: b.Revision, VCSModified: b.Modified, GoVersion: b.GoVersion,
+		Scenario: "validate " + strings.Join(tables, " "), Hash: strings.Join(sums, ","), Files: files}
+	w := &resultWriter{ctx: context.Background(), dir: st.tmp}
+	if err := w.json("manifest.json", m); err != nil {
+		return err
+	}
+	return st.publish()
 }
 
 // MegatronLM2022 is the source family of validation/megatron-lm.csv's runs.
-const MegatronLM2022 = "megatron-lm-2022"
+const MegatronLM2022 = report.MegatronLM2022
 
 const megatronLM2022Software = "Megatron-LM of 2021-22 (Narayanan et al. SC'21, Korthikanti et al. 2022), the megatron-lm.csv form"
 

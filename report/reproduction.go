@@ -413,6 +413,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 	writeProse(w, prose)
 	fmt.Fprintln(w)
 	writeValidation(w, dir) // validationreport.go
+	writeAtScale(w, dir)    // validationreport.go
 	writeNCCLTests(w, dir)  // nccltestsreport.go
 }
 

@@ -95,6 +95,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&tables, "table", "validation table (CSV); repeat for several")
 	asJSON := fs.Bool("json", false, "one JSON object per run")
 	fit := fs.String("fit", "", "fit this GPU's sustained_efficiency on half A of the at-scale tables' rows and report half B")
+	out := fs.String("out", "", "also write a results folder: validation.json, validation.csv, the predicted-vs-measured figure")
 	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) > 0 || len(tables) == 0 {
 		return cmp.Or(err, badInput("want --table FILE.csv (repeatable) and no arguments (got %q)", pos))
 	}
@@ -119,7 +120,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		}
 		return experiment.WriteSustainedFit(stdout, f)
 	}
-	return experiment.ValidateTable(tables, *asJSON, stdout)
+	return experiment.ValidateTable(tables, *asJSON, *out, stdout)
 }
 
 // stringList is a flag that may be given several times, each value kept in
