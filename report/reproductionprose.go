@@ -257,7 +257,11 @@ type simProse struct {
 	// it is the largest of the six here (else Largest's is) and of those the
 	// paper gives; its mean PP bubble and exposed communication over the
 	// DeepSeek-V3 sweep, with DSStages stages.
-	BSPP, BSPPPaper           float64
+	BSPP, BSPPPaper float64
+	// BSAtPaperPP is HyDra's lead over ByteScale on hy3-8k (stall off) were
+	// ByteScale's rank-0 PP bubble the paper's and the rest of rank 0's
+	// iteration unchanged: the ratio × (1 − BSPP)/(1 − BSPPPaper).
+	BSAtPaperPP               float64
 	BSLargest, BSPaperLargest bool
 	Largest                   string
 	BSPPDS, BSExposedDS       float64
@@ -545,6 +549,9 @@ func simFrom(in *proseInputs) simProse {
 	// ByteScale's bubbles.
 	hy := paperRuns["hy3-8k"].Values
 	p.BSPP, p.BSPPPaper = in.ours("hy3-8k", "bytescale", "pp"), hy["bytescale"]["pp"].V
+	if p.BSPPPaper < 100 {
+		p.BSAtPaperPP = p.BSHy3.t.here * (100 - p.BSPP) / (100 - p.BSPPPaper)
+	}
 	p.BSLargest, p.BSPaperLargest = true, true
 	for _, pol := range policyNames(in.sum("hy3-8k")) {
 		if v, _ := ours(in.sum("hy3-8k"), pol, "pp"); v > p.BSPP {

@@ -62,6 +62,10 @@ type planner struct {
 	offload *sched.OffloadCosts // nil: no offload (Options.Offload off, no costs or no offloadable layers)
 	share   float64             // sched.Inputs.OffloadShare
 	forced  float64             // Options.OffloadRatio: every long unit's ratio (0: none)
+	// rule is Options.OffloadRule (RuleBounded or RuleEq3); balancedLoad
+	// the batch's model time over the pool, W/G (RuleBounded's bound).
+	rule         string
+	balancedLoad float64
 }
 
 // sortUnits orders the units by their per-rank time at D ranks, descending

@@ -53,13 +53,32 @@ type Options struct {
 	// units as Alg. 1's own line 10 does, the paper's "HDP naive" (§8.1
 	// case ②; see the package doc). Default true.
 	Balance bool `toml:"balance"`
+	// OffloadRule is how far selective offload compresses a long
+	// sequence's ranks: RuleBounded (the default, "") no further than
+	// keeps its unit within the balanced per-rank load, the rule the paper's
+	// own measurements imply (see the package doc); RuleEq3 to Eq. 3's
+	// fewest ranks, as §5.2 writes it.
+	OffloadRule string `toml:"offload_rule"`
 }
+
+// Offload rules (Options.OffloadRule).
+const (
+	// RuleBounded compresses D(s) only while T(s)/D(s) stays within the
+	// batch's balanced per-rank load W/G.
+	RuleBounded = "bounded"
+	// RuleEq3 is Eq. 3 as written: the fewest ranks whose offload hides
+	// under the forward.
+	RuleEq3 = "eq3"
+)
 
 // Policy is ByteScale's HDP planner: data-aware sharding, selective offload
 // and best-fit packing (Alg. 1) with the balance scheduler (Alg. 2).
 type Policy struct {
 	opts    Options
 	offload *sched.OffloadCosts // nil: no offload
+	// costs is the balance scheduler's time model from the job's token
+	// costs; nil: the θ/c model (no cost model describes the job).
+	costs *timeModel
 }
 
 var (
@@ -79,7 +98,16 @@ func New(o Options, env sched.Env) (*Policy, error) {
 	if !(o.OffloadRatio >= 0 && o.OffloadRatio <= 1) {
 		return nil, fmt.Errorf("offload_ratio = %v: must be in [0, 1] (0: Eq. 3 chooses)", o.OffloadRatio)
 	}
+	switch o.OffloadRule {
+	case "", RuleBounded, RuleEq3:
+	default:
+		return nil, fmt.Errorf("offload_rule = %q: must be %q or %q", o.OffloadRule, RuleBounded, RuleEq3)
+	}
 	p := &Policy{opts: o}
+	if c := env.TokenCosts; c != nil && c.AttentionSecondsPerToken2 > 0 && c.LinearSecondsPerToken >= 0 && c.FixedSeconds >= 0 &&
+		!math.IsInf(c.AttentionSecondsPerToken2+c.LinearSecondsPerToken+c.FixedSeconds, 0) {
+		p.costs = &timeModel{costs: true, a1: c.AttentionSecondsPerToken2, a2: c.LinearSecondsPerToken, b1: c.FixedSeconds}
+	}
 	if o.Offload && o.OffloadRatio == 0 && env.Offload != nil {
 		if err := env.Offload.Check(); err != nil {
 			return nil, err
@@ -106,8 +134,41 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	return plan, err
 }
 
-// plan is Plan, also returning the planner's state for the tests.
+// plan is Plan, also returning the planner's state for the tests. Under
+// RuleBounded a plan whose offload compressed some sequence is kept only
+// when its estimated step (the slots' largest time) is below the same
+// plan's without offload: offload never makes the planner's own estimate
+// worse. Both plans' work is counted.
 func (p *Policy) plan(lengths []int, in sched.Inputs) (*sched.Plan, *planner, error) {
+	plan, pl, err := p.planOnce(lengths, in, p.offload)
+	if err != nil || p.offload == nil || cmp.Or(p.opts.OffloadRule, RuleBounded) != RuleBounded || pl.offloadDiagnostics() == nil ||
+		pl.offloadDiagnostics().Sequences == 0 {
+		return plan, pl, err
+	}
+	plain, ppl, err := p.planOnce(lengths, in, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, dp := plan.Diagnostics.(*Diagnostics), plain.Diagnostics.(*Diagnostics)
+	if dp.EstimatedMaxTime < d.EstimatedMaxTime {
+		dp.Offload = &OffloadDiagnostics{Share: pl.share, HostBytesPerSecond: p.offload.HostBytesPerSecond, Declined: true}
+		addWork(plain, plan)
+		return plain, ppl, nil
+	}
+	addWork(plan, plain)
+	return plan, pl, nil
+}
+
+// addWork adds the work of the plan not kept to the one kept.
+func addWork(kept, other *sched.Plan) {
+	kept.WorkUnits += other.WorkUnits
+	kept.StallWork.HeapOps += other.StallWork.HeapOps
+	kept.StallWork.SequenceVisits += other.StallWork.SequenceVisits
+	kept.StallWork.PoolVisits += other.StallWork.PoolVisits
+}
+
+// planOnce plans with the offload costs off (nil: no offload).
+func (p *Policy) planOnce(lengths []int, in sched.Inputs, off *sched.OffloadCosts) (*sched.Plan, *planner, error) {
 	if err := in.Check(lengths); err != nil {
 		return nil, nil, fmt.Errorf("bytescale: %w", err)
 	}
@@ -115,7 +176,19 @@ func (p *Policy) plan(lengths []int, in sched.Inputs) (*sched.Plan, *planner, er
 	pl := &planner{
 		in: in, lengths: lengths, delta: p.opts.Delta, ep: ep, lanes: in.PoolRanks / ep, limit: in.DegreeLimit(),
 		model:    timeModel{overheadRatio: in.OverheadRatio, budgetTokens: float64(in.BudgetTokens)},
-		lockstep: in.PP > 1 || in.VPP > 1, ppBalance: in.PP > 1,
+		lockstep: in.PP > 1 || in.VPP > 1, ppBalance: in.PP > 1, rule: cmp.Or(p.opts.OffloadRule, RuleBounded),
+	}
+	if p.costs != nil {
+		m := *p.costs
+		m.overheadRatio, m.budgetTokens = in.OverheadRatio, float64(in.BudgetTokens)
+		pl.model = m
+	}
+	if pl.rule == RuleBounded {
+		var w float64
+		for _, s := range lengths {
+			w += pl.model.sequence(s)
+		}
+		pl.balancedLoad = w / float64(in.PoolRanks)
 	}
 	switch {
 	case p.opts.OffloadRatio > 0 && in.OffloadShare == 0:
@@ -123,8 +196,8 @@ func (p *Policy) plan(lengths []int, in sched.Inputs) (*sched.Plan, *planner, er
 			p.opts.OffloadRatio, sched.ErrCannotPlan)
 	case p.opts.OffloadRatio > 0:
 		pl.forced, pl.share = p.opts.OffloadRatio, in.OffloadShare
-	case p.offload != nil && in.OffloadShare > 0:
-		pl.offload, pl.share = p.offload, in.OffloadShare
+	case off != nil && in.OffloadShare > 0:
+		pl.offload, pl.share = off, in.OffloadShare
 	}
 	units, long, visits, setOps := buildUnits(lengths, in.BudgetTokens, pl.unitRanks)
 	pl.units, pl.visits, pl.heapOps = units, visits, setOps

@@ -69,26 +69,38 @@
 // number of tokens"); groups are not aligned and microbatches do not cover the
 // pool, so neither Aligned nor CoversPool is promised.
 //
-// # Time model (the paper's profiled T(s), §5.2)
+// # Time model (the paper's profiled T(s), §5.2 and §6.1)
 //
 // The balance scheduler compares ranks by estimated time. The paper profiles
-// T(s) = α1·s² + β1·s + γ per layer; we have only the attention term's scale
-// and HyDra's θ/c (Inputs.OverheadRatio: the fixed cost of one microbatch over
-// the cost c of one unit of per-rank load, in tokens²). A group of sequences on
-// k ranks costs each of its ranks, in units of c,
+// T(s) = α1·s² + β1·s + γ; the cost model supplies the same form
+// (sched.Env.TokenCosts: a1 the attention per token² of per-rank load, a2
+// the per-token work, b1 a microbatch's fixed cost), so a group of
+// sequences on k ranks costs each of its ranks, in seconds,
 //
-//	t_k = Σ s²/k + (θ/c)·(Σ s/k)/C
+//	t_k = a1·Σ s²/k + a2·Σ s/k + b1
 //
-// attention proportional to Σ s²/k, and a linear term proportional to the
-// rank's tokens, scaled so that a rank holding a full budget C pays θ/c. The
-// linear term stands for ByteScale's β1·s (GEMMs, MoE dispatch and activations
-// move with tokens); scaling it by θ/c, not adding θ/c per microbatch, keeps a
-// half-full bin cheaper than a full one. Since Alg. 1 fills nearly every rank
-// to C, the two readings differ only in the last bins. With θ/c = 0 the model
-// is the engine's load mode (Σ s²/k). A unit's work is k·t_k =
-// Σ s² + (θ/c)·Σ s/C, the same at any k: the "FLOPs" of Alg. 2. Communication
-// is not estimated: ring P2P overlaps attention (§7) and the cost model prices
-// what is exposed.
+// and a unit's work k·t_k, less k·b1, is the same at any k: the "FLOPs" of
+// Alg. 2. Without token costs (a --batches line naming no model) the model
+// is in tokens², t_k = Σ s²/k + (θ/c)·(Σ s/k)/C with HyDra's θ/c
+// (Inputs.OverheadRatio); an earlier dcpsim always used that reading, which
+// put the linear term at about a sixth of the cost model's GEMM time for a
+// full 8K bin. Communication is not estimated: ring P2P overlaps attention
+// (§7) and the cost model prices what is exposed.
+//
+// # How far offload compresses (Options.OffloadRule)
+//
+// Eq. 3 as §5.2 writes it minimises D(s) with no compute term, and taken
+// literally (RuleEq3) it puts a 2M sequence on 16 ranks. The paper's own
+// measurements rule that out as what ran: Fig. 18(a) gives 110 ms of
+// attention per layer for a 312K sequence on 39 ranks, which puts one pass
+// of a 2M sequence on 16 ranks at about 370 s, longer than ByteScale's whole
+// reported step (2m37s, Fig. 18b); and §8.4 sets the ratio to 1.0 for 256K
+// "without decreasing throughput". The default, RuleBounded, keeps Eq. 3's
+// ratio bound and compresses D(s) no further than keeps the unit within the
+// batch's balanced per-rank load, D(s) >= ⌈T(s)/(W/G)⌉ (W the batch's Σ
+// T(s)), and the planner keeps a plan whose offload it estimates slower than
+// the same plan without offload only when it is not (Diagnostics.Offload.
+// Declined): offload never lengthens the planner's own estimate.
 //
 // # Balance scheduler (§6, Alg. 2)
 //

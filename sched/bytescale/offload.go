@@ -9,14 +9,29 @@ import (
 	"github.com/dcpsim/dcpsim/sched/internal/keyheap"
 )
 
-// unitRanks is Eq. 3's ratio and fewest ranks D(s) for a sequence of s >= C
-// tokens with offload (sched.OffloadCosts.OffloadRanks), or 0 and ⌈s/C⌉
-// without it.
+// unitRanks is the offload ratio and the ranks D(s) of a sequence of s >= C
+// tokens: 0 and ⌈s/C⌉ without offload; with it Eq. 3's fewest ranks
+// (sched.OffloadCosts.OffloadRanks) under RuleEq3, and under RuleBounded no
+// fewer than the sequence needs to stay within the balanced per-rank load,
+// ⌈T(s)/(W/G)⌉ (W the batch's T summed, G the pool), at the least ratio
+// that fits it in C tokens' worth per rank.
 func (p *planner) unitRanks(s int) (float64, int) {
+	plain := minRanks(int64(s), p.in.BudgetTokens)
 	if p.offload == nil {
-		return 0, minRanks(int64(s), p.in.BudgetTokens)
+		return 0, plain
 	}
-	return p.offload.OffloadRanks(s, p.in.BudgetTokens, p.share)
+	r, d := p.offload.OffloadRanks(s, p.in.BudgetTokens, p.share)
+	if p.rule == RuleEq3 || r == 0 || p.balancedLoad <= 0 {
+		return r, d
+	}
+	need := int(math.Ceil(p.model.sequence(s)/p.balancedLoad - 1e-9))
+	if need <= d {
+		return r, d
+	}
+	if need >= plain {
+		return 0, plain
+	}
+	return min(sched.FittingRatio(float64(s)/float64(need), float64(p.in.BudgetTokens), p.share), r), need
 }
 
 // groupOffload is the offload ratio of a group holding tokens over ranks
@@ -48,6 +63,9 @@ type OffloadDiagnostics struct {
 	RanksSpared int     `json:"ranks_spared"`
 	MinRatio    float64 `json:"min_ratio"`
 	MaxRatio    float64 `json:"max_ratio"`
+	// Declined says the plan with offload was estimated slower than the
+	// same plan without, which was kept (RuleBounded).
+	Declined bool `json:"declined,omitempty"`
 }
 
 // offloadDiagnostics sums offload's effect over the long units (nil when

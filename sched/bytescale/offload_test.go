@@ -14,8 +14,8 @@ func hiddenCosts(r float64) *sched.OffloadCosts {
 	return &sched.OffloadCosts{Source: "test", HostBytesPerSecond: 1, OffloadBytesPerToken: 1, ForwardLinearSecondsPerToken: r}
 }
 
-// TestOffloadSparesRanks: with offload, the paper's 2M sequence at C = 8K
-// runs on Eq. 3's D(s) ranks, not ⌈s/C⌉ = 256 (§5.2: "compresses the number
+// TestOffloadSparesRanks: with offload under RuleEq3, the paper's 2M
+// sequence at C = 8K runs on Eq. 3's D(s) ranks, not ⌈s/C⌉ = 256 (§5.2: "compresses the number
 // of ranks required for long sequences from s/C to D(s)"), each rank holding
 // more than C tokens but at most C tokens' worth on the GPU.
 func TestOffloadSparesRanks(t *testing.T) {
@@ -33,7 +33,9 @@ func TestOffloadSparesRanks(t *testing.T) {
 		{1, 16, 3},     // ⌈256·(1 − 30/32)⌉ = 16, ⌈39/16⌉ = 3
 		{0.5, 136, 21}, // ⌈256·(1 − 15/32)⌉ = 136, ⌈39·0.53125⌉ = 21
 	} {
-		pol, err := New(DefaultOptions(), sched.Env{Offload: hiddenCosts(tc.r)})
+		eq3 := DefaultOptions()
+		eq3.OffloadRule = RuleEq3
+		pol, err := New(eq3, sched.Env{Offload: hiddenCosts(tc.r)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,5 +186,102 @@ func TestForcedOffloadRatio(t *testing.T) {
 	o.OffloadRatio = 1.5
 	if _, err := New(o, sched.Env{}); err == nil {
 		t.Error("offload_ratio = 1.5 accepted")
+	}
+}
+
+// TestOffloadBounded: under RuleBounded (the default) offload compresses a
+// long sequence's ranks no further than keeps T(s)/D within the balanced
+// per-rank load W/G: the 2M sequence of a batch whose work is mostly its own
+// keeps ⌈G·T(s)/W⌉ ranks (more than Eq. 3's 16), at the least ratio that
+// fits it, and one that a balanced rank can carry is compressed as Eq. 3
+// says.
+func TestOffloadBounded(t *testing.T) {
+	const c = 8192
+	share := 30.0 / 32
+	in := sched.Inputs{PoolRanks: 512, BudgetTokens: c, PP: 1, VPP: 1, OffloadShare: share}
+	costs := &sched.TokenCosts{Source: "test", AttentionSecondsPerToken2: 1e-12, LinearSecondsPerToken: 0}
+	for _, tc := range []struct {
+		name    string
+		lengths []int
+		want    int
+	}{
+		// W ≈ T(2M) (the short ones add 600·4096² ≪ 2M²): W/G = T/512, so
+		// D >= 512·T/W ≈ 509; capped at ⌈s/C⌉ = 256: no offload at all.
+		{"one dominant sequence", append([]int{2 << 20}, repeat(600, 4096)...), 256},
+		// 4096 short sequences of 64K: W/G is large, the 2M sequence needs
+		// ⌈G·T/W⌉ = ⌈512·4/(4 + 4096/256)⌉ = ⌈512·4/20⌉ = 103 ranks.
+		{"a balanced batch", append([]int{2 << 20}, repeat(4096, 65536)...), 103},
+	} {
+		pol, err := New(DefaultOptions(), sched.Env{Offload: hiddenCosts(1), TokenCosts: costs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The plan with offload (Plan may keep the one without: see
+		// TestOffloadNeverWorse).
+		plan, _, err := pol.planOnce(tc.lengths, in, pol.offload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sched.Validate(plan, tc.lengths, in, pol.Promises()); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		g, _ := groupOf(t, plan, 0)
+		if g.Size < tc.want || g.Size > tc.want+2 {
+			t.Errorf("%s: the 2M sequence on %d ranks (ratio %v), want %d", tc.name, g.Size, g.Offload, tc.want)
+		}
+		if g.Size < 256 && (g.Offload <= 0 || float64(2<<20)/float64(g.Size)*(1-g.Offload*share) > c*(1+1e-9)) {
+			t.Errorf("%s: ratio %v does not fit %d ranks in C", tc.name, g.Offload, g.Size)
+		}
+	}
+}
+
+func repeat(n, s int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+// TestOffloadNeverWorse: under RuleBounded the plan kept is never estimated
+// slower than the same options' plan without offload, on random batches,
+// balanced or naive.
+func TestOffloadNeverWorse(t *testing.T) {
+	const c = 8192
+	in := sched.Inputs{PoolRanks: 256, BudgetTokens: c, PP: 1, VPP: 1, OffloadShare: 30.0 / 32}
+	costs := &sched.TokenCosts{Source: "test", AttentionSecondsPerToken2: 1e-12, LinearSecondsPerToken: 2e-6, FixedSeconds: 1e-3}
+	rng := rand.New(rand.NewPCG(3, 9))
+	for trial := range 40 {
+		var lengths []int
+		for total := 0; total < 256*c; {
+			s := min(1+int(rng.ExpFloat64()*20000), 256*c/2)
+			if rng.IntN(40) == 0 {
+				s = c + rng.IntN(64*c)
+			}
+			lengths = append(lengths, s)
+			total += s
+		}
+		for _, balance := range []bool{false, true} {
+			o := DefaultOptions()
+			o.Balance = balance
+			pol, err := New(o, sched.Env{Offload: hiddenCosts(1), TokenCosts: costs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept, err := pol.Plan(lengths, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Offload = false
+			off, _ := New(o, sched.Env{TokenCosts: costs})
+			plain, err := off.Plan(lengths, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, p := kept.Diagnostics.(*Diagnostics), plain.Diagnostics.(*Diagnostics)
+			if k.EstimatedMaxTime > p.EstimatedMaxTime*(1+1e-12) {
+				t.Errorf("trial %d balance %v: offload's plan estimated %g s, without %g s", trial, balance, k.EstimatedMaxTime, p.EstimatedMaxTime)
+			}
+		}
 	}
 }

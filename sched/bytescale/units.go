@@ -18,19 +18,40 @@ type unit struct {
 	key     int     // the id of its first (longest) sequence: unique, for ties
 }
 
-// timeModel estimates how long a rank spends on its share of a group, in
-// tokens² (units of c, the time of one unit of per-rank attention load).
+// timeModel estimates how long a rank spends on its share of a group. With
+// the job's token costs (sched.Env.TokenCosts, the T(s) = α·s² + β·s + γ
+// ByteScale profiles, §6.1) it is in seconds: a1·Σs²/k + a2·Σs/k + b1, the
+// fixed b1 once per frame the rank runs. Without them (a --batches line
+// that names no model) it is in tokens², units of c: Σs²/k plus the linear
+// term (θ/c)·(Σs/k)/C.
 type timeModel struct {
 	// overheadRatio is θ/c (sched.Inputs.OverheadRatio), the scale of the
-	// linear term: a rank holding a full budget of tokens pays θ/c.
+	// linear term without costs: a rank holding a full budget of tokens pays
+	// θ/c.
 	overheadRatio float64
 	budgetTokens  float64
+	// costs says a1, a2 and b1 are the job's (sched.TokenCosts).
+	costs      bool
+	a1, a2, b1 float64
 }
 
-// perRank is a group's per-rank time on k ranks: attention Σ s²/k plus the
-// linear term (θ/c)·(Σ s/k)/C.
+// perRank is a group's per-rank time on k ranks.
 func (m timeModel) perRank(squares, tokens int64, k int) float64 {
+	if m.costs {
+		return (m.a1*float64(squares)+m.a2*float64(tokens))/float64(k) + m.b1
+	}
 	return (float64(squares) + m.overheadRatio*float64(tokens)/m.budgetTokens) / float64(k)
+}
+
+// sequence is one sequence's whole time T(s) on one rank (its work summed
+// over its ranks), what the bounded offload rule weighs against the
+// balanced per-rank load.
+func (m timeModel) sequence(s int) float64 {
+	t := int64(s)
+	if m.costs {
+		return m.a1*float64(t*t) + m.a2*float64(t)
+	}
+	return float64(t*t) + m.overheadRatio*float64(t)/m.budgetTokens
 }
 
 // minRanks is D(s) = ⌈s/C⌉ for the tokens of a group (1 for a bin, which holds

@@ -13,12 +13,18 @@
 // into new single-sequence bins, walking backwards; microbatch i gives DP replica
 // j bin i·dp + j. It balances tokens, not the quadratic attention work.
 //
+// With the microbatches option it packs first-fit decreasing into that many
+// microbatches per replica instead (ByteScale §8.3's MegaScale baseline:
+// "the number of micro-batches is set as 8").
+//
 // WorkUnits counts the sequences visited while packing plus the moves made while
 // padding; StallWork prices them all as sequence visits of a Python loop.
 package static
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/dcpsim/dcpsim/sched"
 )
@@ -38,6 +44,13 @@ type Options struct {
 	// Ulysses: the HyDra paper's "ring static CP" baseline on DeepSeek-V3
 	// (§6.4). The plans are the same; only their execution differs.
 	Ring bool `toml:"ring"`
+	// Microbatches, when positive, packs every DP replica's share into this
+	// many microbatches ("the number of micro-batches is set as 8",
+	// ByteScale §8.3, of MegaScale's static baseline): first-fit decreasing
+	// into Microbatches·dp bins of cp·B tokens, a bin more for each sequence
+	// that fits none, the count padded as dp_balanced pads it. 0 keeps
+	// Megatron's dp_balanced next-fit in the batch's order.
+	Microbatches int `toml:"microbatches"`
 }
 
 // Policy is static CP with dp_balanced packing.
@@ -62,6 +75,12 @@ func New(o Options) (*Policy, error) {
 	}
 	if o.MaxSeqs < 0 {
 		return nil, fmt.Errorf("max_seqs = %d: must be >= 0 (0 = no cap)", o.MaxSeqs)
+	}
+	if o.Microbatches < 0 || o.Microbatches > MaxMicrobatches {
+		return nil, fmt.Errorf("microbatches = %d: must be in [0, %d] (0 = dp_balanced's count)", o.Microbatches, MaxMicrobatches)
+	}
+	if o.Microbatches > 0 && o.MaxSeqs > 0 {
+		return nil, fmt.Errorf("microbatches = %d with max_seqs = %d: max_seqs caps dp_balanced's bins, which microbatches replaces; set one", o.Microbatches, o.MaxSeqs)
 	}
 	return &Policy{opts: o}, nil
 }
@@ -185,25 +204,76 @@ func Pack(lengths, ids []int, capacity int64, maxSeqs, multiple int) Packing {
 	}
 	pk.Bins = append(pk.Bins, cur)
 	pk.Packed = len(pk.Bins)
-	pk.Padded = true
-	if rem := len(pk.Bins) % multiple; rem != 0 {
-		toMove := multiple - rem
-		for i := len(pk.Bins) - 1; toMove > 0; {
-			if i < 0 {
-				pk.Padded = false
-				break
-			}
-			pk.Visits++
-			if len(pk.Bins[i]) > 1 {
-				last := pk.Bins[i][len(pk.Bins[i])-1]
-				pk.Bins[i] = pk.Bins[i][:len(pk.Bins[i])-1]
-				pk.Bins = append(pk.Bins, []int{last})
-				toMove--
-			} else {
-				i--
-			}
+	pk.Padded = padBins(&pk, multiple)
+	return pk
+}
+
+// padBins pads pk's bin count to a multiple of multiple by moving the last
+// sequence of the last bins holding more than one into bins of their own,
+// and reports whether it got there (false: every bin holds one sequence).
+func padBins(pk *Packing, multiple int) bool {
+	rem := len(pk.Bins) % multiple
+	if rem == 0 {
+		return true
+	}
+	toMove := multiple - rem
+	for i := len(pk.Bins) - 1; toMove > 0; {
+		if i < 0 {
+			return false
+		}
+		pk.Visits++
+		if len(pk.Bins[i]) > 1 {
+			last := pk.Bins[i][len(pk.Bins[i])-1]
+			pk.Bins[i] = pk.Bins[i][:len(pk.Bins[i])-1]
+			pk.Bins = append(pk.Bins, []int{last})
+			toMove--
+		} else {
+			i--
 		}
 	}
+	return true
+}
+
+// MaxMicrobatches bounds Options.Microbatches.
+const MaxMicrobatches = 1 << 16
+
+// PackFirstFit packs the sequences into at least bins bins of capacity
+// tokens, first-fit decreasing: the longest first (ties by id), each into
+// the first bin with room, a new bin when none has; then the count padded to
+// a multiple of multiple as Pack pads. Visits counts the bins looked at.
+func PackFirstFit(lengths []int, capacity int64, bins, multiple int) Packing {
+	pk := Packing{TooLong: -1}
+	ids := make([]int, len(lengths))
+	for i := range ids {
+		ids[i] = i
+	}
+	slices.SortStableFunc(ids, func(a, b int) int { return cmp.Compare(lengths[b], lengths[a]) })
+	pk.Bins = make([][]int, bins)
+	sums := make([]int64, bins)
+	for _, id := range ids {
+		s := int64(lengths[id])
+		if s > capacity {
+			pk.TooLong = id
+			return pk
+		}
+		placed := false
+		for b := range pk.Bins {
+			pk.Visits++
+			if sums[b]+s <= capacity {
+				pk.Bins[b] = append(pk.Bins[b], id)
+				sums[b] += s
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			pk.Bins = append(pk.Bins, []int{id})
+			sums = append(sums, s)
+		}
+	}
+	pk.Bins = slices.DeleteFunc(pk.Bins, func(b []int) bool { return len(b) == 0 })
+	pk.Packed = len(pk.Bins)
+	pk.Padded = padBins(&pk, multiple)
 	return pk
 }
 
@@ -225,7 +295,12 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 		n = in.GroupSizeN()
 	}
 	multiple := dp * n
-	pk := Pack(lengths, nil, capacity, p.opts.MaxSeqs, multiple)
+	var pk Packing
+	if p.opts.Microbatches > 0 {
+		pk = PackFirstFit(lengths, capacity, p.opts.Microbatches*dp, multiple)
+	} else {
+		pk = Pack(lengths, nil, capacity, p.opts.MaxSeqs, multiple)
+	}
 	work := pk.Visits
 	if id := pk.TooLong; id >= 0 {
 		s := lengths[id]

@@ -162,3 +162,29 @@ func TestRingOption(t *testing.T) {
 		t.Errorf("ring changed the plan")
 	}
 }
+
+// TestPackFirstFit: first-fit decreasing into the bins asked for, more only
+// when a sequence fits none; a count padded to the multiple.
+func TestPackFirstFit(t *testing.T) {
+	lengths := []int{5, 9, 2, 7, 3, 1, 4} // 31 tokens
+	pk := PackFirstFit(lengths, 10, 4, 1)
+	// Decreasing: 9 7 5 4 3 2 1 → [9 1] [7 3] [5 4] [2]: four bins.
+	want := [][]int{{1, 5}, {3, 4}, {0, 6}, {2}}
+	if !reflect.DeepEqual(pk.Bins, want) || pk.Packed != 4 || !pk.Padded || pk.TooLong != -1 {
+		t.Errorf("bins %v (packed %d, padded %v), want %v", pk.Bins, pk.Packed, pk.Padded, want)
+	}
+	// Two bins asked for, 31 tokens of capacity 10: a third and fourth open.
+	if pk := PackFirstFit(lengths, 10, 2, 1); len(pk.Bins) != 4 {
+		t.Errorf("2 asked, 31 tokens in 10: %d bins %v", len(pk.Bins), pk.Bins)
+	}
+	// Padded to a multiple of 3: a bin of two gives up its last sequence.
+	if pk := PackFirstFit(lengths, 10, 4, 3); len(pk.Bins) != 6 || !pk.Padded {
+		t.Errorf("multiple 3: %d bins %v", len(pk.Bins), pk.Bins)
+	}
+	if pk := PackFirstFit([]int{11}, 10, 1, 1); pk.TooLong != 0 {
+		t.Errorf("too long: %+v", pk)
+	}
+	if _, err := New(Options{Microbatches: 8, MaxSeqs: 2}); err == nil {
+		t.Error("microbatches with max_seqs: no error")
+	}
+}
