@@ -56,18 +56,25 @@ func (m *Model) gradSyncAndOptimizer(stage int, dense, expert float64) (sync, op
 		if !m.opts.NoComm {
 			sync = network.GradAllReduce(t, dense, expert, m.ep).Seconds()
 		}
-		for _, d := range m.devices {
-			optimizer = max(optimizer, d.Compute.OptimizerStepSeconds(dense+expert)+d.Compute.FP8WeightCastSeconds(dense+expert))
-		}
-		return sync, optimizer
-	}
-	if !m.opts.NoComm {
+	} else if !m.opts.NoComm {
 		sync = network.GradSync(t, dense, expert, m.ep).Seconds()
 	}
-	g := float64(m.topo.PoolRanks)
+	stepped := m.steppedParams(dense, expert)
 	// Every rank steps its shard at once: the slowest kind's HBM sets the time.
 	for _, d := range m.devices {
-		optimizer = max(optimizer, d.Compute.OptimizerStepSeconds(dense/g+expert*float64(m.ep)/g)+d.Compute.FP8WeightCastSeconds(dense+expert))
+		optimizer = max(optimizer, d.Compute.OptimizerStepSeconds(stepped)+d.Compute.FP8WeightCastSeconds(dense+expert))
 	}
 	return sync, optimizer
+}
+
+// steppedParams is the parameters one GPU's optimizer step updates, of the
+// dense and routed-expert parameters it holds: its 1/G shard under the
+// distributed optimizer (dense/G + expert·ep/G), all of them under
+// job.GradAllReduce.
+func (m *Model) steppedParams(dense, expert float64) float64 {
+	if m.job.Parallel.GradSyncMode() == job.GradAllReduce {
+		return dense + expert
+	}
+	g := float64(m.topo.PoolRanks)
+	return dense/g + expert*float64(m.ep)/g
 }
