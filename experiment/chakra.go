@@ -34,8 +34,9 @@ import (
 // What a GPU's file holds, in its op order (Megatron's schedule for its
 // microbatches, as the engine ran it):
 //
-//   - the planner's stall, when on the critical path: a CPU compute node
-//     every later node waits for;
+//   - the planner's stall, when on the critical path: a GPU compute node
+//     without work (the nominal kernel of chakra.IdleNumOps) every later
+//     node waits for;
 //   - for each forward and backward op of each of its microbatches: a
 //     COMM_RECV from the same (HDP rank, TP index) GPU of the stage the op
 //     waits for (pipeline.Schedule.Dep: the previous stage forward, the next
@@ -56,8 +57,8 @@ import (
 // A GPU idle in a microbatch (its EP block joins the microbatch but no CP
 // group holds it, or the whole block is idle) still runs the pipeline step:
 // its op has the same nodes with no compute of its own (zero FLOPs), its EP
-// block's all-to-alls, and 0-byte transfers when it holds no tokens, so
-// the pipeline order is kept. The engine runs a sync domain in lock-step at
+// block's all-to-alls, and empty transfers (1 byte, chakra.TransferSize)
+// when it holds no tokens, so the pipeline order is kept. The engine runs a sync domain in lock-step at
 // its slowest CP group's pace: the time a GPU is held (its own group being
 // faster) is added to the duration of the layer's last node (the combine
 // all-to-all on an MoE layer, where the GPU waits in the barrier), and
@@ -720,7 +721,7 @@ func (b *chakraBuilder) nodes(gpu ChakraGPU) ([]chakra.Node, error) {
 			pass = "B"
 		}
 		label := "mb" + strconv.Itoa(d.MB) + ".c" + strconv.Itoa(c) + "." + pass
-		p2pBytes := int64(math.Round(b.bd.P2PBytes(d, r)))
+		p2pBytes := chakra.TransferSize(b.bd.P2PBytes(d, r))
 		var data []uint64
 		if ds, dop, ok := sch.Dep(s, op); ok && ds != s {
 			from := res.Ops[res.OpIndex(ds, di, int(dop.Chunk), dop.Backward)].End

@@ -278,7 +278,7 @@ func checkChakraSet(t *testing.T, sc *scenarios.Scenario, ct *ChakraTraces, dir 
 				dst, _ := attr(nd, "comm_dst")
 				tag, _ := attr(nd, "comm_tag")
 				size, _ := attr(nd, "comm_size")
-				if src.Kind != chakra.KindInt32 || dst.Kind != chakra.KindInt32 || tag.Kind != chakra.KindInt32 || size.Kind != chakra.KindInt64 {
+				if src.Kind != chakra.KindInt32 || dst.Kind != chakra.KindInt32 || tag.Kind != chakra.KindInt32 || size.Kind != chakra.KindInt64 || size.Int < 1 {
 					t.Fatalf("NPU %d: %s attributes %+v", gpu.NPU, nd.Name, nd.Attrs)
 				}
 				k := p2p{int(src.Int), int(dst.Int), tag.Int, size.Int}

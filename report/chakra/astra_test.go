@@ -43,6 +43,19 @@ func TestCommSize(t *testing.T) {
 	}
 }
 
+// TestTransferSize: a send's and a receive's bytes round to the byte, and
+// an empty transfer is 1 byte (ASTRA-sim aborts on a message of none).
+func TestTransferSize(t *testing.T) {
+	for _, c := range []struct {
+		bytes float64
+		want  int64
+	}{{0, 1}, {-3, 1}, {math.NaN(), 1}, {0.4, 1}, {1.5, 2}, {4096.4, 4096}, {1e300, math.MaxInt64}} {
+		if got := TransferSize(c.bytes); got != c.want {
+			t.Errorf("TransferSize(%v) = %d, want %d", c.bytes, got, c.want)
+		}
+	}
+}
+
 // astraH20 is a 32-GPU H20 cluster as experiment describes it.
 func astraH20() *AstraConfig {
 	return &AstraConfig{

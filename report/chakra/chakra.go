@@ -60,7 +60,10 @@
 //   - comm_src, comm_dst (int32, NPU ids), comm_tag (int32) and comm_size
 //     (int64, bytes) on COMM_SEND and COMM_RECV nodes: a send and its
 //     receive carry the same four values (ASTRA-sim matches them on tag,
-//     source, destination and size).
+//     source, destination and size). An empty transfer (kept so that a GPU
+//     holding no tokens keeps its pipeline's order) is 1 byte: ASTRA-sim's
+//     analytical frontend asserts that a message has one
+//     (ChunkIdGenerator.cc) and aborts (TransferSize).
 //   - pg_desc (string) names the group for people; ASTRA-sim does not read
 //     it.
 package chakra
@@ -423,4 +426,16 @@ func CommSize(t CollectiveCommType, ncclBytes float64, ranks int) int64 {
 		return math.MaxInt64
 	}
 	return max(1, int64(math.Round(ncclBytes)))
+}
+
+// TransferSize is the comm_size of a COMM_SEND or COMM_RECV moving bytes:
+// rounded to the byte, at least 1 (an empty transfer; see the package doc).
+func TransferSize(bytes float64) int64 {
+	if bytes >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	if !(bytes >= 1) {
+		return 1
+	}
+	return int64(math.Round(bytes))
 }
