@@ -58,11 +58,11 @@ import (
 // group holds it, or the whole block is idle) still runs the pipeline step:
 // its op has the same nodes with no compute of its own (zero FLOPs), its EP
 // block's all-to-alls, and empty transfers (1 byte, chakra.TransferSize)
-// when it holds no tokens, so the pipeline order is kept. The engine runs a sync domain in lock-step at
-// its slowest CP group's pace: the time a GPU is held (its own group being
-// faster) is added to the duration of the layer's last node (the combine
-// all-to-all on an MoE layer, where the GPU waits in the barrier), and
-// recorded in its "held_micros" attribute.
+// when it holds no tokens, so the pipeline order is kept. The engine runs
+// a sync domain in lock-step at its slowest CP group's pace: the time a GPU
+// is held (its own group being faster) is added to the duration of the
+// layer's last node (the combine all-to-all on an MoE layer, where the GPU
+// waits in the barrier), and recorded in its "held_micros" attribute.
 //
 // Dependencies: each node of an op has a data dependency on the node before
 // it; an op's first node on its RECV (or, within a stage, on the op that
