@@ -363,6 +363,16 @@ func (c *Compute) RankStageSeconds(stage, tokens int, pieces []Piece) LayerSecon
 // v 4, write master 4 + m 4 + v 4 + BF16 parameter 2.
 const OptimizerBytesPerParam = 28
 
+// OptimizerFLOPsPerParam is the floating-point operations of one AdamW step per
+// parameter, counted from its update rule (Loshchilov and Hutter, "Decoupled
+// Weight Decay Regularization", ICLR 2019, Algorithm 2, as Apex's FusedAdam
+// applies it per element in adam_w_mode): m = β1·m + (1−β1)·g 3, v = β2·v +
+// (1−β2)·g² 4, the bias-corrected denominator sqrt(v/(1−β2^t)) + ε 3, the
+// bias-corrected step m/(1−β1^t)/denominator 2, the decay term + λ·p 2, and
+// p −= lr·step 2. The step is memory-bound (OptimizerBytesPerParam); this
+// count only describes its work (execution traces' num_ops), it prices nothing.
+const OptimizerFLOPsPerParam = 16
+
 // FP8WeightCastSeconds is, under FP8 training, the per-iteration recast of the
 // params weights a GPU holds to their FP8 copies and transposes,
 // MemorySeconds(params·FP8WeightCastBytesPerParam); 0 in BF16.

@@ -122,7 +122,7 @@ func (m *Model) gradSyncAndOptimizer(stage int, dense, expert float64) stageSync
 			st.denseRS, st.denseAG, st.expertRS, st.expertAG = c.DenseReduceScatterSeconds, c.DenseAllGatherSeconds, c.ExpertReduceScatterSeconds, c.ExpertAllGatherSeconds
 		}
 		for _, d := range m.devices {
-			st.optimizer = max(st.optimizer, d.Compute.OptimizerStepSeconds(dense+expert)+d.Compute.FP8WeightCastSeconds(dense+expert))
+			st.optimizer = max(st.optimizer, d.Compute.OptimizerStepSeconds(m.steppedParams(dense, expert))+d.Compute.FP8WeightCastSeconds(dense+expert))
 		}
 		return st
 	}
@@ -135,10 +135,10 @@ func (m *Model) gradSyncAndOptimizer(stage int, dense, expert float64) stageSync
 		c := network.GradSyncBytes(t, dense, expert, m.ep, gb)
 		st.denseRS, st.denseAG, st.expertRS, st.expertAG = c.DenseReduceScatterSeconds, c.DenseAllGatherSeconds, c.ExpertReduceScatterSeconds, c.ExpertAllGatherSeconds
 	}
-	g := float64(m.topo.PoolRanks)
+	stepped := m.steppedParams(dense, expert)
 	// Every rank steps its shard at once: the slowest kind's HBM sets the time.
 	for _, d := range m.devices {
-		st.optimizer = max(st.optimizer, d.Compute.OptimizerStepSeconds(dense/g+expert*float64(m.ep)/g)+d.Compute.FP8WeightCastSeconds(dense+expert))
+		st.optimizer = max(st.optimizer, d.Compute.OptimizerStepSeconds(stepped)+d.Compute.FP8WeightCastSeconds(dense+expert))
 	}
 	return st
 }
@@ -227,4 +227,16 @@ func (m *Model) overlappedSync(s int, st stageSync) ([]chunkSync, float64) {
 		}
 	}
 	return out, ag
+}
+
+// steppedParams is the parameters one GPU's optimizer step updates, of the
+// dense and routed-expert parameters it holds: its 1/G shard under the
+// distributed optimizer (dense/G + expert·ep/G), all of them under
+// job.GradAllReduce.
+func (m *Model) steppedParams(dense, expert float64) float64 {
+	if m.job.Parallel.GradSyncMode() == job.GradAllReduce {
+		return dense + expert
+	}
+	g := float64(m.topo.PoolRanks)
+	return dense/g + expert*float64(m.ep)/g
 }

@@ -97,9 +97,10 @@ type Work struct {
 	Seconds float64
 	// FLOPs counts its GEMMs' and core attention's floating-point operations
 	// (a backward GEMM as two, core attention's backward at
-	// job.Model.AttentionBwdFactor), Bytes its GEMMs' operands and
-	// memory-bound ops' HBM traffic: a roofline's inputs, not the cost
-	// model's time (which also counts launches).
+	// job.Model.AttentionBwdFactor), Bytes its GEMMs' operands, memory-bound
+	// ops' HBM traffic and core attention's inputs and outputs
+	// (attentionBytes): a roofline's inputs, not the cost model's time
+	// (which also counts launches). Work that computes has both above 0.
 	FLOPs, Bytes float64
 }
 
@@ -305,6 +306,17 @@ func (b *Breakdown) headPart(dc *domainCost, rp *rankParts, pass int) LayerPart 
 	return lp
 }
 
+// attentionBytes is core attention's HBM traffic on a GPU holding tokens
+// tokens, forward and backward, as a roofline counts a fused kernel's: its
+// inputs read and outputs written once (network.TokenBytes per token).
+// Forward: Q, K and V read, O written; backward: Q, K, V, O and dO read, dQ,
+// dK and dV written, twice the forward.
+func attentionBytes(t network.Topology, model job.Model, tokens int) (fwd, bwd float64) {
+	q, k, v, o := network.TokenBytes(t, model)
+	fwd = float64(tokens) * (q + k + v + o)
+	return fwd, 2 * fwd
+}
+
 // opsWork is the FLOPs and bytes of ops in one pass (0 forward, 1 backward):
 // GEMMs by shape (the backward's two), memory-bound ops by their bytes.
 func opsWork(ops []calib.Op, pass int) (flops, bytes float64) {
@@ -433,15 +445,16 @@ func (b *Breakdown) groupParts(t network.Topology, g *sched.Group, rank, per, to
 		p.ops = m.devices[rp.dev].Compute.AppendLayerOps(p.ops[:0], l, per)
 		ff, fb := opsWork(p.ops, 0)
 		bf, bb := opsWork(p.ops, 1)
-		pp.fwd = Work{Seconds: compF, FLOPs: ff + attnFLOPs, Bytes: fb}
-		pp.bwd = Work{Seconds: compB, FLOPs: bf + attnFLOPs*model.AttentionBwdFactor(), Bytes: bb}
+		af, ab := attentionBytes(t, model, per)
+		pp.fwd = Work{Seconds: compF, FLOPs: ff + attnFLOPs, Bytes: fb + af}
+		pp.bwd = Work{Seconds: compB, FLOPs: bf + attnFLOPs*model.AttentionBwdFactor(), Bytes: bb + ab}
 		if comm {
 			pp.fwdComm = b.cpCollectives(t, grp, rank, total, c.window[kind][0], exposed[0], false)
 			pp.bwdComm = b.cpCollectives(t, grp, rank, total, c.window[kind][1], exposed[1], true)
 		}
 		pp.fwdComm = append(pp.fwdComm, b.tpCollectives(rank, per, x.tpFwd)...)
 		pp.bwdComm = append(pp.bwdComm, b.tpCollectives(rank, per, x.tpBwd)...)
-		b.recompute(pp, x, Work{FLOPs: attnFLOPs})
+		b.recompute(pp, x, Work{FLOPs: attnFLOPs, Bytes: af})
 		// The GPU's own layer time, summed as raise sums it.
 		pp.fwdSec = compF + exposed[0] + x.tpFwd + x.fsdpFwd
 		pp.bwdSec = compB + exposed[1] + x.tpBwd + x.fsdpBwd
@@ -452,7 +465,7 @@ func (b *Breakdown) groupParts(t network.Topology, g *sched.Group, rank, per, to
 
 // recompute fills pp's recomputed forward from x (layerExtra): under full
 // recomputation the forward's work and all its collectives again, under
-// selective the core attention's forward (attn: its FLOPs).
+// selective the core attention's forward (attn: its FLOPs and bytes).
 func (b *Breakdown) recompute(pp *passParts, x layerExtra, attn Work) {
 	switch b.m.job.Parallel.RecomputeMode() {
 	case job.RecomputeFull:
@@ -609,15 +622,16 @@ func (b *Breakdown) layoutParts(t network.Topology, g *sched.Group, rank int, to
 		p.ops = m.devices[rp.dev].Compute.AppendLayerOps(p.ops[:0], layer, l.ShardTokens[i])
 		ff, fb := opsWork(p.ops, 0)
 		bf, bb := opsWork(p.ops, 1)
-		pp.fwd = Work{Seconds: comp[0], FLOPs: ff + ownAttnFLOPs, Bytes: fb}
-		pp.bwd = Work{Seconds: comp[1], FLOPs: bf + ownAttnFLOPs*model.AttentionBwdFactor(), Bytes: bb}
+		af, ab := attentionBytes(t, model, l.ShardTokens[i])
+		pp.fwd = Work{Seconds: comp[0], FLOPs: ff + ownAttnFLOPs, Bytes: fb + af}
+		pp.bwd = Work{Seconds: comp[1], FLOPs: bf + ownAttnFLOPs*model.AttentionBwdFactor(), Bytes: bb + ab}
 		if comm {
 			pp.fwdComm = b.layoutCollectives(t, g, rank, exposed[0], false)
 			pp.bwdComm = b.layoutCollectives(t, g, rank, exposed[1], true)
 		}
 		pp.fwdComm = append(pp.fwdComm, b.tpCollectives(rank, most, x.tpFwd)...)
 		pp.bwdComm = append(pp.bwdComm, b.tpCollectives(rank, most, x.tpBwd)...)
-		b.recompute(pp, x, Work{FLOPs: ownAttnFLOPs})
+		b.recompute(pp, x, Work{FLOPs: ownAttnFLOPs, Bytes: af})
 		pp.fwdSec = comp[0] + exposed[0] + x.tpFwd + x.fsdpFwd
 		pp.bwdSec = comp[1] + exposed[1] + x.tpBwd + x.fsdpBwd
 		pp.recSec = comp[1] + exposed[1] + x.tpBwd + x.fsdpBwd + x.recomputeCompute + x.recomputeComm
@@ -773,4 +787,22 @@ func (m *Model) GradSyncParts(stage, rank int) ([]Collective, error) {
 	add(Collective{Name: "dp-ag", Kind: AllGather, Group: GroupDP, Ranks: dp, Bytes: dense * network.ParamBytesPerParam, Seconds: c.DenseAllGatherSeconds})
 	add(Collective{Name: "edp-ag", Kind: AllGather, Group: GroupExpertDP, Ranks: edp, Bytes: expert * network.ParamBytesPerParam, Seconds: c.ExpertAllGatherSeconds})
 	return out, nil
+}
+
+// OptimizerWork is the optimizer step that ends the iteration on a GPU of
+// stage: OptimizerSeconds, and as its work the AdamW step over the
+// parameters the GPU updates (steppedParams: calib.OptimizerFLOPsPerParam and
+// calib.OptimizerBytesPerParam each) plus, under FP8 training, the recast of
+// every weight it holds (calib.FP8WeightCastBytesPerParam).
+func (m *Model) OptimizerWork(stage int) (Work, error) {
+	if stage < 0 || stage >= len(m.optimizer) {
+		return Work{}, fmt.Errorf("costmodel: stage %d outside [0, %d)", stage, len(m.optimizer))
+	}
+	dense, expert := m.stageParams(stage)
+	stepped := m.steppedParams(dense, expert)
+	w := Work{Seconds: m.optimizer[stage], FLOPs: stepped * calib.OptimizerFLOPsPerParam, Bytes: stepped * calib.OptimizerBytesPerParam}
+	if m.job.Parallel.FP8() {
+		w.Bytes += (dense + expert) * calib.FP8WeightCastBytesPerParam
+	}
+	return w, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sim/network"
 	"github.com/dcpsim/dcpsim/sim/step"
 )
 
@@ -75,7 +76,7 @@ func sampleRanks(d *step.Domain) []int {
 func TestLayerPartsSumToChunkSeconds(t *testing.T) {
 	mods := partsModels(t)
 	cases := simCases(t, mods)
-	checked, held, colls, layouts := 0, 0, map[string]bool{}, 0
+	checked, held, colls, layouts, recomputed := 0, 0, map[string]bool{}, 0, 0
 	for ci, c := range cases {
 		for _, mb := range c.plan.Microbatches {
 			for _, g := range mb.Groups {
@@ -123,6 +124,14 @@ func TestLayerPartsSumToChunkSeconds(t *testing.T) {
 										if w.Seconds < 0 || w.FLOPs < 0 || w.Bytes < 0 {
 											t.Fatalf("%s: negative work %+v", c.name, w)
 										}
+										// A roofline needs both (ASTRA-sim skips a kernel
+										// without bytes).
+										if (w.FLOPs > 0) != (w.Bytes > 0) {
+											t.Fatalf("%s layer %d: work %+v has FLOPs or bytes but not both", c.name, p.Layer, w)
+										}
+									}
+									if p.Recomputed && p.Recompute.Bytes > 0 {
+										recomputed++
 									}
 									for _, list := range [][]Collective{p.RecomputeComm, p.Comm, p.MoEComm} {
 										for _, cl := range list {
@@ -169,8 +178,8 @@ func TestLayerPartsSumToChunkSeconds(t *testing.T) {
 		}
 	}
 	t.Logf("%d (chunk, pass, rank) sums checked, %d parts held, %d CP × HP layout groups, collectives %v", checked, held, layouts, colls)
-	if checked < 1000 || held == 0 || layouts == 0 {
-		t.Errorf("%d sums checked, %d held parts: the cases do not exercise the parts", checked, held)
+	if checked < 1000 || held == 0 || layouts == 0 || recomputed == 0 {
+		t.Errorf("%d sums checked, %d held parts, %d recomputed parts with bytes: the cases do not exercise the parts", checked, held, recomputed)
 	}
 	for _, name := range []string{"cp-a2a", "cp-ring-ag", "cp-ring-rs", "cp-ag-kv", "cp-rs-dkv", "tp-ag-attn", "tp-rs-mlp", "tp-ar-attn", "moe-dispatch", "moe-combine"} {
 		if !colls[name] {
@@ -235,5 +244,101 @@ func TestLayerPartsHand(t *testing.T) {
 	}
 	if got, want := b.P2PBytes(d, 0), 4096.0*float64(mod.Job().Model.Hidden)*2; got != want {
 		t.Errorf("P2PBytes %g, want %g", got, want)
+	}
+}
+
+// TestRecomputeWorkBytes: a recomputed layer's forward carries the bytes a
+// roofline needs (ASTRA-sim skips a kernel of 0 bytes): under selective
+// recomputation the core attention's inputs and outputs, tokens·(Q+K+V+O)
+// per network.TokenBytes, beside its FLOPs; under full recomputation the
+// whole forward's work, Compute of the forward pass. No priced time moves:
+// the parts still sum to ChunkSeconds (TestLayerPartsSumToChunkSeconds).
+func TestRecomputeWorkBytes(t *testing.T) {
+	mods := partsModels(t)
+	for _, name := range []string{"tp2-pp2-selective-allreduce", "tp2-sp-pp2-vpp2-full2"} {
+		mod := mods[name]
+		q, k, v, o := network.TokenBytes(mod.Topology(), mod.Job().Model)
+		selective := mod.Job().Parallel.RecomputeMode() == job.RecomputeSelective
+		checked := 0
+		for _, c := range simCases(t, map[string]*Model{name: mod}) {
+			l, err := step.NewLayout(c.plan, mod.Job().Parallel.EP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := mod.Breakdown(l, c.lengths, c.exec, 0)
+			if err != nil {
+				continue // a plan its execution cannot run here
+			}
+			for di := range l.Domains {
+				d := &l.Domains[di]
+				for _, r := range sampleRanks(d) {
+					fwd, err := b.LayerParts(0, 0, d, r, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					bwd, err := b.LayerParts(0, 0, d, r, true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					tokens := float64(b.RankTokens(d, r))
+					for _, p := range bwd {
+						if !p.Recomputed || tokens == 0 || p.Recompute.FLOPs == 0 {
+							continue
+						}
+						checked++
+						want := tokens * (q + k + v + o)
+						if !selective {
+							want = fwd[indexOfLayer(fwd, p.Layer)].Compute.Bytes
+						}
+						if !(p.Recompute.Bytes > 0) || math.Abs(p.Recompute.Bytes-want) > 1e-9*want {
+							t.Fatalf("%s domain %d rank %d layer %d: recompute %+v, want %g bytes", name, di, r, p.Layer, p.Recompute, want)
+						}
+					}
+				}
+			}
+		}
+		if checked == 0 {
+			t.Errorf("%s: no recomputed layer checked", name)
+		}
+	}
+}
+
+// indexOfLayer is the position of layer in parts.
+func indexOfLayer(parts []LayerPart, layer int) int {
+	for i, p := range parts {
+		if p.Layer == layer {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestOptimizerWork: the optimizer step's work is AdamW over the parameters
+// the GPU updates (its 1/G shard of the dense ones and ep/G of the experts'
+// under the distributed optimizer, all under the gradient all-reduce), 16
+// FLOPs and 28 bytes each, in OptimizerSeconds; a bad stage is an error.
+func TestOptimizerWork(t *testing.T) {
+	mods := partsModels(t)
+	for _, name := range []string{"tp2-sp-pp2-vpp2-full2", "tp2-pp2-selective-allreduce", "straddle-full"} {
+		mod := mods[name]
+		j := mod.Job()
+		g := float64(j.PoolRanks())
+		for s := range j.Parallel.PP {
+			w, err := mod.OptimizerWork(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dense, expert := mod.stageParams(s)
+			params := dense/g + expert*float64(j.Parallel.EP)/g
+			if j.Parallel.GradSyncMode() == job.GradAllReduce {
+				params = dense + expert
+			}
+			if w.Seconds != mod.optimizer[s] || w.FLOPs != 16*params || w.Bytes != 28*params || !(w.Bytes > 0) {
+				t.Errorf("%s stage %d: %+v, want %g s, %g FLOPs, %g bytes", name, s, w, mod.optimizer[s], 16*params, 28*params)
+			}
+		}
+		if _, err := mod.OptimizerWork(j.Parallel.PP); err == nil {
+			t.Errorf("%s: stage %d out of range accepted", name, j.Parallel.PP)
+		}
 	}
 }

@@ -34,8 +34,9 @@ import (
 // What a GPU's file holds, in its op order (Megatron's schedule for its
 // microbatches, as the engine ran it):
 //
-//   - the planner's stall, when on the critical path: a CPU compute node
-//     every later node waits for;
+//   - the planner's stall, when on the critical path: a GPU compute node
+//     without work (the nominal kernel of chakra.IdleNumOps) every later
+//     node waits for;
 //   - for each forward and backward op of each of its microbatches: a
 //     COMM_RECV from the same (HDP rank, TP index) GPU of the stage the op
 //     waits for (pipeline.Schedule.Dep: the previous stage forward, the next
@@ -56,12 +57,12 @@ import (
 // A GPU idle in a microbatch (its EP block joins the microbatch but no CP
 // group holds it, or the whole block is idle) still runs the pipeline step:
 // its op has the same nodes with no compute of its own (zero FLOPs), its EP
-// block's all-to-alls, and 0-byte transfers when it holds no tokens, so
-// the pipeline order is kept. The engine runs a sync domain in lock-step at
-// its slowest CP group's pace: the time a GPU is held (its own group being
-// faster) is added to the duration of the layer's last node (the combine
-// all-to-all on an MoE layer, where the GPU waits in the barrier), and
-// recorded in its "held_micros" attribute.
+// block's all-to-alls, and empty transfers (1 byte, chakra.TransferSize)
+// when it holds no tokens, so the pipeline order is kept. The engine runs
+// a sync domain in lock-step at its slowest CP group's pace: the time a GPU
+// is held (its own group being faster) is added to the duration of the
+// layer's last node (the combine all-to-all on an MoE layer, where the GPU
+// waits in the barrier), and recorded in its "held_micros" attribute.
 //
 // Dependencies: each node of an op has a data dependency on the node before
 // it; an op's first node on its RECV (or, within a stage, on the op that
@@ -145,6 +146,7 @@ type ChakraTraces struct {
 	// Result is the engine's timeline of the iteration.
 	Result *step.Result
 	b      *chakraBuilder
+	fp8    bool
 }
 
 // ChakraTrace runs sc's batches up to iteration (0-based, warm-up included)
@@ -224,7 +226,7 @@ func ChakraTrace(sc *scenarios.Scenario, policy string, iteration int, npus []in
 	if err != nil {
 		return nil, err
 	}
-	out := &ChakraTraces{Scenario: sc.Name, Policy: policy, Iteration: iteration, NPUs: total, Result: m.result}
+	out := &ChakraTraces{Scenario: sc.Name, Policy: policy, Iteration: iteration, NPUs: total, Result: m.result, fp8: j.Parallel.FP8()}
 	for _, n := range npus {
 		out.GPUs = append(out.GPUs, ChakraGPU{NPU: n, Stage: n / tp / g, Rank: n / tp % g, TPRank: n % tp})
 	}
@@ -377,12 +379,8 @@ func (c *ChakraTraces) WriteFiles(ctx context.Context, dir, prefix string, wrote
 	if err := CheckChakraPrefix(prefix); err != nil {
 		return err
 	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return badInput("%s is not a folder", dir)
-	} else if err != nil {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return badInput("%v", err)
-		}
+	if err := ensureFolder(dir); err != nil {
+		return err
 	}
 	for _, g := range c.GPUs {
 		if err := ctx.Err(); err != nil {
@@ -412,6 +410,134 @@ func (c *ChakraTraces) WriteFiles(ctx context.Context, dir, prefix string, wrote
 		}
 		if wrote != nil {
 			wrote(path, 0)
+		}
+	}
+	return nil
+}
+
+// AstraConfig describes the job's cluster to ASTRA-sim's analytical
+// backend (report/chakra's AstraConfig; docs/chakra.md gives the choices
+// and what they measure):
+//
+//   - a network of two Switch dimensions, the NVLink node and the scale-out
+//     fabric: NVLink at nvlink_bytes_per_second × collective_intra.max and
+//     the NIC at nic_bytes_per_second × send_recv_inter.max, the rates the
+//     cost model achieves (the NIC's point-to-point one: ASTRA-sim moves
+//     every collective as point-to-point messages); a link's latency half
+//     of intra_hop_latency_seconds and of inter_p2p_latency_seconds, so
+//     that a message through a switch takes the latency the cost model
+//     charges a ring step (NCCL's per-hop latency inside a node, a
+//     send/recv across nodes). A job of one node is written as two
+//     dimensions of the same NVLink links (ASTRA-sim needs two, see
+//     report/chakra), of nodes of one GPU as two of NIC links;
+//   - the roofline: the BF16 peak (FP8 under FP8 training) and the HBM
+//     bandwidth at the memory-bound efficiency.
+//
+// It fails for a mixed cluster (ASTRA-sim's network has one bandwidth per
+// dimension) and for a GPU count that does not fill whole nodes or cannot
+// be split in two dimensions.
+func (c *ChakraTraces) AstraConfig() (*chakra.AstraConfig, error) {
+	m := c.b.model
+	t := m.Topology()
+	if t.Mixed() {
+		return nil, badInput("scenario %s mixes %d GPU kinds: ASTRA-sim's analytical network has one bandwidth per dimension", c.Scenario, t.Kinds())
+	}
+	prof := m.Devices()[0].Profile
+	gpn, total := t.GPUsPerNode, c.NPUs
+	if total%gpn != 0 {
+		return nil, badInput("scenario %s: %d GPUs do not fill nodes of %d: ASTRA-sim's network is a grid of whole dimensions", c.Scenario, total, gpn)
+	}
+	nvl := chakra.AstraDim{BytesPerSecond: t.NVLinkBytesPerSecond * t.CollectiveIntra, LinkSeconds: t.IntraHopSeconds / 2,
+		Why: fmt.Sprintf("NVLink, %s nvlink_bytes_per_second %g x collective_intra.max %g; latency intra_hop_latency_seconds %g / 2",
+			prof.Name, t.NVLinkBytesPerSecond, t.CollectiveIntra, t.IntraHopSeconds)}
+	nic := chakra.AstraDim{BytesPerSecond: t.NICBytesPerSecond * t.SendRecvInter, LinkSeconds: t.InterP2PSeconds / 2,
+		Why: fmt.Sprintf("the NIC, %s nic_bytes_per_second %g x send_recv_inter.max %g; latency inter_p2p_latency_seconds %g / 2",
+			prof.Name, t.NICBytesPerSecond, t.SendRecvInter, t.InterP2PSeconds)}
+	var dims []chakra.AstraDim
+	switch nodes := total / gpn; {
+	case gpn > 1 && nodes > 1:
+		nvl.NPUs, nic.NPUs = gpn, nodes
+		dims = []chakra.AstraDim{nvl, nic}
+	case gpn > 1:
+		dims = splitDim(nvl, gpn, "the node's")
+	default:
+		dims = splitDim(nic, nodes, "the nodes'")
+	}
+	if dims == nil {
+		return nil, badInput("scenario %s: %d GPUs, %d per node: ASTRA-sim needs two network dimensions of 2 or more NPUs each", c.Scenario, total, gpn)
+	}
+	peak, peakName := prof.PeakBF16FLOPs.Value, "peak_bf16_flops"
+	if c.fp8 {
+		peak, peakName = prof.PeakFP8FLOPs.Value, "peak_fp8_flops"
+	}
+	cfg := &chakra.AstraConfig{
+		Title: fmt.Sprintf("scenario %s, %d x %s, %d per node; written by dcpsim trace --astra-config", c.Scenario, total, prof.Name, gpn),
+		Dims:  dims, PeakFLOPS: peak, HBMBytesPerSecond: prof.HBMBytesPerSecond.Value * prof.MemoryBoundEfficiency.Value,
+		RooflineWhy: fmt.Sprintf("%s %s %g; hbm_bytes_per_second %g x memory_bound_efficiency %g",
+			prof.Name, peakName, peak, prof.HBMBytesPerSecond.Value, prof.MemoryBoundEfficiency.Value),
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, badInput("scenario %s: %v", c.Scenario, err)
+	}
+	return cfg, nil
+}
+
+// splitDim writes one level of n NPUs joined by d's links as two
+// dimensions of the same links (its smallest factor, then the rest): the
+// same network for the congestion-unaware backend, whose messages cross
+// one switch of either. nil when n has no such split.
+func splitDim(d chakra.AstraDim, n int, what string) []chakra.AstraDim {
+	for a := 2; a*a <= n; a++ {
+		if n%a == 0 {
+			d.Why = fmt.Sprintf("%s %d NPUs as %d x %d, the same links: %s", what, n, a, n/a, d.Why)
+			x, y := d, d
+			x.NPUs, y.NPUs = a, n/a
+			return []chakra.AstraDim{x, y}
+		}
+	}
+	return nil
+}
+
+// WriteAstraConfig writes AstraConfig's files into dir (created if absent):
+// chakra.AstraNetworkFile, AstraSystemFile (compute replayed),
+// AstraSystemRooflineFile (compute from num_ops and tensor_size) and
+// AstraRemoteMemoryFile, each through a temporary file renamed into place;
+// wrote is called with each path.
+func (c *ChakraTraces) WriteAstraConfig(dir string, wrote func(path string)) error {
+	cfg, err := c.AstraConfig()
+	if err != nil {
+		return err
+	}
+	if err := ensureFolder(dir); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{chakra.AstraNetworkFile, cfg.WriteNetwork},
+		{chakra.AstraSystemFile, func(w io.Writer) error { return cfg.WriteSystem(w, false) }},
+		{chakra.AstraSystemRooflineFile, func(w io.Writer) error { return cfg.WriteSystem(w, true) }},
+		{chakra.AstraRemoteMemoryFile, chakra.WriteAstraRemoteMemory},
+	} {
+		path := filepath.Join(dir, f.name)
+		if err := report.WriteFileAtomic(path, f.write); err != nil {
+			return err
+		}
+		if wrote != nil {
+			wrote(path)
+		}
+	}
+	return nil
+}
+
+// ensureFolder creates dir when absent; a file there is bad input.
+func ensureFolder(dir string) error {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return badInput("%s is not a folder", dir)
+	} else if err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return badInput("%v", err)
 		}
 	}
 	return nil
@@ -558,8 +684,11 @@ func (b *chakraBuilder) nodes(gpu ChakraGPU) ([]chakra.Node, error) {
 	gpuOp := chakra.BoolAttr("is_cpu_op", false)
 	var prev []uint64 // the last node of the GPU's stream
 	if res.PlannerStall > 0 {
-		prev = []uint64{add(chakra.Node{Name: "planner-stall", Type: chakra.CompNode, DurationMicros: micros(res.PlannerStall),
-			Attrs: []chakra.Attr{chakra.BoolAttr("is_cpu_op", true)}})}
+		// The planner runs on the host, but ASTRA-sim's statistics throw on a
+		// CPU node: a GPU node with no work (report/chakra's package doc).
+		stall := b.compute("planner-stall", costmodel.Work{})
+		stall.node.DurationMicros = micros(res.PlannerStall)
+		prev = []uint64{add(stall.node)}
 	}
 	var doms []int
 	for i := range res.Domains {
@@ -592,7 +721,7 @@ func (b *chakraBuilder) nodes(gpu ChakraGPU) ([]chakra.Node, error) {
 			pass = "B"
 		}
 		label := "mb" + strconv.Itoa(d.MB) + ".c" + strconv.Itoa(c) + "." + pass
-		p2pBytes := int64(math.Round(b.bd.P2PBytes(d, r)))
+		p2pBytes := chakra.TransferSize(b.bd.P2PBytes(d, r))
 		var data []uint64
 		if ds, dop, ok := sch.Dep(s, op); ok && ds != s {
 			from := res.Ops[res.OpIndex(ds, di, int(dop.Chunk), dop.Backward)].End
@@ -675,9 +804,14 @@ func (b *chakraBuilder) nodes(gpu ChakraGPU) ([]chakra.Node, error) {
 		prev = []uint64{add(p.node)}
 		at = end
 	}
-	add(chakra.Node{Name: "optimizer", Type: chakra.CompNode, DataDeps: prev,
-		StartMicros: micros(st.GradSyncEnd), DurationMicros: micros(st.OptimizerEnd) - micros(st.GradSyncEnd),
-		Attrs: []chakra.Attr{gpuOp}})
+	w, err := b.model.OptimizerWork(s)
+	if err != nil {
+		return nil, err
+	}
+	opt := b.compute("optimizer", w)
+	opt.node.DataDeps = prev
+	opt.node.StartMicros, opt.node.DurationMicros = micros(st.GradSyncEnd), micros(st.OptimizerEnd)-micros(st.GradSyncEnd)
+	add(opt.node)
 	return out, nil
 }
 
@@ -708,12 +842,16 @@ func (b *chakraBuilder) appendLayer(q []pending, p *costmodel.LayerPart, label s
 	return q
 }
 
-// compute is a COMP node of w.
+// compute is a GPU COMP node of w: its FLOPs and bytes as num_ops and
+// tensor_size, at least chakra.IdleNumOps and IdleTensorSize (the nominal
+// kernel of a node without work, which ASTRA-sim's roofline needs).
 func (b *chakraBuilder) compute(name string, w costmodel.Work) pending {
+	ops := max(int64(math.Round(w.FLOPs)), chakra.IdleNumOps)
+	bytes := max(uint64(math.Round(w.Bytes)), chakra.IdleTensorSize)
 	return pending{seconds: w.Seconds, node: chakra.Node{Name: name, Type: chakra.CompNode, Attrs: []chakra.Attr{
 		chakra.BoolAttr("is_cpu_op", false),
-		chakra.Int64Attr("num_ops", int64(math.Round(w.FLOPs))),
-		chakra.Uint64Attr("tensor_size", uint64(math.Round(w.Bytes))),
+		chakra.Int64Attr("num_ops", ops),
+		chakra.Uint64Attr("tensor_size", bytes),
 	}}}
 }
 
@@ -723,13 +861,15 @@ var collectiveTypes = map[costmodel.CollectiveKind]chakra.CollectiveCommType{
 	costmodel.ReduceScatter: chakra.ReduceScatter, costmodel.AllReduce: chakra.AllReduce,
 }
 
-// collective is a COMM_COLL node of c on its group.
+// collective is a COMM_COLL node of c on its group, its comm_size the
+// bytes ASTRA-sim starts from (chakra.CommSize of c's NCCL count).
 func (b *chakraBuilder) collective(c *costmodel.Collective, name string, s, r, t int) pending {
 	g := b.group(c, s, r, t)
+	kind := collectiveTypes[c.Kind]
 	return pending{seconds: c.Seconds, node: chakra.Node{Name: name, Type: chakra.CommCollNode, Attrs: []chakra.Attr{
 		chakra.BoolAttr("is_cpu_op", false),
-		chakra.Int64Attr("comm_type", int64(collectiveTypes[c.Kind])),
-		chakra.Int64Attr("comm_size", int64(math.Round(c.Bytes))),
+		chakra.Int64Attr("comm_type", int64(kind)),
+		chakra.Int64Attr("comm_size", chakra.CommSize(kind, c.Bytes, len(b.members[g]))),
 		chakra.StringAttr("pg_name", strconv.Itoa(b.ids[g])),
 		chakra.StringAttr("pg_desc", g),
 	}}}

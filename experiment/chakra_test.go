@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,7 +239,7 @@ func checkChakraSet(t *testing.T, sc *scenarios.Scenario, ct *ChakraTraces, dir 
 			if i > 0 && len(nd.DataDeps)+len(nd.CtrlDeps) == 0 && nd.Type != chakra.CommRecvNode {
 				t.Errorf("NPU %d: node %d (%s) depends on nothing", gpu.NPU, i, nd.Name)
 			}
-			if a, ok := attr(nd, "is_cpu_op"); !ok || a.Kind != chakra.KindBool || a.Bool != (nd.Name == "planner-stall") {
+			if a, ok := attr(nd, "is_cpu_op"); !ok || a.Kind != chakra.KindBool || a.Bool {
 				t.Errorf("NPU %d: node %s: is_cpu_op %+v", gpu.NPU, nd.Name, a)
 			}
 			if _, ok := attr(nd, "held_micros"); ok {
@@ -246,8 +247,10 @@ func checkChakraSet(t *testing.T, sc *scenarios.Scenario, ct *ChakraTraces, dir 
 			}
 			switch nd.Type {
 			case chakra.CompNode:
-				if _, ok := attr(nd, "num_ops"); !ok && nd.Name != "planner-stall" && nd.Name != "optimizer" {
-					t.Errorf("NPU %d: COMP node %s has no num_ops", gpu.NPU, nd.Name)
+				ops, _ := attr(nd, "num_ops")
+				size, _ := attr(nd, "tensor_size")
+				if ops.Kind != chakra.KindInt64 || ops.Int < chakra.IdleNumOps || size.Kind != chakra.KindUint64 || size.Uint < chakra.IdleTensorSize {
+					t.Errorf("NPU %d: COMP node %s: num_ops %+v, tensor_size %+v", gpu.NPU, nd.Name, ops, size)
 				}
 			case chakra.CommCollNode:
 				pg, _ := attr(nd, "pg_name")
@@ -275,7 +278,7 @@ func checkChakraSet(t *testing.T, sc *scenarios.Scenario, ct *ChakraTraces, dir 
 				dst, _ := attr(nd, "comm_dst")
 				tag, _ := attr(nd, "comm_tag")
 				size, _ := attr(nd, "comm_size")
-				if src.Kind != chakra.KindInt32 || dst.Kind != chakra.KindInt32 || tag.Kind != chakra.KindInt32 || size.Kind != chakra.KindInt64 {
+				if src.Kind != chakra.KindInt32 || dst.Kind != chakra.KindInt32 || tag.Kind != chakra.KindInt32 || size.Kind != chakra.KindInt64 || size.Int < 1 {
 					t.Fatalf("NPU %d: %s attributes %+v", gpu.NPU, nd.Name, nd.Attrs)
 				}
 				k := p2p{int(src.Int), int(dst.Int), tag.Int, size.Int}
@@ -357,6 +360,174 @@ func checkChakraSet(t *testing.T, sc *scenarios.Scenario, ct *ChakraTraces, dir 
 	}
 	if !sawHeld {
 		t.Error("no GPU was held by its domain")
+	}
+}
+
+// chakraNodes traces npus of chakraTiny with parallel under policy
+// (iteration 1) and reads every file back with chakra.ReadTrace.
+func chakraNodes(t *testing.T, parallel, policy string, npus []int) (*scenarios.Scenario, *ChakraTraces, map[int][]chakra.Node) {
+	t.Helper()
+	sc := chakraScenario(t, parallel)
+	ct, err := ChakraTrace(sc, policy, 1, npus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int][]chakra.Node{}
+	for _, g := range ct.GPUs {
+		var b bytes.Buffer
+		if _, err := ct.WriteTrace(&b, g.NPU); err != nil {
+			t.Fatal(err)
+		}
+		_, nodes, err := chakra.ReadTrace(&b)
+		if err != nil {
+			t.Fatalf("NPU %d: %v", g.NPU, err)
+		}
+		out[g.NPU] = nodes
+	}
+	return sc, ct, out
+}
+
+// TestChakraAllGatherPerRankInput: an ALL_GATHER's comm_size is each rank's
+// input, the size ASTRA-sim's ring starts from (Ring.cc: n−1 steps of
+// comm_size, n·comm_size gathered), not NCCL's gathered output, so ASTRA-sim
+// does not move group-size times the bytes. Where the cost model pairs an
+// all-gather with a reduce-scatter of the same tensor (sequence
+// parallelism's around attention and the MLP, the ring's K/V and dK/dV,
+// all-gather-KV's K/V and their gradients), the reduce-scatter's
+// comm_size (its input, NCCL's count) is the group size times the
+// all-gather's.
+func TestChakraAllGatherPerRankInput(t *testing.T) {
+	pairs := map[string]string{"tp-ag-attn": "tp-rs-attn", "tp-ag-mlp": "tp-rs-mlp", "cp-ring-ag": "cp-ring-rs", "cp-ag-kv": "cp-rs-dkv"}
+	checked := map[string]int{}
+	for _, c := range []struct{ parallel, policy string }{
+		{"tp = 2\nsequence_parallel = true", "mcore"},
+		{"", "hydra"},
+	} {
+		_, ct, byNPU := chakraNodes(t, c.parallel, c.policy, []int{0, 1, 33})
+		members := map[string]int{}
+		for _, g := range ct.Groups {
+			members[strconv.Itoa(g.ID)] = len(g.NPUs)
+		}
+		for npu, nodes := range byNPU {
+			// The backward op's name and layer, then the collective: an
+			// all-gather and its reduce-scatter share the prefix.
+			sizes := map[string]int64{}
+			for i := range nodes {
+				nd := &nodes[i]
+				if nd.Type != chakra.CommCollNode {
+					continue
+				}
+				size, _ := attr(nd, "comm_size")
+				sizes[nd.Name] = size.Int
+			}
+			for i := range nodes {
+				nd := &nodes[i]
+				ctype, _ := attr(nd, "comm_type")
+				if nd.Type != chakra.CommCollNode || ctype.Int != int64(chakra.AllGather) {
+					continue
+				}
+				cut := strings.LastIndex(nd.Name, ".")
+				rs, ok := pairs[nd.Name[cut+1:]]
+				if !ok {
+					continue
+				}
+				rsSize, ok := sizes[nd.Name[:cut+1]+rs]
+				if !ok {
+					continue // a forward all-gather: its reduce-scatter is in the backward
+				}
+				pg, _ := attr(nd, "pg_name")
+				n := int64(members[pg.Str])
+				agSize := sizes[nd.Name]
+				if n < 2 || agSize*n-rsSize > n || rsSize-agSize*n > n {
+					t.Fatalf("%s NPU %d: %s of %d bytes on %d ranks beside %s of %d", c.policy, npu, nd.Name, agSize, n, rs, rsSize)
+				}
+				checked[nd.Name[cut+1:]]++
+			}
+		}
+	}
+	if checked["tp-ag-attn"] == 0 || checked["tp-ag-mlp"] == 0 {
+		t.Errorf("pairs checked: %v; want the sequence-parallel all-gathers", checked)
+	}
+}
+
+// TestChakraOptimizerWork: the optimizer step is a GPU COMP node with the
+// work ASTRA-sim's roofline needs (without num_ops it aborts the NPU): the
+// cost model's OptimizerWork of the GPU's stage, as num_ops and tensor_size.
+func TestChakraOptimizerWork(t *testing.T) {
+	sc, _, byNPU := chakraNodes(t, "", "hydra", []int{0, 32, 63})
+	setup, err := NewSetup(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := sc.Job.PoolRanks()
+	for npu, nodes := range byNPU {
+		opt := &nodes[len(nodes)-1]
+		w, err := setup.Model.OptimizerWork(npu / g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, _ := attr(opt, "num_ops")
+		size, _ := attr(opt, "tensor_size")
+		if opt.Name != "optimizer" || opt.Type != chakra.CompNode || !(w.FLOPs > chakra.IdleNumOps) ||
+			ops.Int != int64(math.Round(w.FLOPs)) || size.Uint != uint64(math.Round(w.Bytes)) {
+			t.Errorf("NPU %d: last node %s %v, num_ops %+v, tensor_size %+v; want the optimizer with %+v", npu, opt.Name, opt.Type, ops, size, w)
+		}
+	}
+}
+
+// TestChakraRecomputeBytes: a recomputed forward (full recomputation: the
+// layer's forward; selective: its core attention) carries its bytes as
+// tensor_size beside its FLOPs: with tensor_size 0 ASTRA-sim's roofline
+// skips the node and never issues the ones after it.
+func TestChakraRecomputeBytes(t *testing.T) {
+	for _, parallel := range []string{`recompute = "selective"`, "recompute = \"full\"\nrecompute_layers = 2"} {
+		_, _, byNPU := chakraNodes(t, parallel, "hydra", []int{0, 32})
+		checked := 0
+		for npu, nodes := range byNPU {
+			for i := range nodes {
+				nd := &nodes[i]
+				if nd.Type != chakra.CompNode || !strings.HasSuffix(nd.Name, ".recompute") {
+					continue
+				}
+				ops, _ := attr(nd, "num_ops")
+				size, _ := attr(nd, "tensor_size")
+				if ops.Int > chakra.IdleNumOps {
+					checked++
+					if size.Uint <= chakra.IdleTensorSize {
+						t.Fatalf("%s NPU %d: %s: %d FLOPs over %d bytes", parallel, npu, nd.Name, ops.Int, size.Uint)
+					}
+				}
+			}
+		}
+		if checked == 0 {
+			t.Errorf("%s: no recomputed forward with work", parallel)
+		}
+	}
+}
+
+// TestChakraPlannerStallOnGPU: the planner's stall is a GPU COMP node
+// (ASTRA-sim's statistics throw on a CPU one) without work: the nominal
+// kernel chakra.IdleNumOps over IdleTensorSize (its roofline runs no
+// smaller), replayed for the simulated stall; no node of any GPU is on the
+// CPU.
+func TestChakraPlannerStallOnGPU(t *testing.T) {
+	_, ct, byNPU := chakraNodes(t, "", "hydra", []int{0, 63})
+	if ct.Result.PlannerStall <= 0 {
+		t.Fatal("hydra's iteration has no planner stall")
+	}
+	for npu, nodes := range byNPU {
+		st := &nodes[0]
+		ops, _ := attr(st, "num_ops")
+		size, _ := attr(st, "tensor_size")
+		if st.Name != "planner-stall" || st.Type != chakra.CompNode || st.DurationMicros != micros(ct.Result.PlannerStall) ||
+			ops.Int != chakra.IdleNumOps || size.Uint != chakra.IdleTensorSize {
+			t.Errorf("NPU %d: first node %+v", npu, *st)
+		}
+		for i := range nodes {
+			if a, ok := attr(&nodes[i], "is_cpu_op"); !ok || a.Bool {
+				t.Fatalf("NPU %d: %s: is_cpu_op %+v", npu, nodes[i].Name, a)
+			}
+		}
 	}
 }
 
@@ -495,4 +666,78 @@ func BenchmarkChakraProduction(b *testing.B) {
 	}
 	b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/traceset")
 	b.ReportMetric(float64(nodes), "nodes")
+}
+
+// TestChakraAstraConfig: --astra-config's cluster is the profile's: on 64
+// H20s of 8 per node, NVLink at nvlink_bytes_per_second × collective_intra
+// and the NIC at nic_bytes_per_second × send_recv_inter, half of NCCL's
+// per-hop and of a send/recv's latency per link (a message crosses two),
+// the BF16 peak and the HBM at the memory-bound efficiency; one node is
+// written as two dimensions of its NVLink; a mixed cluster, one bandwidth
+// per dimension being all ASTRA-sim has, is bad input; the files land in
+// the folder.
+func TestChakraAstraConfig(t *testing.T) {
+	ct, err := ChakraTrace(chakraScenario(t, ""), "hydra", 1, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ct.AstraConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []chakra.AstraDim{{NPUs: 8, BytesPerSecond: 360e9 * 0.9724, LinkSeconds: 3.4e-6 / 2}, {NPUs: 8, BytesPerSecond: 48e9 * 0.9583, LinkSeconds: 25.4e-6 / 2}}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Abs(b) }
+	if len(cfg.Dims) != 2 || cfg.NPUs() != 64 || !near(cfg.PeakFLOPS, 148e12) || !near(cfg.HBMBytesPerSecond, 4e12*0.8955) {
+		t.Fatalf("config %+v", cfg)
+	}
+	for i, w := range want {
+		if d := cfg.Dims[i]; d.NPUs != w.NPUs || !near(d.BytesPerSecond, w.BytesPerSecond) || !near(d.LinkSeconds, w.LinkSeconds) {
+			t.Errorf("dimension %d: %+v, want %+v", i, d, w)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "astra")
+	var wrote []string
+	if err := ct.WriteAstraConfig(dir, func(p string) { wrote = append(wrote, filepath.Base(p)) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(wrote, []string{chakra.AstraNetworkFile, chakra.AstraSystemFile, chakra.AstraSystemRooflineFile, chakra.AstraRemoteMemoryFile}) {
+		t.Errorf("wrote %v", wrote)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, chakra.AstraNetworkFile)); err != nil || !strings.Contains(string(b), "npus_count: [ 8, 8 ]") {
+		t.Errorf("network file %s: %v", b, err)
+	}
+
+	one, err := scenarios.Parse([]byte(strings.NewReplacer("PARALLEL", "", "gpus = 64", "gpus = 8", "pp = 2\nvpp = 2", "pp = 1\nvpp = 1",
+		"batch_tokens = 524288", "batch_tokens = 65536").Replace(chakraTiny)), "one-node.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err = ChakraTrace(one, "hydra", 1, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := ct.AstraConfig(); err != nil || len(cfg.Dims) != 2 || cfg.Dims[0].NPUs != 2 || cfg.Dims[1].NPUs != 4 ||
+		cfg.Dims[1].BytesPerSecond != cfg.Dims[0].BytesPerSecond || !near(cfg.Dims[1].BytesPerSecond, 360e9*0.9724) {
+		t.Errorf("one node: %+v, %v", cfg, err)
+	}
+
+	mixed, err := scenarios.Parse([]byte(strings.Replace(strings.Replace(chakraTiny, "PARALLEL", "", 1),
+		"gpu = \"H20\"\ngpus = 64", "gpus_per_node = 8\npools = [{gpu = \"H100-SXM\", gpus = 32}, {gpu = \"A100-80G\", gpus = 32}]", 1)), "mixed.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct, err = ChakraTrace(mixed, "hydra", 1, []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ct.AstraConfig(); !errors.Is(err, badinput.Err) || !strings.Contains(err.Error(), "one bandwidth per dimension") {
+		t.Errorf("a mixed cluster: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ct, _ = ChakraTrace(chakraScenario(t, ""), "hydra", 1, []int{0})
+	if err := ct.WriteAstraConfig(file, nil); !errors.Is(err, badinput.Err) {
+		t.Errorf("a file for the folder: %v", err)
+	}
 }

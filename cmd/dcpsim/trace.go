@@ -17,7 +17,7 @@ import (
 )
 
 const traceUsage = `  dcpsim trace [SCENARIO] --policy P [--iteration K] --format chakra --ranks LIST
-               --out DIR [--prefix NAME]
+               --out DIR [--prefix NAME] [--astra-config DIR]
 
   Run SCENARIO (an embedded name or a .toml file; default ` + scenarios.DefaultPreset + `) with policy P up to
   iteration K (default: the first after the warm-up, the one dcpsim run draws) as
@@ -27,6 +27,11 @@ const traceUsage = `  dcpsim trace [SCENARIO] --policy P [--iteration K] --forma
   --comm-group-configuration; DIR/comm_groups.names.json names each group.
   (Perfetto traces of an iteration are what dcpsim run already writes:
   trace-<policy>.json; --format chakra is the only format here.)
+
+  --astra-config DIR also writes the scenario's cluster for ASTRA-sim's analytical
+  backend: DIR/network.yml (NVLink node and NIC fabric: bandwidths and latencies of
+  the calibration profile), DIR/system.json (compute replayed), DIR/system-roofline.json
+  (compute from num_ops and tensor_size) and DIR/remote-memory.json (docs/chakra.md).
 
   LIST names GPUs by NPU id, e.g. 0,1,8-15 (at most 4096): Megatron's rank order,
   npu = (stage·G + hdp_rank)·tp + tp_rank, G the HDP ranks of a stage. A file holds
@@ -64,6 +69,7 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	ranks := fs.String("ranks", "", "NPUs to trace (required), e.g. 0,1,8-15; at most 4096")
 	out := fs.String("out", "", "folder to write into (required; created if absent)")
 	prefix := fs.String("prefix", "", "file-name prefix of the traces, [A-Za-z0-9._-] (default: the policy)")
+	astra := fs.String("astra-config", "", "folder to write ASTRA-sim's network, system and memory configuration into (optional)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -94,8 +100,10 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	if err := experiment.CheckChakraPrefix(*prefix); err != nil {
 		return badInput("--prefix: %w", err)
 	}
-	if st, err := os.Stat(*out); err == nil && !st.IsDir() {
-		return badInput("--out %s: is a file, not a folder", *out)
+	for _, dir := range []struct{ flag, path string }{{"--out", *out}, {"--astra-config", *astra}} {
+		if st, err := os.Stat(dir.path); dir.path != "" && err == nil && !st.IsDir() {
+			return badInput("%s %s: is a file, not a folder", dir.flag, dir.path)
+		}
 	}
 	arg := ""
 	if len(pos) == 1 {
@@ -130,6 +138,11 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return interrupted(ctx, err)
 	}
+	if *astra != "" {
+		if _, err := ct.AstraConfig(); err != nil { // before any file is written
+			return fmt.Errorf("--astra-config: %w", err)
+		}
+	}
 	var nodes int
 	err = ct.WriteFiles(ctx, *out, *prefix, func(path string, n int) {
 		nodes += n
@@ -141,6 +154,11 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	})
 	if err != nil {
 		return interrupted(ctx, err)
+	}
+	if *astra != "" {
+		if err := ct.WriteAstraConfig(*astra, func(path string) { fmt.Fprintf(stdout, "wrote %s\n", path) }); err != nil {
+			return fmt.Errorf("--astra-config: %w", err)
+		}
 	}
 	fmt.Fprintf(stderr, "dcpsim trace: %s, %s, iteration %d: %d NPUs, %d nodes, %d communicators in %.2f s\n",
 		sc.Name, *policy, k, len(npus), nodes, len(ct.Groups), time.Since(start).Seconds())

@@ -78,6 +78,18 @@ func TestTraceWritesChakra(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// --astra-config writes ASTRA-sim's configuration of the cluster too.
+	astra := filepath.Join(t.TempDir(), "astra")
+	code, stdout, stderr = dcpsim(t, "trace", sc, "--policy", "hydra", "--ranks", "0-63", "--out", out, "--astra-config", astra)
+	if code != exitOK || !strings.Contains(stdout, filepath.Join(astra, "system-roofline.json")) {
+		t.Fatalf("--astra-config: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	for f, want := range map[string]string{"network.yml": "npus_count: [ 8, 8 ]", "system.json": `"roofline-enabled": 0`,
+		"system-roofline.json": `"roofline-enabled": 1`, "remote-memory.json": "NO_MEMORY_EXPANSION"} {
+		if b, err := os.ReadFile(filepath.Join(astra, f)); err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %v\n%s", f, err, b)
+		}
+	}
 	// The default prefix is the policy's name.
 	code, stdout, stderr = dcpsim(t, "trace", sc, "--policy", "hydra", "--ranks", "5", "--out", out, "--iteration", "0")
 	if code != exitOK || !strings.Contains(stdout, filepath.Join(out, "hydra.5.et")) {
@@ -112,6 +124,7 @@ func TestTraceBadInput(t *testing.T) {
 		{[]string{"--policy", "hydra", "--ranks", "0", "--out", out, "--iteration", "2"}, "--iteration 2: outside scenario trace-tiny's iterations [0, 2)"},
 		{[]string{"--policy", "hydra", "--ranks", "0", "--out", out, "--iteration", "-3"}, "--iteration -3"},
 		{[]string{"--policy", "hydra", "--ranks", "0", "--out", file}, "is a file"},
+		{[]string{"--policy", "hydra", "--ranks", "0", "--out", out, "--astra-config", file}, "--astra-config " + file + ": is a file"},
 		{[]string{"--policy", "hydra", "--ranks", "0", "--out", out, "--format", "perfetto"}, "only chakra"},
 		{[]string{"--policy", "hydra", "--ranks", "0", "--out", out, "--prefix", "a/b"}, "--prefix"},
 		{[]string{"--policy", "hydra", "--ranks", "0", "--out", out, "extra"}, "unexpected arguments"},

@@ -10,7 +10,62 @@
 // package knows only its own types (Node, Attr, Metadata), not the
 // simulator's: experiment builds the nodes. ReadTrace, in decode.go, is an
 // independent reader of the same format (it shares no code with the
-// writer), the reference the tests check the writer against.
+// writer), the reference the tests check the writer against. astra.go writes
+// the system, network and memory configurations ASTRA-sim reads beside the
+// traces.
+//
+// # Attributes and their conventions
+//
+// Chakra's schema names a node's attributes but leaves most of their
+// meaning to the tools that read them. dcpsim writes the ones ASTRA-sim's
+// workload layer reads (astra-sim/workload/Workload.cc at astra-sim 518bd51,
+// through Chakra's feeder), with the meaning ASTRA-sim gives them:
+//
+//   - is_cpu_op (bool), on every node: false. ASTRA-sim replays a CPU COMP
+//     node but its statistics pass (Statistics::extract_comp_comm_overlap)
+//     throws on any CPU interval, so no per-NPU statistics are printed; a
+//     comm node on the CPU throws at once (Workload::issue_comm). Time that
+//     is not a GPU kernel, such as the planner's stall, is a GPU COMP node
+//     without work: replayed for its duration, nearly free under the
+//     roofline (which prices kernels from their work).
+//   - num_ops (int64) and tensor_size (uint64), on every GPU COMP node: the
+//     node's floating-point operations and the bytes it moves to and from
+//     HBM, the inputs of ASTRA-sim's roofline (roofline-enabled: time =
+//     num_ops / min(peak-perf, local-mem-bw · num_ops/tensor_size);
+//     Workload::issue_comp). Both are required there: a GPU COMP node
+//     without num_ops aborts the NPU (the run still exits 0), and one with
+//     tensor_size 0 is skipped without issuing the nodes that wait for it
+//     (Workload::skip_invalid), so the NPU never finishes, and one whose
+//     roofline time rounds to 0 ns trips the analytical backend's event
+//     queue assertion. So no GPU COMP node is below IdleNumOps and
+//     IdleTensorSize, a nominal kernel that a node without work (the
+//     planner's stall, a GPU held by its domain) carries.
+//   - duration_micros (the node's field), replayed by ASTRA-sim for a COMP
+//     node when the roofline is off; ignored for communication, which
+//     ASTRA-sim simulates from comm_size on its own network.
+//   - comm_type (int64, CollectiveCommType), comm_size (int64, bytes) and
+//     pg_name (string, the integer id of a group of comm_groups.json) on a
+//     COMM_COLL node. comm_size is what ASTRA-sim's collective starts from
+//     on each rank (Sys::generate_collective, the phases of
+//     astraccl/native_collectives Ring.cc and AllToAll.cc), which is not
+//     always NCCL's count (nccl-tests' size): an ALL_GATHER's comm_size is
+//     each rank's input, 1/n of the gathered output (Ring.cc: each of the
+//     n−1 steps sends comm_size bytes and the result is n·comm_size; Chakra's
+//     PyTorch converter writes the input too); a REDUCE_SCATTER's is the
+//     full input (steps of comm_size/n, result comm_size/n); an ALL_REDUCE's
+//     the buffer; an ALL_TO_ALL's the send buffer (comm_size/n to each
+//     peer). CommSize converts NCCL's count. ASTRA-sim hangs on an
+//     ALL_GATHER smaller than its preferred-dataset-splits (its chunks
+//     would be 0 bytes), so a non-empty collective is at least 1 byte.
+//   - comm_src, comm_dst (int32, NPU ids), comm_tag (int32) and comm_size
+//     (int64, bytes) on COMM_SEND and COMM_RECV nodes: a send and its
+//     receive carry the same four values (ASTRA-sim matches them on tag,
+//     source, destination and size). An empty transfer (kept so that a GPU
+//     holding no tokens keeps its pipeline's order) is 1 byte: ASTRA-sim's
+//     analytical frontend asserts that a message has one
+//     (ChunkIdGenerator.cc) and aborts (TransferSize).
+//   - pg_desc (string) names the group for people; ASTRA-sim does not read
+//     it.
 package chakra
 
 import (
@@ -341,4 +396,46 @@ func appendAttr(b []byte, num protowire.Number, a *Attr) ([]byte, error) {
 		b = protowire.AppendString(b, a.Str)
 	}
 	return b, nil
+}
+
+// IdleNumOps and IdleTensorSize are the num_ops and tensor_size of a GPU
+// COMP node without work, and the least any GPU COMP node carries (see the
+// package doc): a nominal kernel of 1 MFLOP over 100 kB, which ASTRA-sim's
+// roofline runs in max(num_ops/peak-perf, tensor_size/local-mem-bw), at
+// least 1 ns on any GPU with under 100 TB/s of HBM (25 ns on an H20).
+const (
+	IdleNumOps     = 1_000_000
+	IdleTensorSize = 100_000
+)
+
+// CommSize is the comm_size of a collective of type t over ranks ranks that
+// moves ncclBytes per rank as NCCL counts them (nccl-tests' size: an
+// all-gather's output, a reduce-scatter's input, an all-reduce's buffer, an
+// all-to-all's send buffer): the same bytes, except an ALL_GATHER's, which
+// ASTRA-sim takes as each rank's input, ncclBytes/ranks (see the package
+// doc). It rounds to the nearest byte, and a collective of more than 0 bytes
+// is at least 1 byte; 0 for none (ncclBytes <= 0 or NaN) or ranks < 1.
+func CommSize(t CollectiveCommType, ncclBytes float64, ranks int) int64 {
+	if !(ncclBytes > 0) || ranks < 1 {
+		return 0
+	}
+	if t == AllGather {
+		ncclBytes /= float64(ranks)
+	}
+	if ncclBytes >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return max(1, int64(math.Round(ncclBytes)))
+}
+
+// TransferSize is the comm_size of a COMM_SEND or COMM_RECV moving bytes:
+// rounded to the byte, at least 1 (an empty transfer; see the package doc).
+func TransferSize(bytes float64) int64 {
+	if bytes >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	if !(bytes >= 1) {
+		return 1
+	}
+	return int64(math.Round(bytes))
 }
