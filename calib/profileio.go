@@ -188,6 +188,30 @@ func (p *Profile) TensorPeak(fp8 bool) float64 {
 	return peak
 }
 
+// SustainedFolded is a copy of p whose compute curves (GEMM, FP8 GEMM,
+// attention) have their Max times SustainedEfficiency and whose
+// SustainedEfficiency is absent: it prices as p does. A profile fitted on a
+// training trace starts from it, since the trace's kernels already run at
+// the sustained rate: its fitted curves then replace the folded ones, and
+// the curves the trace does not determine keep p's sustained rate.
+func (p *Profile) SustainedFolded() *Profile {
+	out := *p
+	if p.SustainedEfficiency.absent() {
+		return &out
+	}
+	s := p.SustainedEfficiency
+	for _, key := range curveKeys {
+		if !isComputeCurve(key) || !out.HasCurve(key) {
+			continue
+		}
+		c, _ := out.curve(key)
+		c.Max.Value *= s.Value
+		c.Max.Source = fmt.Sprintf("%s; × sustained_efficiency %g (%s)", c.Max.Source, s.Value, s.Source)
+	}
+	out.SustainedEfficiency = Const{}
+	return &out
+}
+
 // HasFP8 reports whether the profile prices FP8 GEMMs: peak_fp8_flops and
 // gemm_fp8 are given.
 func (p *Profile) HasFP8() bool { return !p.PeakFP8FLOPs.absent() && p.HasCurve(CurveGEMMFP8) }

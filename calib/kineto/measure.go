@@ -94,11 +94,9 @@ func (t *Trace) Measurements() ([]calib.Measurement, []Skipped) { return t.measu
 // bytes at HBM × memory_bound_efficiency not below 2mnk FLOPs at the peak ×
 // base's GEMM efficiency: a GEMV or a GEMM of a few rows, whose time says
 // nothing about the GEMM curve the fit would put it on), listing their
-// kernels among the skipped. When base has a sustained_efficiency s (the
-// share of its curves' rate a GPU sustains through training), every row's
-// seconds are the median times s: the trace was recorded in training, so
-// the fitted curves come out as the microbenchmark curves the profile keeps,
-// and pricing, which divides by s again, reproduces the trace.
+// kernels among the skipped. The rows are the trace's times as recorded: a
+// profile fitted on them prices the trace's sustained rates, so its base
+// should carry no sustained_efficiency (calib.Profile.SustainedFolded).
 func (t *Trace) MeasurementsFor(base *calib.Profile) ([]calib.Measurement, []Skipped) {
 	return t.measurements(base)
 }
@@ -182,11 +180,6 @@ func (t *Trace) measurements(base *calib.Profile) ([]calib.Measurement, []Skippe
 				skip(g.class, "memory-bound in the base profile's roofline (its memory side is the longer): its time does not inform the GEMM curve", len(g.secs), total)
 				continue
 			}
-		}
-		if base != nil && base.SustainedEfficiency.Value > 0 {
-			// A training trace's kernels run sustained; the curves are
-			// microbenchmark curves that pricing scales by it once.
-			m *= base.SustainedEfficiency.Value
 		}
 		rows = append(rows, calib.Measurement{Operation: g.op, Shape: g.shape, Seconds: m, Repeats: len(g.secs)})
 	}

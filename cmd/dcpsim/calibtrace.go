@@ -78,6 +78,9 @@ func calibrateFromTrace(f calibrateFlags, stdout io.Writer) error {
 	if err := kineto.WriteComparison(stdout, cmp); err != nil {
 		return err
 	}
+	// The trace ran at the sustained rate: fit onto the base with its
+	// sustained_efficiency folded into its curves.
+	base = base.SustainedFolded()
 	ms, skipped := tr.MeasurementsFor(base)
 	fmt.Fprintf(stdout, "\nfit rows: %d (operation, shape) groups", len(ms))
 	if len(skipped) > 0 {
