@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
@@ -100,39 +98,6 @@ func showScenario(w io.Writer, arg string, source bool) error {
 	return err
 }
 
-// escapeControls returns s with every control or format character (C0 but
-// newline and tab, DEL, C1, bidirectional and zero-width format characters)
-// and every byte of invalid UTF-8 written as a Go escape (\x1b, \u202e),
-// so printed text cannot move the cursor, recolour or retitle a terminal.
-// Text without such characters is returned unchanged.
-func escapeControls(s string) string {
-	if !strings.ContainsFunc(s, needsEscape) && utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case needsEscape(r):
-			if r < 0x100 {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-// needsEscape reports whether r must not reach a terminal raw.
-func needsEscape(r rune) bool {
-	if r == '\n' || r == '\t' {
-		return false
-	}
-	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
-}
+// escapeControls is badinput.Printable: text a file or a process gave,
+// printed without driving the terminal.
+func escapeControls(s string) string { return badinput.Printable(s) }
