@@ -116,8 +116,15 @@ type ChakraGroup struct {
 type ChakraOption func(*chakraOptions)
 
 type chakraOptions struct {
-	ctx     context.Context
-	batches func(k int) workload.Batch
+	ctx       context.Context
+	batches   func(k int) workload.Batch
+	allowExec bool
+}
+
+// ChakraAllowExec allows starting the program of an external policy the
+// scenario names (Options.AllowExec); without it such a policy is refused.
+func ChakraAllowExec(allow bool) ChakraOption {
+	return func(o *chakraOptions) { o.allowExec = allow }
 }
 
 // ChakraContext stops ChakraTrace between iterations once ctx is done.
@@ -182,6 +189,9 @@ func ChakraTrace(sc *scenarios.Scenario, policy string, iteration int, npus []in
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckExec(sc, o.allowExec, policy); err != nil {
+		return nil, err
+	}
 	setup, err := NewSetup(sc)
 	if err != nil {
 		return nil, err
@@ -194,7 +204,7 @@ func ChakraTrace(sc *scenarios.Scenario, policy string, iteration int, npus []in
 		}
 		batch = sampler.Batch
 	}
-	r := newPolicyRun(o.ctx, sc, d, setup, Options{Policy: policy})
+	r := newPolicyRun(o.ctx, sc, d, setup, Options{Policy: policy, AllowExec: o.allowExec})
 	defer func() {
 		if r.ext != nil {
 			_ = r.ext.Close()

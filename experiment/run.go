@@ -53,6 +53,10 @@ type Options struct {
 	// would (a search samples each batch once for all its candidates). Run
 	// does not modify the batch.
 	Batches func(k int) workload.Batch
+	// AllowExec allows starting the programs the scenario names (its
+	// external policies; CheckExec): without it a scenario that names
+	// any is refused.
+	AllowExec bool
 }
 
 // Outcome is everything a run of one scenario produced.
@@ -106,6 +110,9 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 	names := sc.Run.Policies
 	if opts.Policy != "" {
 		names = []string{opts.Policy}
+	}
+	if err := CheckExec(sc, opts.AllowExec, names...); err != nil {
+		return nil, err
 	}
 	setup, err := NewSetup(sc)
 	if err != nil {
@@ -230,7 +237,7 @@ type policyRun struct {
 func newPolicyRun(ctx context.Context, sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, opts Options) *policyRun {
 	r := &policyRun{sc: sc, desc: d, setup: setup, opts: opts, slots: map[int]float64{}, sim: setup.Model.NewSimulator()}
 	if _, ok := sc.Run.External[d.Name]; ok {
-		r.ext, r.err = startExternal(ctx, sc, d.Name, setup)
+		r.ext, r.err = startExternal(ctx, sc, d.Name, setup, opts.AllowExec)
 		if r.ext != nil {
 			r.policy = r.ext
 		}

@@ -85,6 +85,9 @@ type SearchOptions struct {
 	// Progress, when set, is called with the candidates settled (a final
 	// status known) and the total, from one goroutine at a time.
 	Progress func(done, total int)
+	// AllowExec allows starting the programs the scenario names
+	// (Options.AllowExec).
+	AllowExec bool
 }
 
 // SearchResult is what a Search did.
@@ -185,6 +188,9 @@ func Search(ctx context.Context, sc *scenarios.Scenario, opts SearchOptions) (*S
 	shards := max(opts.Shards, 1)
 	if opts.Shard < 0 || opts.Shard >= shards || opts.Jobs < 1 {
 		return nil, badInput("shard %d/%d with %d jobs: need 0 <= shard < shards and jobs >= 1", opts.Shard, shards, opts.Jobs)
+	}
+	if err := CheckExec(sc, opts.AllowExec); err != nil {
+		return nil, err
 	}
 	cands, err := sc.Candidates()
 	if err != nil {
@@ -545,7 +551,7 @@ func (s *searcher) evaluate(st *searchCand, r, n int) error {
 		if err != nil {
 			return err
 		}
-		out, err := RunContext(s.ctx, &sc, Options{Sequential: true, Batches: func(k int) workload.Batch {
+		out, err := RunContext(s.ctx, &sc, Options{Sequential: true, AllowExec: s.opts.AllowExec, Batches: func(k int) workload.Batch {
 			return workload.Batch{Iteration: k, Lengths: slices.Clone(batches[k].Lengths)}
 		}})
 		if err != nil {

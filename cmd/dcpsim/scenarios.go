@@ -7,13 +7,18 @@ import (
 	"io"
 
 	"github.com/dcpsim/dcpsim/badinput"
+	"github.com/dcpsim/dcpsim/experiment"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
 const scenariosUsage = `  dcpsim scenarios [list]             list the embedded scenarios
   dcpsim scenarios show [--source] S  show scenario S (an embedded name or a .toml file)
-  dcpsim scenarios check FILE...      validate scenario files; exit 2 if any is bad`
+  dcpsim scenarios check FILE...      validate scenario files; exit 2 if any is bad
+
+  check says of a valid scenario that names programs (the command of a
+  [run.external.NAME] policy) which they are: run, sweep, search and trace
+  start them only with --allow-exec.`
 
 func scenariosCommand() command {
 	return command{
@@ -56,7 +61,18 @@ func runScenarios(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			pts, _ := sc.Points()
-			fmt.Fprintf(stdout, "ok   %s (%s, %d point(s))\n", f, sc.Name, len(pts))
+			progs := experiment.Programs(sc)
+			if len(progs) == 0 {
+				fmt.Fprintf(stdout, "ok   %s (%s, %d point(s))\n", escapeControls(f), escapeControls(sc.Name), len(pts))
+				continue
+			}
+			// A scenario that names programs is valid, but running it runs
+			// them: say which, and that they need consent.
+			fmt.Fprintf(stdout, "ok   %s (%s, %d point(s)); it names %d program(s), which run, sweep, search and trace start only with --allow-exec:\n",
+				escapeControls(f), escapeControls(sc.Name), len(pts), len(progs))
+			for _, p := range progs {
+				fmt.Fprintf(stdout, "       %s\n", p)
+			}
 		}
 		if len(bad) > 0 {
 			return badInput("%d of %d scenario(s) invalid", len(bad), len(args)-1)

@@ -18,7 +18,7 @@ import (
 )
 
 const searchUsage = `  dcpsim search S [--out DIR] [--jobs J] [--shard I/N | --shard auto [--shards N]] [--no-figures] [--json]
-                [--top N] [--tokens X (--days D | --by YYYY-MM-DD)]
+                [--top N] [--tokens X (--days D | --by YYYY-MM-DD)] [--allow-exec]
 
   Rank the layouts and policies of scenario S's [search] table (an embedded name
   such as search-h800-4k, or a .toml file) by tokens per day. The space is the
@@ -65,7 +65,13 @@ const searchUsage = `  dcpsim search S [--out DIR] [--jobs J] [--shard I/N | --s
   --shard I/N runs the groups whose index mod N is I and writes
   DIR/search-shard.json; dcpsim merge --out DIR SHARD_DIR... joins the shards
   into the same search.json, search.csv and figures as one unsharded search. A
-  progress line with an ETA goes to stderr on a terminal.`
+  progress line with an ETA goes to stderr on a terminal.
+
+  --allow-exec starts the programs the scenario names (the command of a
+  [run.external.NAME] policy): a scenario file can name any program, so
+  without this flag a scenario that names one is refused (exit 2, the
+  programs listed) before anything runs; with it each program is printed on
+  stderr before it starts.`
 
 func searchCommand() command {
 	return command{name: "search", summary: "rank a scenario's [search] layouts and policies (pruned, resumable, shardable)", usage: searchUsage, run: runSearch}
@@ -88,6 +94,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	tokens := fs.Float64("tokens", 0, "a token target, e.g. 1e12: print the fewest GPUs searched that reach it (with --days or --by)")
 	days := fs.Float64("days", 0, "days to reach --tokens")
 	by := fs.String("by", "", "date (YYYY-MM-DD, UTC) by which to reach --tokens; days from today")
+	exec := fs.Bool("allow-exec", false, "start the programs the scenario names ([run.external.NAME] command); without it such a scenario is refused")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -111,6 +118,9 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := allowExec(sc, *exec, stderr); err != nil {
+		return err
+	}
 	ctx, stop := interruptContext()
 	defer stop()
 	// A search allocates each candidate's short-lived scratch (cost model,
@@ -119,7 +129,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	prog := newProgress(stderr, sc.Name+": candidates settled")
 	start := time.Now()
-	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures,
+	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures, AllowExec: *exec,
 		Progress: func(done, total int) { prog.update(done, total, "") }})
 	prog.finish()
 	if err != nil {

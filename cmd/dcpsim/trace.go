@@ -17,7 +17,7 @@ import (
 )
 
 const traceUsage = `  dcpsim trace [SCENARIO] --policy P [--iteration K] --format chakra --ranks LIST
-               --out DIR [--prefix NAME]
+               --out DIR [--prefix NAME] [--allow-exec]
 
   Run SCENARIO (an embedded name or a .toml file; default ` + scenarios.DefaultPreset + `) with policy P up to
   iteration K (default: the first after the warm-up, the one dcpsim run draws) as
@@ -40,7 +40,13 @@ const traceUsage = `  dcpsim trace [SCENARIO] --policy P [--iteration K] --forma
   and numbered for ASTRA-sim (its pg_name). Every file is written to a temporary
   name and renamed; one line per file goes to stdout, the wall time to stderr.
   Bad input (an unknown policy, a bad LIST, an NPU or iteration out of range, an
-  --out that is a file) exits 2 naming the value and the range.`
+  --out that is a file) exits 2 naming the value and the range.
+
+  --allow-exec starts the programs the scenario names (the command of a
+  [run.external.NAME] policy): a scenario file can name any program, so
+  without this flag a scenario that names one is refused (exit 2, the
+  programs listed) before anything runs; with it each program is printed on
+  stderr before it starts.`
 
 // astraSimMaxGroupID is the largest communicator id ASTRA-sim takes without
 // overflow: its CommunicatorGroup sets num_streams = id * 1000000, an int
@@ -64,6 +70,7 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	ranks := fs.String("ranks", "", "NPUs to trace (required), e.g. 0,1,8-15; at most 4096")
 	out := fs.String("out", "", "folder to write into (required; created if absent)")
 	prefix := fs.String("prefix", "", "file-name prefix of the traces, [A-Za-z0-9._-] (default: the policy)")
+	exec := fs.Bool("allow-exec", false, "start the program of an external policy P the scenario names ([run.external.P] command); without it such a policy is refused")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -123,10 +130,13 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	if total := sc.Job.Cluster.GPUs; npus[len(npus)-1] >= total {
 		return badInput("--ranks: NPU %d outside [0, %d): scenario %s has %d GPUs", npus[len(npus)-1], total, sc.Name, total)
 	}
+	if err := allowExec(sc, *exec, stderr, *policy); err != nil {
+		return err
+	}
 	ctx, stop := interruptContext()
 	defer stop()
 	start := time.Now()
-	ct, err := experiment.ChakraTrace(sc, *policy, k, npus, experiment.ChakraContext(ctx))
+	ct, err := experiment.ChakraTrace(sc, *policy, k, npus, experiment.ChakraContext(ctx), experiment.ChakraAllowExec(*exec))
 	if err != nil {
 		return interrupted(ctx, err)
 	}
