@@ -34,6 +34,11 @@ const (
 	maxSearchFileBytes = 256 << 20
 )
 
+// MaxShards bounds a sweep's or search's shard count (--shard I/N): more
+// shards than a search's most candidates (or a sweep's points) would only
+// start empty processes, and merge refuses a search shard file past it.
+const MaxShards = scenarios.MaxSearchCandidates
+
 // searchEval is one candidate's run at one rung: Dir/evals/<id>-r<rung>.json,
 // reused by a resumed search of the same scenario text and revision.
 type searchEval struct {
@@ -348,8 +353,8 @@ func checkShardFile(path string, f *SearchFile) error {
 	switch {
 	case f.Search == "" || f.SearchSHA == "":
 		return badInput("%s: search and search_sha256 are required", path)
-	case f.Shards < 2 || f.Shard < 0 || f.Shard >= f.Shards || f.Shards > scenarios.MaxSearchCandidates:
-		return badInput("%s: shard %d of %d: need 0 <= shard < shards, shards >= 2", path, f.Shard, f.Shards)
+	case f.Shards < 2 || f.Shard < 0 || f.Shard >= f.Shards || f.Shards > MaxShards:
+		return badInput("%s: shard %d of %d: need 0 <= shard < shards, 2 <= shards <= %d (MaxShards)", path, f.Shard, f.Shards, MaxShards)
 	case len(f.Candidates) > scenarios.MaxSearchCandidates:
 		return badInput("%s: %d candidates; at most %d", path, len(f.Candidates), scenarios.MaxSearchCandidates)
 	}

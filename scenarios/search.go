@@ -186,10 +186,14 @@ func (a *intAxis) fromRange(t map[string]any) {
 	case from < 1 || to < from || to > 1<<30:
 		a.err = fmt.Sprintf("range from = %d, to = %d: need 1 <= from <= to <= %d", from, to, 1<<30)
 		return
-	case okS && step < 1, okX && factor < 2:
-		a.err = "range step must be >= 1, factor >= 2"
+	case okS && (step < 1 || step > 1<<30):
+		a.err = fmt.Sprintf("range step = %d: must be in [1, %d]", step, 1<<30)
+		return
+	case okX && (factor < 2 || factor > 1<<30):
+		a.err = fmt.Sprintf("range factor = %d: must be in [2, %d]", factor, 1<<30)
 		return
 	}
+	// from, to, step and factor are at most 2^30, so v stays below 2^61.
 	for v := from; v <= to; {
 		if len(a.vals) >= MaxSearchAxisValues {
 			a.err = fmt.Sprintf("range from = %d to %d gives more than %d values", from, to, MaxSearchAxisValues)

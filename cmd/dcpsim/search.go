@@ -167,9 +167,13 @@ func parseTarget(tokens, days float64, by string, now time.Time) (*searchTarget,
 		if err != nil {
 			return nil, badInput("--by %q: want a date YYYY-MM-DD", by)
 		}
-		days = t.Sub(now).Hours() / 24
+		// Seconds apart, not t.Sub(now): a Duration saturates at 292 years.
+		days = float64(t.Unix()-now.Unix()) / 86400
 		if days <= 0 {
 			return nil, badInput("--by %s: the date has passed (today is %s UTC)", by, now.Format("2006-01-02"))
+		}
+		if days > 36500 {
+			return nil, badInput("--by %s: %.1f days from today: must be in (0, 36500], as --days", by, days)
 		}
 	case !(days <= 36500):
 		return nil, badInput("--days %g: must be in (0, 36500]", days)

@@ -105,11 +105,11 @@ func parseShard(s string) (i, n int, err error) {
 	if ok {
 		i, err1 := strconv.Atoi(a)
 		n, err2 := strconv.Atoi(b)
-		if err1 == nil && err2 == nil && n >= 1 && i >= 0 && i < n {
+		if err1 == nil && err2 == nil && n >= 1 && n <= maxShards && i >= 0 && i < n {
 			return i, n, nil
 		}
 	}
-	return 0, 0, badInput("--shard %q: want I/N with 0 <= I < N, e.g. 0/4", s)
+	return 0, 0, badInput("--shard %q: want I/N with 0 <= I < N <= %d, e.g. 0/4", s, maxShards)
 }
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
