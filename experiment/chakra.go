@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -382,12 +383,15 @@ func CheckChakraPrefix(prefix string) error {
 // comm_groups.names.json, each through a temporary file renamed into place
 // (report.WriteFileAtomic); wrote is called after each file with its path
 // and its nodes (0 for the JSON files). It stops between files once ctx is
-// done. dir must be a folder (or absent): a file is refused as bad input.
+// done. dir must be a folder (or absent): a file or a link (which would
+// send the traces into its target) is refused as bad input.
 func (c *ChakraTraces) WriteFiles(ctx context.Context, dir, prefix string, wrote func(path string, nodes int)) error {
 	if err := CheckChakraPrefix(prefix); err != nil {
 		return err
 	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+	if st, err := os.Lstat(dir); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return badInput("%s is a link: name the folder itself (the traces are never written through a link)", dir)
+	} else if err == nil && !st.IsDir() {
 		return badInput("%s is not a folder", dir)
 	} else if err != nil {
 		if err := os.MkdirAll(dir, 0o755); err != nil {

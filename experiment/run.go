@@ -454,9 +454,7 @@ func (r *policyRun) finish() {
 		}
 	}
 	ps.Measures = report.Means(r.rows, r.desc.Name)
-	ps.StepSecondsMean = stat.Mean(steps, nil)
-	ps.StepSecondsP95 = percentile(steps, 0.95)
-	ps.TokensPerDay = tokens * 86400 / floats.Sum(steps)
+	ps.StepSecondsMean, ps.StepSecondsP95, ps.TokensPerDay = stepFigures(steps, tokens)
 	ps.DegreeShares = sched.SharesOf(r.slots)
 	ps.MBSeconds = r.mbSeconds
 	var all float64
@@ -484,11 +482,25 @@ func compare(s *report.Summary) {
 		if ref > 0 {
 			p.SpeedupOfFirst = p.StepSecondsMean / ref
 		}
-		if p.TokensPerDay > 0 {
-			hours := 1e12 / p.TokensPerDay * 24
-			p.DollarsPer1TTokens = float64(s.GPUs) * s.DollarsPerGPUHour * hours
-		}
+		p.DollarsPer1TTokens = dollarsPer1TTokens(s.GPUs, s.DollarsPerGPUHour, p.TokensPerDay)
 	}
+}
+
+// stepFigures are the summary's figures of the measured iterations' step
+// seconds and their tokens in all: the mean step, its p95 and tokens per
+// day. A resumed search recomputes them from an evaluation file's steps
+// (evalStore.load) with this same function.
+func stepFigures(steps []float64, tokens float64) (mean, p95, tokensPerDay float64) {
+	return stat.Mean(steps, nil), percentile(steps, 0.95), tokens * 86400 / floats.Sum(steps)
+}
+
+// dollarsPer1TTokens is the cost of 10^12 tokens on gpus GPUs at price per
+// GPU-hour (0 without throughput).
+func dollarsPer1TTokens(gpus int, price, tokensPerDay float64) float64 {
+	if !(tokensPerDay > 0) {
+		return 0
+	}
+	return float64(gpus) * price * (1e12 / tokensPerDay * 24)
 }
 
 // spread returns the coefficient of variation (population std / mean) and the

@@ -125,6 +125,9 @@ type SearchFile struct {
 	// Shard and Shards say which groups the file holds (0 of 1: all).
 	Shard  int `json:"shard"`
 	Shards int `json:"shards"`
+	// CandidatesTotal is the space's size, every shard's candidates
+	// together: a merge checks that each of 0 .. CandidatesTotal-1 is there.
+	CandidatesTotal int `json:"candidates_total"`
 	// Groups are the (cluster, policy) groups in order; Counts the
 	// candidates per status.
 	Groups []string       `json:"groups"`
@@ -202,6 +205,7 @@ func Search(ctx context.Context, sc *scenarios.Scenario, opts SearchOptions) (*S
 	}
 	s := &searcher{ctx: ctx, sc: sc, opts: opts, store: store, sem: make(chan struct{}, opts.Jobs),
 		rungs: searchRungs(sc.Run.Iterations, sc.Search.Eta)}
+	store.batchTokens = s.batchTokens
 	groups, byGroup := groupCandidates(cands)
 	var mine []int
 	for g := range groups {
@@ -231,6 +235,7 @@ func Search(ctx context.Context, sc *scenarios.Scenario, opts SearchOptions) (*S
 		return nil, err
 	}
 	file := s.file(groups, mine, shards)
+	file.CandidatesTotal = len(cands)
 	for _, g := range mine {
 		for _, st := range states[g] {
 			file.Candidates = append(file.Candidates, st.row)
@@ -601,7 +606,7 @@ func evalOf(out *Outcome) searchEval {
 	}
 	for _, row := range out.Rows {
 		if !row.Warmup {
-			ev.Steps = append(ev.Steps, row.StepSeconds)
+			ev.Steps, ev.Tokens = append(ev.Steps, row.StepSeconds), append(ev.Tokens, row.Tokens)
 		}
 	}
 	ev.SearchFigures = report.SearchFiguresOf(&ps)

@@ -101,7 +101,9 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	if err := experiment.CheckChakraPrefix(*prefix); err != nil {
 		return badInput("--prefix: %w", err)
 	}
-	if st, err := os.Stat(*out); err == nil && !st.IsDir() {
+	if st, err := os.Lstat(*out); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		return badInput("--out %s: is a link: name the folder itself (the traces are never written through a link)", *out)
+	} else if err == nil && !st.IsDir() {
 		return badInput("--out %s: is a file, not a folder", *out)
 	}
 	arg := ""
