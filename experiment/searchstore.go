@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -310,7 +311,7 @@ func (s *evalStore) save(ev *searchEval) error {
 // into dir, and removes a shard file an earlier sharded run left there.
 func writeSearch(ctx context.Context, dir string, f *SearchFile, figures bool) ([]string, error) {
 	w := &resultWriter{ctx: ctx, dir: dir}
-	if err := w.json(searchJSONFile, f); err != nil {
+	if err := w.write(searchJSONFile, func(out io.Writer) error { return writeSearchJSON(out, f) }); err != nil {
 		return nil, err
 	}
 	if err := w.write(searchCSVFile, func(out io.Writer) error { return report.WriteCSV(out, f.Candidates) }); err != nil {
@@ -336,10 +337,51 @@ func writeSearch(ctx context.Context, dir string, f *SearchFile, figures bool) (
 // writeSearchShard writes a shard's search-shard.json.
 func writeSearchShard(ctx context.Context, dir string, f *SearchFile) ([]string, error) {
 	w := &resultWriter{ctx: ctx, dir: dir}
-	if err := w.json(searchShardFile, f); err != nil {
+	if err := w.write(searchShardFile, func(out io.Writer) error { return writeSearchJSON(out, f) }); err != nil {
 		return nil, err
 	}
 	return w.files, nil
+}
+
+// writeSearchJSON writes f exactly as encodeJSON does, a candidate at a
+// time: the encoder would hold the whole file encoded twice (compact, then
+// indented), about 300 MB for 200,000 candidates.
+func writeSearchJSON(w io.Writer, f *SearchFile) error {
+	head := *f
+	head.Candidates = nil
+	var b bytes.Buffer
+	if err := encodeJSON(&b, &head); err != nil {
+		return err
+	}
+	const tail = "\"candidates\": null\n}\n" // Candidates is the last field
+	hb, ok := bytes.CutSuffix(b.Bytes(), []byte(tail))
+	if !ok {
+		return errors.New("search file: candidates is not the last field")
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(hb)
+	switch {
+	case f.Candidates == nil:
+		bw.WriteString(tail)
+	case len(f.Candidates) == 0:
+		bw.WriteString("\"candidates\": []\n}\n")
+	default:
+		bw.WriteString("\"candidates\": [\n")
+		for i := range f.Candidates {
+			rb, err := json.MarshalIndent(&f.Candidates[i], "    ", "  ")
+			if err != nil {
+				return err
+			}
+			bw.WriteString("    ")
+			bw.Write(rb)
+			if i < len(f.Candidates)-1 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n")
+		}
+		bw.WriteString("  ]\n}\n")
+	}
+	return bw.Flush()
 }
 
 // IsSearchShard reports whether dir holds a search shard's

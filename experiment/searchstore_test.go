@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/badinput"
+	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
@@ -186,5 +187,27 @@ func TestMergeSearchComplete(t *testing.T) {
 	}
 	if _, err := MergeSearch(context.Background(), filepath.Join(dir, "merged"), []string{s0, s1}, false); err != nil {
 		t.Errorf("the untouched shards: %v", err)
+	}
+}
+
+// TestWriteSearchJSON: the search file written a candidate at a time is
+// byte for byte what the JSON encoder writes, with candidates, with none and
+// without the list.
+func TestWriteSearchJSON(t *testing.T) {
+	sc := parseSearch(t, strings.Replace(searchSmall, "gpus = [32, 64]", "gpus = [32]", 1))
+	res := runSearch(t, sc, SearchOptions{Dir: t.TempDir()})
+	for _, cands := range [][]report.SearchRow{res.File.Candidates, {}, nil} {
+		f := res.File
+		f.Candidates = cands
+		var want, got bytes.Buffer
+		if err := encodeJSON(&want, &f); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeSearchJSON(&got, &f); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%d candidates: written differently (%d bytes, want %d)", len(cands), got.Len(), want.Len())
+		}
 	}
 }

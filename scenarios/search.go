@@ -455,8 +455,9 @@ type Candidate struct {
 	// Policy is the candidate's policy.
 	Policy string
 	// Scenario is the base scenario with the candidate applied (Run.Policies
-	// = [Policy]); validated when Problem is empty. Its Job is set even
-	// when the candidate is invalid.
+	// = [Policy]); validated when Problem is empty. When the candidate is
+	// invalid (Problem set) it is its layout's, shared by the layout's
+	// candidates, and holds only the layout's Name, File and Job.
 	Scenario *Scenario
 	// OutOfMemory says the model states (or an automatic budget's every
 	// token) do not fit; Problem then says where.
@@ -568,6 +569,7 @@ func (s *Scenario) Candidates() ([]Candidate, error) {
 // policy yet), its stage split derived; Problem-free until candidate checks it.
 type searchLayout struct {
 	sc      Scenario
+	invalid *Scenario // the invalid candidates' scenario (candidate)
 	name    string
 	kinds   string
 	split   error
@@ -669,18 +671,25 @@ func (p *parser) problemLine(name string) string {
 // candidate is one policy on a checked layout: the layout's problem, or the
 // policy's options decoded.
 func (s *Scenario) candidate(l *searchLayout, policy string) Candidate {
+	c := Candidate{Name: l.name + "/" + policy, Group: l.kinds + "/" + policy, Policy: policy, OutOfMemory: l.oom, Problem: l.problem}
+	if !l.sc.Job.Cluster.Mixed() {
+		c.Group = fmt.Sprintf("%d×%s/%s", l.sc.Job.Cluster.GPUs, l.kinds, policy)
+	}
+	if c.Problem != "" {
+		// A candidate that never runs keeps its layout's job, shared by the
+		// layout's candidates, not a scenario of its own (a space of 198,400
+		// invalid layouts took 2.2 GiB).
+		if l.invalid == nil {
+			l.invalid = &Scenario{Name: s.Name + "/" + l.name, File: s.File, Job: l.sc.Job}
+		}
+		c.Scenario = l.invalid
+		return c
+	}
 	pt := l.sc
 	pt.Run.Policies = []string{policy}
 	pt.Name = s.Name + "/" + l.name + "/" + policy
 	pt.optionTables = maps.Clone(s.optionTables)
-	c := Candidate{Name: l.name + "/" + policy, Group: l.kinds + "/" + policy, Policy: policy, Scenario: &pt,
-		OutOfMemory: l.oom, Problem: l.problem}
-	if !pt.Job.Cluster.Mixed() {
-		c.Group = fmt.Sprintf("%d×%s/%s", pt.Job.Cluster.GPUs, l.kinds, policy)
-	}
-	if c.Problem != "" {
-		return c
-	}
+	c.Scenario = &pt
 	p := &parser{file: s.File, lines: s.lines}
 	if !p.pointOptions(&pt, nil) {
 		c.Problem = p.problemLine(pt.Name)

@@ -77,6 +77,10 @@ func searchCommand() command {
 	return command{name: "search", summary: "rank a scenario's [search] layouts and policies (pruned, resumable, shardable)", usage: searchUsage, run: runSearch}
 }
 
+// searchMemoryLimit is the soft memory limit of a search (the GC works
+// harder past it rather than letting the 400% target grow the heap).
+const searchMemoryLimit = 1 << 30
+
 // searchTarget is a planner's token target: tokens in days.
 type searchTarget struct {
 	tokens, days float64
@@ -127,6 +131,9 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	// plans, timelines) thousands of times: a higher GC target trades some
 	// memory for about a tenth of the time (measured on search-h800-4k).
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	// ... but not past a soft limit: at 400% a space of 200,000 invalid
+	// layouts (450 MB live) peaked at 2.2 GiB (docs/limits.md).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(searchMemoryLimit))
 	prog := newProgress(stderr, sc.Name+": candidates settled")
 	start := time.Now()
 	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures, AllowExec: *exec,
