@@ -120,7 +120,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 // output (stdout, or out written atomically) for do. out is checked before
 // anything is read (a folder, a FIFO, a device node, a missing folder or the
 // input itself: exit 2); a signal (Ctrl-C, SIGTERM, SIGHUP) while writing out
-// stops do and removes the temporary file (exit 1, "interrupted").
+// stops do and removes the temporary file (exit 1, "interrupted"): the
+// handler is installed before anything is created.
 func withBatches(file, out string, stdout io.Writer, do func(r io.Reader, w io.Writer) error) error {
 	var r io.Reader = os.Stdin
 	if file != "-" {
@@ -134,14 +135,14 @@ func withBatches(file, out string, stdout io.Writer, do func(r io.Reader, w io.W
 	if out == "" {
 		return do(r, stdout)
 	}
+	ctx, stop := interruptContext()
+	defer stop()
 	if err := checkOutFile("--out", out); err != nil {
 		return err
 	}
 	if err := checkNotInput("--out", out, "--batches", file); err != nil {
 		return err
 	}
-	ctx, stop := interruptContext()
-	defer stop()
 	err := report.WriteFileAtomic(out, func(w io.Writer) error {
 		return untilDone(ctx, func() error { return do(ctxReader{ctx, r}, ctxWriter{ctx, w}) })
 	})

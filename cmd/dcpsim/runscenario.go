@@ -79,6 +79,9 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = defaultResultsDir(sc)
 	}
+	// The handler goes in before the folder's check makes its probe.
+	ctx, stop := interruptContext()
+	defer stop()
 	if !f.noFiles {
 		if err := experiment.CheckResultsFolder(dir); err != nil {
 			return badInput("--out %w", err)
@@ -91,8 +94,6 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	if err := allowExec(sc, f.allowExec, stderr, names...); err != nil {
 		return err
 	}
-	ctx, stop := interruptContext()
-	defer stop()
 	prog := newProgress(stderr, sc.Name+": iterations")
 	out, err := experiment.RunContext(ctx, sc, experiment.Options{Policy: f.policy, TraceRanks: f.traceRanks, AllowExec: f.allowExec,
 		DollarsPerGPUHour: f.dollars, Timelines: !f.noFiles, Progress: func(done, total int) { prog.update(done, total, "") }})
