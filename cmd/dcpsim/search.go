@@ -131,9 +131,10 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	// plans, timelines) thousands of times: a higher GC target trades some
 	// memory for about a tenth of the time (measured on search-h800-4k).
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	// ... but not past a soft limit: at 400% a space of 200,000 invalid
-	// layouts (450 MB live) peaked at 2.2 GiB (docs/limits.md).
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(searchMemoryLimit))
+	// ... but not past a soft limit (or a lower one GOMEMLIMIT set): at 400%
+	// a space of 200,000 invalid layouts (450 MB live) peaked at 2.2 GiB
+	// (docs/limits.md).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(min(debug.SetMemoryLimit(-1), searchMemoryLimit)))
 	prog := newProgress(stderr, sc.Name+": candidates settled")
 	start := time.Now()
 	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures, AllowExec: *exec,
