@@ -211,7 +211,7 @@ func hostileRound4Cases(t *testing.T) []hostileCase {
 			code: 2, want: []string{`[run.external.evil] command = ["sh", "evil.sh"]`, "--allow-exec"}},
 		{name: "r4 8: search without --allow-exec", args: []string{"search", "s.toml", "--out", "out"},
 			files: map[string]string{"s.toml": strings.Replace(evilTiny, `policies = ["hydra", "evil"]`, `policies = ["evil"]`, 1) + "\n[search]\ntp = [1]\n", "evil.sh": "touch ran\n" + evilSh},
-			code: 2, want: []string{`[run.external.evil] command = ["sh", "evil.sh"]`, "--allow-exec"}},
+			code:  2, want: []string{`[run.external.evil] command = ["sh", "evil.sh"]`, "--allow-exec"}},
 		{name: "r4 8: trace without --allow-exec", args: []string{"trace", "s.toml", "--policy", "evil", "--ranks", "0", "--out", "out"},
 			files: map[string]string{"s.toml": evilTiny, "evil.sh": "touch ran\n" + evilSh},
 			code:  2, want: []string{`[run.external.evil] command = ["sh", "evil.sh"]`, "--allow-exec"}},
