@@ -646,23 +646,14 @@ func intOr(j jnum, def int64) int64 {
 
 // skip consumes one JSON value token by token.
 func (p *parser) skip() error {
-	depth := 0
-	for {
-		tok, err := p.dec.Token()
-		if err != nil {
-			return err
-		}
-		if d, ok := tok.(json.Delim); ok {
-			if d == '{' || d == '[' {
-				depth++
-			} else {
-				depth--
-			}
-		}
-		if depth == 0 {
-			return nil
-		}
+	tok, err := p.dec.Token()
+	if err != nil {
+		return err
 	}
+	if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') {
+		return p.skipOpen(1)
+	}
+	return nil
 }
 
 // skipOpen consumes tokens until depth open arrays and objects are closed.
