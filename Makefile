@@ -2,7 +2,7 @@
 GO ?= go
 SCENARIO ?= testbed-256k
 
-.PHONY: run test build bench fuzz fmt clean calibrate figures validate
+.PHONY: run test test-quick build bench fuzz fmt clean calibrate figures validate
 
 ## run: the main job on the embedded default scenario (the paper's 512-GPU testbed at
 ## 256K): every policy on identical batches, timed with the cost model. It writes
@@ -24,6 +24,15 @@ test:
 	$(GO) test -race $(RACE_PACKAGES)
 	$(GO) vet -tags cuda ./...
 	$(GO) test -tags cuda ./...
+
+## test-quick: the development loop: the gofmt check, go vet and every test
+## with -short (no child-process hostile inputs or long property sweeps), no
+## race detector, staticcheck or cuda build; make test before committing.
+test-quick:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test -short ./...
 
 ## calibrate: measure this machine's CPU for BUDGET and fit a profile (a check of the
 ## calibration loop; on a GPU machine run hwbackend/cuda/calibrate.sh instead).

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dcpsim/dcpsim/badinput"
 )
 
 // NCCLTests is what ReadNCCLTests found in one nccl-tests output: the
@@ -34,6 +36,51 @@ type NCCLTests struct {
 // MaxNCCLTestsRows bounds the sizes one output may hold (nccl-tests' own
 // -b 8 -e 16G -f 2 sweep has 32).
 const MaxNCCLTestsRows = 1 << 16
+
+// MaxNCCLTestsRanks bounds the device lines (one per rank) one output may
+// hold: 131,072 ranks.
+const MaxNCCLTestsRanks = 1 << 17
+
+// MaxNCCLTestsName bounds a host or device name as kept (longer ones are
+// cut; nccl-tests prints names of tens of bytes).
+const MaxNCCLTestsName = 256
+
+// ncclName is a host, device or program name as kept: cut to
+// MaxNCCLTestsName bytes, its control characters escaped
+// (badinput.PrintableLine), so a hostile output cannot drive the terminal
+// it is printed on.
+func ncclName(s string) string {
+	if len(s) > MaxNCCLTestsName {
+		s = strings.ToValidUTF8(s[:MaxNCCLTestsName], "") + "..."
+	}
+	return badinput.PrintableLine(s)
+}
+
+// ncclDevices collects the ranks' hosts and the distinct device names, in
+// order of appearance, at most MaxNCCLTestsRanks ranks.
+type ncclDevices struct {
+	hosts, devices []string
+	seen           map[string]bool
+}
+
+// add records one rank on host with device (device "" adds no name).
+func (d *ncclDevices) add(name, where, host, device string) error {
+	if len(d.hosts) >= MaxNCCLTestsRanks {
+		return fmt.Errorf("%s: %s: more than %d device lines (MaxNCCLTestsRanks)", name, where, MaxNCCLTestsRanks)
+	}
+	d.hosts = append(d.hosts, ncclName(host))
+	if device == "" {
+		return nil
+	}
+	if d.seen == nil {
+		d.seen = map[string]bool{}
+	}
+	if device = ncclName(device); !d.seen[device] {
+		d.seen[device] = true
+		d.devices = append(d.devices, device)
+	}
+	return nil
+}
 
 // ncclPrograms maps nccl-tests' program names to collective kinds.
 var ncclPrograms = map[string]string{
@@ -103,7 +150,7 @@ func ReadNCCLTests(r io.Reader, name, program string, ranks, gpusPerNode int) (*
 	}
 	kind, ok := ncclPrograms[prog]
 	if !ok {
-		return nil, fmt.Errorf("%s: program %q: not one dcpsim calibrates (known: %s)", name, prog, strings.Join(NCCLTestsPrograms(), ", "))
+		return nil, fmt.Errorf("%s: program \"%s\": not one dcpsim calibrates (known: %s)", name, prog, strings.Join(NCCLTestsPrograms(), ", "))
 	}
 	out.Collective = kind
 	if err := out.layout(name, hosts, ranks, gpusPerNode); err != nil {
@@ -179,6 +226,7 @@ func readNCCLText(data []byte, name string) (prog string, hosts, devices []strin
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	line := 0
 	units := false
+	var devs ncclDevices
 	for sc.Scan() {
 		line++
 		text := strings.TrimSpace(sc.Text())
@@ -189,16 +237,19 @@ func readNCCLText(data []byte, name string) (prog string, hosts, devices []strin
 			rest = strings.TrimSpace(rest)
 			switch {
 			case strings.HasPrefix(rest, "Collective test starting:"):
-				prog = strings.TrimSpace(strings.TrimPrefix(rest, "Collective test starting:"))
+				prog = ncclName(strings.TrimSpace(strings.TrimPrefix(rest, "Collective test starting:")))
 			case strings.HasPrefix(rest, "Rank "):
 				f := strings.Fields(rest)
-				if i := slices.Index(f, "on"); i >= 0 && i+1 < len(f) {
-					hosts = append(hosts, f[i+1])
+				i := slices.Index(f, "on")
+				if i < 0 || i+1 >= len(f) {
+					break
 				}
+				dev := ""
 				if j := strings.Index(rest, "] "); j >= 0 {
-					if d := strings.TrimSpace(rest[j+2:]); !slices.Contains(devices, d) {
-						devices = append(devices, d)
-					}
+					dev = strings.TrimSpace(rest[j+2:])
+				}
+				if err := devs.add(name, fmt.Sprintf("line %d", line), f[i+1], dev); err != nil {
+					return "", nil, nil, nil, err
 				}
 			case strings.HasPrefix(rest, "(B)"):
 				if !strings.Contains(rest, "(us)") || !strings.Contains(rest, "(GB/s)") {
@@ -243,7 +294,7 @@ func readNCCLText(data []byte, name string) (prog string, hosts, devices []strin
 	if err := sc.Err(); err != nil {
 		return "", nil, nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return prog, hosts, devices, rows, nil
+	return prog, devs.hosts, devs.devices, rows, nil
 }
 
 // ncclFloat is a JSON number nccl-tests may write as the string "nan".
@@ -298,14 +349,15 @@ func readNCCLJSON(data []byte, name string) (prog string, hosts, devices []strin
 	}
 	if len(j.Args) > 0 {
 		p := j.Args[0]
-		prog = p[strings.LastIndexAny(p, `/\`)+1:]
+		prog = ncclName(p[strings.LastIndexAny(p, `/\`)+1:])
 	}
-	for _, d := range j.Config.Devices {
-		hosts = append(hosts, d.Hostname)
-		if !slices.Contains(devices, d.DeviceInfo) {
-			devices = append(devices, d.DeviceInfo)
+	var devs ncclDevices
+	for i, d := range j.Config.Devices {
+		if err := devs.add(name, fmt.Sprintf("config.devices[%d]", i), d.Hostname, d.DeviceInfo); err != nil {
+			return "", nil, nil, nil, err
 		}
 	}
+	hosts, devices = devs.hosts, devs.devices
 	if len(*j.Results) > MaxNCCLTestsRows {
 		return "", nil, nil, nil, fmt.Errorf("%s: more than %d results", name, MaxNCCLTestsRows)
 	}

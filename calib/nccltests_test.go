@@ -13,7 +13,7 @@ import (
 // syntheticNCCLTests is an nccl-tests output of program over ranks on hosts
 // (ranks/hosts each) whose times follow the cost model's collective curve
 // η(B) = max·B/(B + half) against link bytes/s: the fit must recover them.
-func syntheticNCCLTests(t *testing.T, kind, program string, ranks, hosts int, link, max, half float64, asJSON bool) string {
+func syntheticNCCLTests(t testing.TB, kind, program string, ranks, hosts int, link, max, half float64, asJSON bool) string {
 	t.Helper()
 	g := ranks / hosts
 	type row struct{ size, us, algbw float64 }
@@ -227,4 +227,72 @@ func TestFitRefusesPoorR2(t *testing.T) {
 	if _, err := FitDetermined(ms, base, "fit:s"); !errors.Is(err, ErrNoCurveFitted) {
 		t.Errorf("only a poor curve: %v", err)
 	}
+}
+
+// TestNCCLTestsHostile (issue 41): device lines are bounded
+// (MaxNCCLTestsRanks; distinct names kept once, in a set: 80,000 of them
+// took 21 s when each was looked up in the list), and host, device and program names are kept cut and with
+// their control characters escaped, so printing them cannot drive a
+// terminal.
+func TestNCCLTestsHostile(t *testing.T) {
+	base, _ := LookupProfile("H100-SXM")
+	good := syntheticNCCLTests(t, KindAllReduce, "all_reduce_perf", 8, 1, base.NVLinkBytesPerSecond.Value, 0.8, 1e6, false)
+	head, rest, _ := strings.Cut(good, "# Using devices\n")
+	devices := func(n int, distinct bool) string {
+		var b strings.Builder
+		b.WriteString(head + "# Using devices\n")
+		for r := range n {
+			name := "NVIDIA H100 80GB HBM3"
+			if distinct {
+				name = fmt.Sprintf("GPU model %d", r)
+			}
+			fmt.Fprintf(&b, "#  Rank %d Group  0 Pid %6d on node0 device %2d [0000:00:00] %s\n", r, 1000+r, r%8, name)
+		}
+		_, rows, _ := strings.Cut(rest, "#\n#       size")
+		return b.String() + "#\n#       size" + rows
+	}
+	if _, err := ReadNCCLTests(strings.NewReader(devices(MaxNCCLTestsRanks+1, true)), "f", "", 0, 0); err == nil ||
+		!strings.Contains(err.Error(), "more than 131072 device lines (MaxNCCLTestsRanks)") {
+		t.Errorf("too many device lines: %v", err)
+	}
+	nt, err := ReadNCCLTests(strings.NewReader(devices(16, true)), "f", "", 0, 0)
+	if err != nil || nt.Ranks != 16 || len(nt.Devices) != 16 {
+		t.Errorf("16 distinct device lines: %v", err)
+	}
+	evil := strings.Replace(good, "NVIDIA H100 80GB HBM3", "NVIDIA\x1b[2J\x1b]0;x\x07"+strings.Repeat("H", 1000), 1)
+	nt, err = ReadNCCLTests(strings.NewReader(evil), "f", "", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := nt.Devices[0]; !strings.HasPrefix(d, `NVIDIA\x1b[2J\x1b]0;x\x07HHH`) || len(d) > MaxNCCLTestsName+len(`\x1b\x1b\x07`)*3+3 {
+		t.Errorf("device name kept as %q", d)
+	}
+	_, err = ReadNCCLTests(strings.NewReader(strings.Replace(good, "all_reduce_perf", "x\x1b[2Jy", 1)), "f", "", 0, 0)
+	if err == nil || !strings.Contains(err.Error(), `x\x1b[2Jy`) || strings.Contains(err.Error(), "\x1b") {
+		t.Errorf("a program name with an escape: %v", err)
+	}
+}
+
+// FuzzReadNCCLTests: no nccl-tests output, text or -J JSON, makes
+// ReadNCCLTests panic, and what it returns holds no control character.
+func FuzzReadNCCLTests(f *testing.F) {
+	base, _ := LookupProfile("H100-SXM")
+	for _, asJSON := range []bool{false, true} {
+		f.Add(syntheticNCCLTests(f, KindAllReduce, "all_reduce_perf", 8, 2, base.NVLinkBytesPerSecond.Value, 0.8, 1e6, asJSON))
+	}
+	if b, err := os.ReadFile("testdata/nccltests/a3mega-h100-2x8-all_reduce.txt"); err == nil {
+		f.Add(string(b))
+	}
+	f.Add("# Collective test starting: all_reduce_perf\n#  Rank  0 Group  0 Pid 1 on h\x1b device  0 [0] GPU\x9b\n")
+	f.Fuzz(func(t *testing.T, data string) {
+		nt, err := ReadNCCLTests(strings.NewReader(data), "fuzz", "", 0, 0)
+		if err != nil {
+			return
+		}
+		for _, d := range nt.Devices {
+			if strings.ContainsFunc(d, func(r rune) bool { return r < ' ' || r == 0x7f || r >= 0x80 && r < 0xa0 }) {
+				t.Fatalf("device name %q kept raw", d)
+			}
+		}
+	})
 }

@@ -191,6 +191,10 @@ func (m *Model) Price(l *step.Layout, lengths []int, exec Exec, stallSeconds flo
 	return it, nil
 }
 
+// maxStallSeconds bounds the planner stall Price accepts: 10^9 s, far inside
+// the engine's int64 nanoseconds (9.2·10^9 s) with the rest of an iteration.
+const maxStallSeconds = 1e9
+
 // price prices layout l into it, reusing the storage of its cost and p2p.
 func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, stallSeconds float64) error {
 	m := p.m
@@ -205,8 +209,8 @@ func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, 
 		return fmt.Errorf("costmodel: layout for ep = %d, job ep = %d", l.EP, m.ep)
 	case l.Plan.PoolRanks != m.topo.PoolRanks:
 		return fmt.Errorf("costmodel: plan spans %d ranks, the job's pool %d", l.Plan.PoolRanks, m.topo.PoolRanks)
-	case !(stallSeconds >= 0) || math.IsInf(stallSeconds, 0):
-		return fmt.Errorf("costmodel: planner stall %v s: need a finite value >= 0", stallSeconds)
+	case !(stallSeconds >= 0 && stallSeconds <= maxStallSeconds):
+		return fmt.Errorf("costmodel: planner stall %v s: need a value in [0, %g] (the engine's clock counts int64 nanoseconds)", stallSeconds, float64(maxStallSeconds))
 	}
 	classes := 1
 	if m.topo.PoolRanks%m.topo.RanksPerNode != 0 {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -117,8 +118,15 @@ type ChakraGroup struct {
 type ChakraOption func(*chakraOptions)
 
 type chakraOptions struct {
-	ctx     context.Context
-	batches func(k int) workload.Batch
+	ctx       context.Context
+	batches   func(k int) workload.Batch
+	allowExec bool
+}
+
+// ChakraAllowExec allows starting the program of an external policy the
+// scenario names (Options.AllowExec); without it such a policy is refused.
+func ChakraAllowExec(allow bool) ChakraOption {
+	return func(o *chakraOptions) { o.allowExec = allow }
 }
 
 // ChakraContext stops ChakraTrace between iterations once ctx is done.
@@ -184,6 +192,9 @@ func ChakraTrace(sc *scenarios.Scenario, policy string, iteration int, npus []in
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckExec(sc, o.allowExec, policy); err != nil {
+		return nil, err
+	}
 	setup, err := NewSetup(sc)
 	if err != nil {
 		return nil, err
@@ -196,7 +207,7 @@ func ChakraTrace(sc *scenarios.Scenario, policy string, iteration int, npus []in
 		}
 		batch = sampler.Batch
 	}
-	r := newPolicyRun(o.ctx, sc, d, setup, Options{Policy: policy})
+	r := newPolicyRun(o.ctx, sc, d, setup, Options{Policy: policy, AllowExec: o.allowExec})
 	defer func() {
 		if r.ext != nil {
 			_ = r.ext.Close()
@@ -374,7 +385,8 @@ func CheckChakraPrefix(prefix string) error {
 // comm_groups.names.json, each through a temporary file renamed into place
 // (report.WriteFileAtomic); wrote is called after each file with its path
 // and its nodes (0 for the JSON files). It stops between files once ctx is
-// done. dir must be a folder (or absent): a file is refused as bad input.
+// done. dir must be a folder (or absent): a file or a link (which would
+// send the traces into its target) is refused as bad input.
 func (c *ChakraTraces) WriteFiles(ctx context.Context, dir, prefix string, wrote func(path string, nodes int)) error {
 	if err := CheckChakraPrefix(prefix); err != nil {
 		return err
@@ -531,9 +543,12 @@ func (c *ChakraTraces) WriteAstraConfig(dir string, wrote func(path string)) err
 	return nil
 }
 
-// ensureFolder creates dir when absent; a file there is bad input.
+// ensureFolder creates dir when absent; a file or a link there is bad
+// input (nothing is written through a link).
 func ensureFolder(dir string) error {
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+	if st, err := os.Lstat(dir); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return badInput("%s is a link: name the folder itself (the traces are never written through a link)", dir)
+	} else if err == nil && !st.IsDir() {
 		return badInput("%s is not a folder", dir)
 	} else if err != nil {
 		if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -32,12 +31,17 @@ func descriptorFor(sc *scenarios.Scenario, name string) (policies.Descriptor, er
 func externalLogName(name string) string { return "external-" + report.SafeName(name) + ".log" }
 
 // startExternal starts the process of the scenario's external policy name,
-// in the scenario's folder, with the job's token costs.
-func startExternal(ctx context.Context, sc *scenarios.Scenario, name string, setup *Setup) (*extpolicy.Policy, error) {
+// in the scenario's folder, with the job's token costs, when allow says the
+// person running dcpsim consented (CheckExec refuses earlier; this is the
+// one place a scenario's program starts, so it checks again).
+func startExternal(ctx context.Context, sc *scenarios.Scenario, name string, setup *Setup, allow bool) (*extpolicy.Policy, error) {
+	if err := CheckExec(sc, allow, name); err != nil {
+		return nil, err
+	}
 	ext := sc.Run.External[name]
 	tc := setup.TokenCosts
 	return extpolicy.Start(ctx, extpolicy.Spec{
-		Name: name, Command: ext.Command, Dir: filepath.Dir(sc.File), Options: ext.Options,
+		Name: name, Command: ext.Command, Dir: scenarioDir(sc), Options: ext.Options,
 		Timeout: time.Duration(ext.TimeoutSeconds * float64(time.Second)), TokenCosts: &tc,
 	})
 }

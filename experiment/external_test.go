@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
@@ -47,7 +49,7 @@ func TestExternalPoliciesFail(t *testing.T) {
 		t.Fatal(err)
 	}
 	begin := time.Now()
-	out, err := RunContext(context.Background(), sc, Options{})
+	out, err := RunContext(context.Background(), sc, Options{AllowExec: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,5 +90,60 @@ func TestExternalPoliciesFail(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "r", "external-exits.log")); err != nil || !strings.Contains(string(b), "no plans today") {
 		t.Errorf("the results folder's log: %q, %v (files %v)", b, err, files)
+	}
+}
+
+// TestExternalNeedsConsent (issue 41 class 8): a scenario that names
+// programs is refused by run, sweep, search and trace unless the caller
+// allows them (the CLI's --allow-exec), before any starts: the error is bad
+// input naming every program, its command and its folder. The same
+// scenario runs with consent; a run of its built-in policies alone needs
+// none.
+func TestExternalNeedsConsent(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	src := strings.Replace(externalScenario, `policies = ["hydra", "garbage", "hang", "exits", "twice"]`, `policies = ["hydra", "evil"]`, 1) +
+		"\n[run.external.evil]\ncommand = [\"sh\", \"-c\", \"touch " + marker + "\"]\n"
+	sc, err := scenarios.Parse([]byte(src), filepath.Join(dir, "s.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[run.external.evil] command = ["sh", "-c", "touch ` + marker + `"] in "` + dir + `"`
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrExecNotAllowed) || !badinput.Is(err) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--allow-exec") {
+			t.Errorf("%s without consent: %v", what, err)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%s started the program without consent", what)
+		}
+	}
+	_, err = RunContext(context.Background(), sc, Options{})
+	check("run", err)
+	_, err = ChakraTrace(sc, "evil", 1, []int{0})
+	check("trace", err)
+	sw, err := scenarios.Parse([]byte(src+"\n[sweep]\nbudget_tokens = [8192, 16384]\n"), filepath.Join(dir, "sw.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Sweep(context.Background(), sw, SweepOptions{Dir: filepath.Join(dir, "sweep"), Jobs: 1})
+	check("sweep", err)
+	se, err := scenarios.Parse([]byte(src+"\n[search]\ntp = [1]\n"), filepath.Join(dir, "se.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Search(context.Background(), se, SearchOptions{Dir: filepath.Join(dir, "search"), Jobs: 1})
+	check("search", err)
+	if out, err := RunContext(context.Background(), sc, Options{Policy: "hydra"}); err != nil || out.Summary.Policies[0].Error != "" {
+		t.Errorf("hydra alone: %v", err)
+	}
+	if got := Programs(sc); len(got) != 1 || got[0].Policy != "evil" || got[0].Dir != dir {
+		t.Errorf("Programs = %+v", got)
+	}
+	if _, err := RunContext(context.Background(), sc, Options{AllowExec: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("with consent the program did not run: %v", err)
 	}
 }

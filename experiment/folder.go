@@ -143,6 +143,14 @@ func newStagedDir(target string, legacy []string) (*stagedDir, error) {
 	return s, nil
 }
 
+// sameFolder reports whether a and b are one existing folder (by inode,
+// whatever the names or links).
+func sameFolder(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
 // within reports whether path is dir or inside it.
 func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)

@@ -53,6 +53,10 @@ type Options struct {
 	// would (a search samples each batch once for all its candidates). Run
 	// does not modify the batch.
 	Batches func(k int) workload.Batch
+	// AllowExec allows starting the programs the scenario names (its
+	// external policies; CheckExec): without it a scenario that names
+	// any is refused.
+	AllowExec bool
 }
 
 // Outcome is everything a run of one scenario produced.
@@ -106,6 +110,9 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 	names := sc.Run.Policies
 	if opts.Policy != "" {
 		names = []string{opts.Policy}
+	}
+	if err := CheckExec(sc, opts.AllowExec, names...); err != nil {
+		return nil, err
 	}
 	setup, err := NewSetup(sc)
 	if err != nil {
@@ -230,7 +237,7 @@ type policyRun struct {
 func newPolicyRun(ctx context.Context, sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, opts Options) *policyRun {
 	r := &policyRun{sc: sc, desc: d, setup: setup, opts: opts, slots: map[int]float64{}, sim: setup.Model.NewSimulator()}
 	if _, ok := sc.Run.External[d.Name]; ok {
-		r.ext, r.err = startExternal(ctx, sc, d.Name, setup)
+		r.ext, r.err = startExternal(ctx, sc, d.Name, setup, opts.AllowExec)
 		if r.ext != nil {
 			r.policy = r.ext
 		}
@@ -447,9 +454,7 @@ func (r *policyRun) finish() {
 		}
 	}
 	ps.Measures = report.Means(r.rows, r.desc.Name)
-	ps.StepSecondsMean = stat.Mean(steps, nil)
-	ps.StepSecondsP95 = percentile(steps, 0.95)
-	ps.TokensPerDay = tokens * 86400 / floats.Sum(steps)
+	ps.StepSecondsMean, ps.StepSecondsP95, ps.TokensPerDay = stepFigures(steps, tokens)
 	ps.DegreeShares = sched.SharesOf(r.slots)
 	ps.MBSeconds = r.mbSeconds
 	var all float64
@@ -477,11 +482,25 @@ func compare(s *report.Summary) {
 		if ref > 0 {
 			p.SpeedupOfFirst = p.StepSecondsMean / ref
 		}
-		if p.TokensPerDay > 0 {
-			hours := 1e12 / p.TokensPerDay * 24
-			p.DollarsPer1TTokens = float64(s.GPUs) * s.DollarsPerGPUHour * hours
-		}
+		p.DollarsPer1TTokens = dollarsPer1TTokens(s.GPUs, s.DollarsPerGPUHour, p.TokensPerDay)
 	}
+}
+
+// stepFigures are the summary's figures of the measured iterations' step
+// seconds and their tokens in all: the mean step, its p95 and tokens per
+// day. A resumed search recomputes them from an evaluation file's steps
+// (evalStore.load) with this same function.
+func stepFigures(steps []float64, tokens float64) (mean, p95, tokensPerDay float64) {
+	return stat.Mean(steps, nil), percentile(steps, 0.95), tokens * 86400 / floats.Sum(steps)
+}
+
+// dollarsPer1TTokens is the cost of 10^12 tokens on gpus GPUs at price per
+// GPU-hour (0 without throughput).
+func dollarsPer1TTokens(gpus int, price, tokensPerDay float64) float64 {
+	if !(tokensPerDay > 0) {
+		return 0
+	}
+	return float64(gpus) * price * (1e12 / tokensPerDay * 24)
 }
 
 // spread returns the coefficient of variation (population std / mean) and the

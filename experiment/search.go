@@ -85,6 +85,9 @@ type SearchOptions struct {
 	// Progress, when set, is called with the candidates settled (a final
 	// status known) and the total, from one goroutine at a time.
 	Progress func(done, total int)
+	// AllowExec allows starting the programs the scenario names
+	// (Options.AllowExec).
+	AllowExec bool
 }
 
 // SearchResult is what a Search did.
@@ -122,6 +125,9 @@ type SearchFile struct {
 	// Shard and Shards say which groups the file holds (0 of 1: all).
 	Shard  int `json:"shard"`
 	Shards int `json:"shards"`
+	// CandidatesTotal is the space's size, every shard's candidates
+	// together: a merge checks that each of 0 .. CandidatesTotal-1 is there.
+	CandidatesTotal int `json:"candidates_total"`
 	// Groups are the (cluster, policy) groups in order; Counts the
 	// candidates per status.
 	Groups []string       `json:"groups"`
@@ -186,6 +192,9 @@ func Search(ctx context.Context, sc *scenarios.Scenario, opts SearchOptions) (*S
 	if opts.Shard < 0 || opts.Shard >= shards || opts.Jobs < 1 {
 		return nil, badInput("shard %d/%d with %d jobs: need 0 <= shard < shards and jobs >= 1", opts.Shard, shards, opts.Jobs)
 	}
+	if err := CheckExec(sc, opts.AllowExec); err != nil {
+		return nil, err
+	}
 	cands, err := sc.Candidates()
 	if err != nil {
 		return nil, err
@@ -196,6 +205,7 @@ func Search(ctx context.Context, sc *scenarios.Scenario, opts SearchOptions) (*S
 	}
 	s := &searcher{ctx: ctx, sc: sc, opts: opts, store: store, sem: make(chan struct{}, opts.Jobs),
 		rungs: searchRungs(sc.Run.Iterations, sc.Search.Eta)}
+	store.batchTokens = s.batchTokens
 	groups, byGroup := groupCandidates(cands)
 	var mine []int
 	for g := range groups {
@@ -225,6 +235,7 @@ func Search(ctx context.Context, sc *scenarios.Scenario, opts SearchOptions) (*S
 		return nil, err
 	}
 	file := s.file(groups, mine, shards)
+	file.CandidatesTotal = len(cands)
 	for _, g := range mine {
 		for _, st := range states[g] {
 			file.Candidates = append(file.Candidates, st.row)
@@ -545,7 +556,7 @@ func (s *searcher) evaluate(st *searchCand, r, n int) error {
 		if err != nil {
 			return err
 		}
-		out, err := RunContext(s.ctx, &sc, Options{Sequential: true, Batches: func(k int) workload.Batch {
+		out, err := RunContext(s.ctx, &sc, Options{Sequential: true, AllowExec: s.opts.AllowExec, Batches: func(k int) workload.Batch {
 			return workload.Batch{Iteration: k, Lengths: slices.Clone(batches[k].Lengths)}
 		}})
 		if err != nil {
@@ -595,7 +606,7 @@ func evalOf(out *Outcome) searchEval {
 	}
 	for _, row := range out.Rows {
 		if !row.Warmup {
-			ev.Steps = append(ev.Steps, row.StepSeconds)
+			ev.Steps, ev.Tokens = append(ev.Steps, row.StepSeconds), append(ev.Tokens, row.Tokens)
 		}
 	}
 	ev.SearchFigures = report.SearchFiguresOf(&ps)

@@ -47,7 +47,7 @@ recompute = ["none", "full"]
 top = 5
 `
 
-func parseSearch(t *testing.T, src string) *scenarios.Scenario {
+func parseSearch(t testing.TB, src string) *scenarios.Scenario {
 	t.Helper()
 	sc, err := scenarios.Parse([]byte(src), "search-small.toml")
 	if err != nil {

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +20,7 @@ import (
 	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
+	"github.com/dcpsim/dcpsim/sched/policies"
 )
 
 // The files of a search folder.
@@ -34,6 +38,11 @@ const (
 	maxSearchFileBytes = 256 << 20
 )
 
+// MaxShards bounds a sweep's or search's shard count (--shard I/N): more
+// shards than a search's most candidates (or a sweep's points) would only
+// start empty processes, and merge refuses a search shard file past it.
+const MaxShards = scenarios.MaxSearchCandidates
+
 // searchEval is one candidate's run at one rung: Dir/evals/<id>-r<rung>.json,
 // reused by a resumed search of the same scenario text and revision.
 type searchEval struct {
@@ -48,8 +57,11 @@ type searchEval struct {
 	Status       string `json:"status"`
 	Reason       string `json:"reason"`
 	BudgetTokens int    `json:"budget_tokens"`
-	// Steps are the measured iterations' step times.
-	Steps []float64 `json:"steps"`
+	// Steps are the measured iterations' step times and Tokens the tokens
+	// each trained: what was measured. The figures are derived from them (and
+	// a resumed search checks that they are; evalStore.load).
+	Steps  []float64 `json:"steps"`
+	Tokens []int64   `json:"tokens"`
 	report.SearchFigures
 }
 
@@ -62,6 +74,13 @@ type searchState struct {
 // evalStore reads and writes a search folder's evaluations.
 type evalStore struct {
 	dir, sha, revision string
+	// warmup is the scenario's run.warmup_iterations; price its
+	// run.dollars_per_gpu_hour.
+	warmup int
+	price  float64
+	// batchTokens gives the tokens of a candidate's batch k (nil: not
+	// checked).
+	batchTokens func(c *scenarios.Candidate, k int) (int64, error)
 }
 
 // openEvalStore checks dir (absent, empty, or a dcpsim search folder of the
@@ -97,7 +116,7 @@ func openEvalStore(dir string, sc *scenarios.Scenario) (*evalStore, error) {
 	}); err != nil {
 		return nil, err
 	}
-	return &evalStore{dir: dir, sha: sha, revision: ReadBuild().RevisionTag()}, nil
+	return &evalStore{dir: dir, sha: sha, revision: ReadBuild().RevisionTag(), warmup: sc.Run.WarmupIterations, price: sc.Run.DollarsPerGPUHour}, nil
 }
 
 // readSearchState checks dir and reads its mark: nil for an absent or empty
@@ -156,7 +175,10 @@ func (s *evalStore) evalPath(id, r int) string {
 }
 
 // load returns the stored evaluation of candidate c at rung r on n
-// iterations when one of this scenario text and revision is there.
+// iterations when one of this scenario text and revision is there and it
+// holds together (checkEval): a file whose figures are not those of its
+// steps, whose tokens are not its batches', or that is out of range is not
+// reused, and the run is simulated again.
 func (s *evalStore) load(c *scenarios.Candidate, r, n int) (searchEval, bool) {
 	path := s.evalPath(c.ID, r)
 	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
@@ -166,12 +188,112 @@ func (s *evalStore) load(c *scenarios.Candidate, r, n int) (searchEval, bool) {
 	if err != nil {
 		return searchEval{}, false
 	}
+	return s.parseEval(data, c, r, n)
+}
+
+// parseEval decodes an evaluation file's bytes strictly and checks it is
+// candidate c's at rung r on n iterations, of this scenario text and
+// revision, and holds together (checkEval).
+func (s *evalStore) parseEval(data []byte, c *scenarios.Candidate, r, n int) (searchEval, bool) {
 	var ev searchEval
 	if decodeStrictJSON(data, &ev) != nil || ev.SearchSHA != s.sha || ev.Revision != s.revision || ev.ID != c.ID ||
-		ev.Name != c.Name || ev.Rung != r || ev.Iterations != n || len(ev.Steps) > n || !validEvalStatus(ev.Status) {
+		ev.Name != c.Name || ev.Rung != r || ev.Iterations != n || len(ev.Steps) > n || !validEvalStatus(ev.Status) ||
+		s.checkEval(&ev, c) != nil {
 		return searchEval{}, false
 	}
 	return ev, true
+}
+
+// checkEval checks that an evaluation read back holds together: a failure
+// carries no measurements; a run carries one step and one token count per
+// measured iteration (the rung's iterations after its warm-up), each step
+// finite and positive; its tokens are its batches' (a policy that defers
+// sequences: at most what its batches brought so far); its mean, p95 and
+// tokens per day are those of its steps and tokens and its $ per 1T tokens
+// that of its throughput, exactly as a run computes them (stepFigures); its
+// other figures are in range. The steps and tokens themselves are what was
+// measured: whoever can write the folder can still change those, so a
+// search resumes only from folders one trusts.
+func (s *evalStore) checkEval(ev *searchEval, c *scenarios.Candidate) error {
+	if ev.Status != "" {
+		if len(ev.Steps) != 0 || len(ev.Tokens) != 0 || ev.SearchFigures != (report.SearchFigures{}) {
+			return errors.New("a failure with figures")
+		}
+		return nil
+	}
+	w := rungWarmup(s.warmup, ev.Iterations)
+	m := ev.Iterations - w
+	if len(ev.Steps) != m || len(ev.Tokens) != m {
+		return fmt.Errorf("%d steps and %d token counts for %d measured iterations", len(ev.Steps), len(ev.Tokens), m)
+	}
+	d, err := policies.Lookup(c.Policy)
+	defers := err != nil || d.Defers // an external policy may defer
+	var tokens float64
+	var trained, seen int64
+	for i, st := range ev.Steps {
+		if !(st > 0) || math.IsInf(st, 0) {
+			return fmt.Errorf("step %d: %v s", i, st)
+		}
+		tk := ev.Tokens[i]
+		if tk < 1 {
+			return fmt.Errorf("tokens %d: %d", i, tk)
+		}
+		if s.batchTokens != nil {
+			if i == 0 { // what the warm-up iterations brought
+				for k := range w {
+					bt, err := s.batchTokens(c, k)
+					if err != nil {
+						return err
+					}
+					seen += bt
+				}
+			}
+			bt, err := s.batchTokens(c, w+i)
+			if err != nil {
+				return err
+			}
+			seen += bt
+			trained += tk
+			if !defers && tk != bt || defers && trained > seen {
+				return fmt.Errorf("iteration %d: %d tokens, its batch %d", w+i, tk, bt)
+			}
+		}
+		tokens += float64(tk)
+	}
+	mean, p95, tpd := stepFigures(ev.Steps, tokens)
+	f := ev.SearchFigures
+	if f.StepSecondsMean != mean || f.StepSecondsP95 != p95 || f.TokensPerDay != tpd ||
+		f.DollarsPer1TTokens != dollarsPer1TTokens(c.Scenario.Job.Cluster.GPUs, s.price, tpd) {
+		return errors.New("figures not those of its steps")
+	}
+	for _, v := range []float64{f.PeakMemoryBytes, f.HBMBytes} {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return errors.New("memory out of range")
+		}
+	}
+	for _, v := range []float64{f.PPBubbleShare, f.DPBubbleShare, f.MFU} {
+		if !(v >= 0 && v <= 1) {
+			return errors.New("a share out of [0, 1]")
+		}
+	}
+	return nil
+}
+
+// batchTokens is the tokens of candidate c's batch k (every candidate of a
+// cluster size trains the same batches; searcher.batches samples them once).
+func (s *searcher) batchTokens(c *scenarios.Candidate, k int) (int64, error) {
+	batches, err := s.batches(c.Scenario)
+	if err != nil {
+		return 0, err
+	}
+	if k < 0 || k >= len(batches) {
+		return 0, fmt.Errorf("iteration %d outside the scenario's %d", k, len(batches))
+	}
+	var t int64
+	for _, l := range batches[k].Lengths {
+		t += int64(l)
+	}
+	return t, nil
 }
 
 // validEvalStatus reports whether st is a status an evaluation may carry.
@@ -189,7 +311,7 @@ func (s *evalStore) save(ev *searchEval) error {
 // into dir, and removes a shard file an earlier sharded run left there.
 func writeSearch(ctx context.Context, dir string, f *SearchFile, figures bool) ([]string, error) {
 	w := &resultWriter{ctx: ctx, dir: dir}
-	if err := w.json(searchJSONFile, f); err != nil {
+	if err := w.write(searchJSONFile, func(out io.Writer) error { return writeSearchJSON(out, f) }); err != nil {
 		return nil, err
 	}
 	if err := w.write(searchCSVFile, func(out io.Writer) error { return report.WriteCSV(out, f.Candidates) }); err != nil {
@@ -215,10 +337,51 @@ func writeSearch(ctx context.Context, dir string, f *SearchFile, figures bool) (
 // writeSearchShard writes a shard's search-shard.json.
 func writeSearchShard(ctx context.Context, dir string, f *SearchFile) ([]string, error) {
 	w := &resultWriter{ctx: ctx, dir: dir}
-	if err := w.json(searchShardFile, f); err != nil {
+	if err := w.write(searchShardFile, func(out io.Writer) error { return writeSearchJSON(out, f) }); err != nil {
 		return nil, err
 	}
 	return w.files, nil
+}
+
+// writeSearchJSON writes f exactly as encodeJSON does, a candidate at a
+// time: the encoder would hold the whole file encoded twice (compact, then
+// indented), about 300 MB for 200,000 candidates.
+func writeSearchJSON(w io.Writer, f *SearchFile) error {
+	head := *f
+	head.Candidates = nil
+	var b bytes.Buffer
+	if err := encodeJSON(&b, &head); err != nil {
+		return err
+	}
+	const tail = "\"candidates\": null\n}\n" // Candidates is the last field
+	hb, ok := bytes.CutSuffix(b.Bytes(), []byte(tail))
+	if !ok {
+		return errors.New("search file: candidates is not the last field")
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(hb)
+	switch {
+	case f.Candidates == nil:
+		bw.WriteString(tail)
+	case len(f.Candidates) == 0:
+		bw.WriteString("\"candidates\": []\n}\n")
+	default:
+		bw.WriteString("\"candidates\": [\n")
+		for i := range f.Candidates {
+			rb, err := json.MarshalIndent(&f.Candidates[i], "    ", "  ")
+			if err != nil {
+				return err
+			}
+			bw.WriteString("    ")
+			bw.Write(rb)
+			if i < len(f.Candidates)-1 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n")
+		}
+		bw.WriteString("  ]\n}\n")
+	}
+	return bw.Flush()
 }
 
 // IsSearchShard reports whether dir holds a search shard's
@@ -240,11 +403,16 @@ type MergeSearchResult struct {
 // folders into out (search.json, search.csv, the figures) exactly as the
 // unsharded search writes them. The shard files are untrusted: each is read
 // bounded and strictly, and they must be of one search text, every shard
-// once, with disjoint groups and candidate IDs; else the error matches
-// badinput.Err and names the file.
+// once, with disjoint groups and candidate IDs that together are every
+// candidate of the space (CandidatesTotal), each file's counts those of its
+// candidates; else the error matches badinput.Err and names the file. out
+// must not be a shard's folder (the merge would replace its shard file).
 func MergeSearch(ctx context.Context, out string, srcs []string, figures bool) (*MergeSearchResult, error) {
 	var files []SearchFile
 	for _, dir := range srcs {
+		if sameFolder(out, dir) {
+			return nil, badInput("--out %s: is the shard folder %s, whose %s the merge would replace; merge into another folder", out, dir, searchShardFile)
+		}
 		path := filepath.Join(dir, searchShardFile)
 		if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
 			return nil, badInput("%s: no %s (a folder of dcpsim search --shard I/N)", dir, searchShardFile)
@@ -276,7 +444,7 @@ func MergeSearch(ctx context.Context, out string, srcs []string, figures bool) (
 		if f.Search != first.Search || f.SearchSHA != first.SearchSHA || f.Shards != first.Shards ||
 			f.Seed != first.Seed || f.Iterations != first.Iterations || f.WarmupIterations != first.WarmupIterations ||
 			f.Top != first.Top || f.Eta != first.Eta || f.Margin != first.Margin || !slices.Equal(f.Rungs, first.Rungs) ||
-			f.DollarsPerGPUHour != first.DollarsPerGPUHour || f.Model != first.Model {
+			f.DollarsPerGPUHour != first.DollarsPerGPUHour || f.Model != first.Model || f.CandidatesTotal != first.CandidatesTotal {
 			return nil, badInput("%s: a shard of another search (%s, sha256 %.12s, %d shards) than %s's (%s, %.12s, %d)",
 				path, f.Search, f.SearchSHA, f.Shards, srcs[0], first.Search, first.SearchSHA, first.Shards)
 		}
@@ -307,6 +475,19 @@ func MergeSearch(ctx context.Context, out string, srcs []string, figures bool) (
 			}
 		}
 		return nil, badInput("dcpsim merge: shards %s of %s are missing", strings.Join(missing, ", "), first.Search)
+	}
+	if len(seenID) != first.CandidatesTotal {
+		var missing []string
+		for id := range first.CandidatesTotal {
+			if !seenID[id] && len(missing) < 20 {
+				missing = append(missing, strconv.Itoa(id))
+			}
+		}
+		if first.CandidatesTotal-len(seenID) > len(missing) {
+			missing = append(missing, "...")
+		}
+		return nil, badInput("dcpsim merge: the shards of %s hold %d of its %d candidates (missing ids %s): a shard file lost some",
+			first.Search, len(seenID), first.CandidatesTotal, strings.Join(missing, ", "))
 	}
 	// Groups in the unsharded order: by their first candidate's ID.
 	firstID := map[string]int{}
@@ -348,10 +529,12 @@ func checkShardFile(path string, f *SearchFile) error {
 	switch {
 	case f.Search == "" || f.SearchSHA == "":
 		return badInput("%s: search and search_sha256 are required", path)
-	case f.Shards < 2 || f.Shard < 0 || f.Shard >= f.Shards || f.Shards > scenarios.MaxSearchCandidates:
-		return badInput("%s: shard %d of %d: need 0 <= shard < shards, shards >= 2", path, f.Shard, f.Shards)
+	case f.Shards < 2 || f.Shard < 0 || f.Shard >= f.Shards || f.Shards > MaxShards:
+		return badInput("%s: shard %d of %d: need 0 <= shard < shards, 2 <= shards <= %d (MaxShards)", path, f.Shard, f.Shards, MaxShards)
 	case len(f.Candidates) > scenarios.MaxSearchCandidates:
 		return badInput("%s: %d candidates; at most %d", path, len(f.Candidates), scenarios.MaxSearchCandidates)
+	case f.CandidatesTotal < 1 || f.CandidatesTotal > scenarios.MaxSearchCandidates:
+		return badInput("%s: candidates_total = %d: must be in [1, %d]", path, f.CandidatesTotal, scenarios.MaxSearchCandidates)
 	}
 	groups := map[string]bool{}
 	for _, g := range f.Groups {
@@ -364,9 +547,16 @@ func checkShardFile(path string, f *SearchFile) error {
 		if !slices.Contains(report.SearchStatuses, r.Status) {
 			return badInput("%s: candidate %d: status %q; known: %s", path, r.ID, r.Status, strings.Join(report.SearchStatuses, ", "))
 		}
-		if r.ID < 0 || r.ID >= scenarios.MaxSearchCandidates {
-			return badInput("%s: candidate id %d out of [0, %d)", path, r.ID, scenarios.MaxSearchCandidates)
+		if r.ID < 0 || r.ID >= f.CandidatesTotal {
+			return badInput("%s: candidate id %d out of [0, %d) (candidates_total)", path, r.ID, f.CandidatesTotal)
 		}
+	}
+	counts := map[string]int{}
+	for _, r := range f.Candidates {
+		counts[r.Status]++
+	}
+	if !maps.Equal(counts, f.Counts) {
+		return badInput("%s: counts %v are not those of its %d candidates (%v)", path, f.Counts, len(f.Candidates), counts)
 	}
 	return nil
 }

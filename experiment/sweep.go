@@ -63,6 +63,9 @@ type SweepOptions struct {
 	// one call at a time) with the points done, how many of them were
 	// already there, and the shard's points.
 	Progress func(done, skipped, total int)
+	// AllowExec allows starting the programs the scenario names
+	// (Options.AllowExec).
+	AllowExec bool
 }
 
 // SweepResult says what a Sweep did.
@@ -105,6 +108,9 @@ func Sweep(ctx context.Context, sc *scenarios.Scenario, opts SweepOptions) (*Swe
 	if opts.Shard < 0 || opts.Shard >= shards || opts.Jobs < 1 {
 		return nil, badInput("shard %d/%d with %d jobs: need 0 <= shard < shards and jobs >= 1", opts.Shard, shards, opts.Jobs)
 	}
+	if err := CheckExec(sc, opts.AllowExec); err != nil {
+		return nil, err
+	}
 	points, err := sc.Points()
 	if err != nil {
 		return nil, err
@@ -145,7 +151,7 @@ func Sweep(ctx context.Context, sc *scenarios.Scenario, opts SweepOptions) (*Swe
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			rec, skipped, err := runPoint(ctx, opts.Dir, sc, hash, points, i)
+			rec, skipped, err := runPoint(ctx, opts.Dir, sc, hash, points, i, opts.AllowExec)
 			if err != nil {
 				return fmt.Errorf("point %d (%s): %w", i, points[i].Name, err)
 			}
@@ -381,7 +387,7 @@ func pointDir(dir string, i int, name string) string {
 
 // runPoint simulates point i unless its folder already holds a complete
 // result of the same sweep and point.
-func runPoint(ctx context.Context, dir string, sc *scenarios.Scenario, hash string, points []scenarios.Point, i int) (*PointRecord, bool, error) {
+func runPoint(ctx context.Context, dir string, sc *scenarios.Scenario, hash string, points []scenarios.Point, i int, allowExec bool) (*PointRecord, bool, error) {
 	pt := points[i].Scenario
 	pdir := pointDir(dir, i, points[i].Name)
 	rev := ReadBuild().RevisionTag()
@@ -389,7 +395,7 @@ func runPoint(ctx context.Context, dir string, sc *scenarios.Scenario, hash stri
 		pf.rec.Point.Summary.Hash == Hash(pt) && pf.rec.TotalPoints == len(points) && pf.rec.Revision == rev {
 		return pf.rec, true, nil
 	}
-	out, err := RunContext(ctx, pt, Options{})
+	out, err := RunContext(ctx, pt, Options{AllowExec: allowExec})
 	if err != nil {
 		return nil, false, err
 	}

@@ -44,13 +44,20 @@
 //
 // # Bounds
 //
-// A response line is read with a bound (MaxResponseBytes) while it is read;
+// A response line is read with a bound while it is read: ResponseBaseBytes
+// plus ResponseBytesPerSequence per sequence of the batch, at most
+// MaxResponseBytes (a plan of n sequences holds at most n groups, so a valid
+// plan is far shorter; the decoded plan takes about five times the line's
+// bytes). Its diagnostics object may hold MaxDiagnosticsBytes. Every number
+// is checked for range by sched.Validate before it is used;
 // each batch has Spec.Timeout from writing its line to reading the answer,
 // after which the process (and its process group) is killed and the policy
 // fails naming the batch; the process is killed too when the run's context is
 // cancelled and when Close is called (after stdin is closed and
-// Spec.ExitGrace has passed). Its stderr is kept, up to MaxLogBytes, for the
-// results folder's log.
+// Spec.ExitGrace has passed). The process runs in a process group of its
+// own (on Unix), which is killed whenever the process ends: nothing it
+// started outlives it (a child that leaves the group, with setsid, escapes
+// this). Its stderr is kept, up to MaxLogBytes, for the results folder's log.
 package extpolicy
 
 import (
@@ -61,19 +68,32 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/sched"
 )
 
 // Bounds of the protocol.
 const (
-	// MaxResponseBytes bounds one response line, enforced while reading.
+	// MaxResponseBytes bounds one response line, enforced while reading,
+	// whatever the batch.
 	MaxResponseBytes = 256 << 20
+	// ResponseBaseBytes and ResponseBytesPerSequence bound one response
+	// line by its batch: 256 KiB + 128 bytes per sequence (a group of one
+	// sequence, {"first_rank": 1234, "size": 1, "seqs": [56789]}, takes 45,
+	// and its length in "lengths" 8 more).
+	ResponseBaseBytes        = 256 << 10
+	ResponseBytesPerSequence = 128
+	// MaxDiagnosticsBytes bounds the "diagnostics" object of a plan line
+	// (its JSON text): decoded into maps and re-encoded for the summary, a
+	// byte of it takes tens of bytes of memory.
+	MaxDiagnosticsBytes = 64 << 10
 	// MaxLogBytes bounds the stderr kept for the log; the rest is counted.
 	MaxLogBytes = 1 << 20
 	// MaxCommandArgs bounds the command's words.
@@ -133,7 +153,7 @@ type Response struct {
 	Groups         [][]sched.Group  `json:"groups"`
 	Microbatches   [][][]int        `json:"microbatches"`
 	Lengths        []int            `json:"lengths"`
-	Diagnostics    map[string]any   `json:"diagnostics"`
+	Diagnostics    json.RawMessage  `json:"diagnostics"`
 	WorkUnits      int64            `json:"work_units"`
 	StallWork      *sched.StallWork `json:"stall_work"`
 	PlannerSeconds *float64         `json:"planner_seconds"`
@@ -148,8 +168,10 @@ type Policy struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
-	stderr *logBuffer
-	batch  int
+	// stdoutFile is stdout's pipe, closed by Close.
+	stdoutFile *os.File
+	stderr     *logBuffer
+	batch      int
 	// measured says a plan's stall was the measured round trip (the process
 	// reported no work).
 	measured bool
@@ -185,18 +207,48 @@ func Start(ctx context.Context, spec Spec) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("external policy %s: %w", spec.Name, err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Its stdout and stderr are pipes of our own, read by our own
+	// goroutines: cmd.Wait neither closes them under a read nor waits for a
+	// child it left running that holds them (os/exec's would, until
+	// WaitDelay).
+	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("external policy %s: %w", spec.Name, err)
 	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("external policy %s: %w", spec.Name, err)
+	}
 	logs := &logBuffer{max: MaxLogBytes}
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
 		return nil, fmt.Errorf("external policy %s: starting %q: %w", spec.Name, strings.Join(spec.Command, " "), err)
 	}
-	p := &Policy{spec: spec, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<16), stderr: logs, exited: make(chan struct{}), maxLine: maxResponseBytes}
+	logged := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(logs, errR)
+		close(logged)
+	}()
+	p := &Policy{spec: spec, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(outR, 1<<16), stdoutFile: outR, stderr: logs, exited: make(chan struct{}), maxLine: maxResponseBytes}
 	go func() {
 		_ = cmd.Wait()
+		// What it started and left running (a background child) goes with
+		// it: its process group is killed once it has exited. Then its
+		// stderr ends, soon (a child that left the group may hold it: the
+		// log is then cut after the grace).
+		_ = killGroup(cmd)
+		select {
+		case <-logged:
+		case <-time.After(spec.ExitGrace):
+		}
+		errR.Close()
 		close(p.exited)
 	}()
 	return p, nil
@@ -237,7 +289,7 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	}
 	line = append(line, '\n')
 	start := time.Now()
-	resp, err := p.roundTrip(line)
+	resp, err := p.roundTrip(line, responseLimit(p.maxLine, len(lengths)))
 	took := time.Since(start).Seconds()
 	if err != nil {
 		return nil, p.fail(k, err)
@@ -267,8 +319,15 @@ func (p *Policy) fail(k int, err error) error {
 	return p.err
 }
 
-// roundTrip writes line and reads the answer within the batch's timeout.
-func (p *Policy) roundTrip(line []byte) (*Response, error) {
+// responseLimit is the longest answer to a batch of n sequences:
+// ResponseBaseBytes + ResponseBytesPerSequence·n, at most max.
+func responseLimit(max, n int) int {
+	return min(max, ResponseBaseBytes+ResponseBytesPerSequence*min(n, max))
+}
+
+// roundTrip writes line and reads the answer, at most limit bytes, within
+// the batch's timeout.
+func (p *Policy) roundTrip(line []byte, limit int) (*Response, error) {
 	type result struct {
 		resp *Response
 		err  error
@@ -287,7 +346,7 @@ func (p *Policy) roundTrip(line []byte) (*Response, error) {
 			done <- result{err: fmt.Errorf("writing the batch: %w", err)}
 			return
 		}
-		raw, err := readLine(p.stdout, p.maxLine)
+		raw, err := readLine(p.stdout, limit)
 		if err != nil {
 			done <- result{err: err}
 			return
@@ -333,7 +392,8 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 		chunk, err := r.ReadSlice('\n')
 		line = append(line, chunk...)
 		if len(line) > max+1 {
-			return nil, fmt.Errorf("its plan line is longer than %d bytes (MaxResponseBytes): refused while reading", max)
+			return nil, fmt.Errorf("its plan line is longer than %d bytes (%d + %d per sequence of the batch, at most %d: ResponseBaseBytes, ResponseBytesPerSequence, MaxResponseBytes): refused while reading",
+				max, ResponseBaseBytes, ResponseBytesPerSequence, maxResponseBytes)
 		}
 		switch {
 		case err == nil:
@@ -378,23 +438,27 @@ func clip(b []byte, n int) string {
 // against the per-rank lists when given.
 func (p *Policy) toPlan(r *Response, lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	if r.Error != nil {
-		return nil, fmt.Errorf("it refused the batch: %s", *r.Error)
+		return nil, fmt.Errorf("it refused the batch: %s", badinput.Printable(clip([]byte(*r.Error), 4096)))
 	}
 	if r.Groups == nil {
 		return nil, errors.New(`its plan line has no "groups" (one list of {first_rank, size, seqs} per microbatch)`)
 	}
 	plan := &sched.Plan{Policy: p.spec.Name, PoolRanks: in.PoolRanks, Lengths: r.Lengths, WorkUnits: r.WorkUnits}
-	if r.WorkUnits < 0 {
-		return nil, fmt.Errorf("work_units = %d: must be >= 0", r.WorkUnits)
-	}
 	if r.PlannerSeconds != nil && !(*r.PlannerSeconds >= 0 && *r.PlannerSeconds <= 3600) {
 		return nil, fmt.Errorf("planner_seconds = %v: must be in [0, 3600]", *r.PlannerSeconds)
 	}
 	for _, groups := range r.Groups {
 		plan.Microbatches = append(plan.Microbatches, sched.Microbatch{Groups: groups})
 	}
-	if r.Diagnostics != nil {
-		plan.Diagnostics = Diagnostics(r.Diagnostics)
+	if len(r.Diagnostics) > MaxDiagnosticsBytes {
+		return nil, fmt.Errorf("diagnostics: %d bytes of JSON: at most %d (MaxDiagnosticsBytes)", len(r.Diagnostics), MaxDiagnosticsBytes)
+	}
+	if len(r.Diagnostics) > 0 && string(r.Diagnostics) != "null" {
+		var d map[string]any
+		if err := json.Unmarshal(r.Diagnostics, &d); err != nil {
+			return nil, fmt.Errorf("diagnostics: not a JSON object: %v", err)
+		}
+		plan.Diagnostics = Diagnostics(d)
 	}
 	if r.Microbatches != nil {
 		// Validate the groups first so that PerRank is defined.
@@ -437,8 +501,10 @@ func equalPerRank(a, b [][][]int) bool {
 func (p *Policy) Log() []byte { return p.stderr.bytes() }
 
 // Close closes the process's stdin, waits Spec.ExitGrace for it to exit and
-// kills its process group otherwise. It returns an error when the process
-// had to be killed or exited with a failure after answering every batch.
+// kills its process group otherwise; once it has exited, the rest of its
+// process group (children it left running) is killed too. It returns an
+// error when the process had to be killed or exited with a failure after
+// answering every batch.
 func (p *Policy) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -447,8 +513,9 @@ func (p *Policy) Close() error {
 	}
 	p.closed = true
 	_ = p.stdin.Close()
+	defer p.stdoutFile.Close()
 	select {
-	case <-p.exited:
+	case <-p.exited: // and the rest of its process group killed
 	case <-time.After(p.spec.ExitGrace):
 		_ = killGroup(p.cmd)
 		<-p.exited

@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +30,20 @@ func TestMain(m *testing.M) {
 // sequence on the whole pool, the others misbehave as their names say
 // ("linger" keeps running after its stdin closes, "failexit" exits 4 then).
 func fake(mode string) {
+	if mode == "background" || mode == "detached" {
+		// A child left running: its pid goes to DCPSIM_FAKE_PIDFILE.
+		// "background" holds the pipes, as a shell's &-child does;
+		// "detached" does not, as nohup's with its output redirected.
+		child := exec.Command("sleep", "3600")
+		if mode == "background" {
+			child.Stdout, child.Stderr = os.Stdout, os.Stderr
+		}
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "no sleep:", err)
+			os.Exit(9)
+		}
+		os.WriteFile(os.Getenv("DCPSIM_FAKE_PIDFILE"), []byte(strconv.Itoa(child.Process.Pid)), 0o644)
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<26)
 	for in.Scan() {
@@ -42,7 +59,7 @@ func fake(mode string) {
 		}
 		resp := map[string]any{"groups": groups}
 		switch mode {
-		case "good":
+		case "good", "background", "detached":
 		case "seconds":
 			resp["planner_seconds"] = 0.25
 		case "work":
@@ -74,6 +91,20 @@ func fake(mode string) {
 			os.Stderr.Write([]byte(strings.Repeat("y", 3*MaxLogBytes/2)))
 		case "mismatch":
 			resp["microbatches"] = [][][]int{{{1}}}
+		case "escape":
+			resp = map[string]any{"error": "no\x1b[2J\x1b]0;pwned\x07 thanks"}
+		case "bigdiag":
+			resp["diagnostics"] = map[string]any{"pad": strings.Repeat("x", MaxDiagnosticsBytes)}
+		case "longline": // valid JSON, but longer than a batch of 2 allows
+			b, _ := json.Marshal(resp)
+			fmt.Println(string(b[:len(b)-1]) + strings.Repeat(" ", ResponseBaseBytes+1000) + "}")
+			continue
+		case "neglength":
+			resp["lengths"] = []int{-1_000_000, 5}
+		case "hugestall":
+			resp["stall_work"] = map[string]any{"pool_visits": int64(9e18)}
+		case "hugerank":
+			groups[0][0].FirstRank = math.MaxInt64 - 3
 		}
 		b, _ := json.Marshal(resp)
 		fmt.Println(string(b))
@@ -157,10 +188,16 @@ func TestBadPolicies(t *testing.T) {
 		{"huge", "longer than 1024 bytes"},
 		{"nonewline", "ends without a newline"},
 		{"mismatch", "disagree with its \"groups\""},
+		// Issue 41: a process's text and sizes are input.
+		{"escape", `it refused the batch: no\x1b[2J\x1b]0;pwned\x07 thanks`},
+		{"bigdiag", "diagnostics: 65546 bytes of JSON: at most 65536 (MaxDiagnosticsBytes)"},
+		{"longline", "its plan line is longer than 262400 bytes (262144 + 128 per sequence of the batch"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			old := maxResponseBytes
-			maxResponseBytes = 1024
+			if tc.mode == "huge" {
+				maxResponseBytes = 1024
+			}
 			defer func() { maxResponseBytes = old }()
 			timeout := 10 * time.Second
 			if tc.mode == "hang" {
@@ -188,6 +225,9 @@ func TestInvalidPlansCaughtByValidate(t *testing.T) {
 	for _, tc := range []struct{ mode, want string }{
 		{"twice", "already placed"},
 		{"overbudget", "exceed the budget B = 1024"},
+		{"neglength", "lengths[0] = -1000000 tokens: must be in [1, 33554432]"},
+		{"hugestall", "stall_work.pool_visits = 9000000000000000000: must be in [0, 10000000000]"},
+		{"hugerank", "group 0 (first_rank 9223372036854775804, size 8): outside the pool [0, 8)"},
 	} {
 		p := start(t, tc.mode, 10*time.Second)
 		lengths := []int{2000, 100}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -296,6 +297,8 @@ func (p *parser) unknownKeys(md *toml.MetaData) {
 		case len(k) >= 3 && k[0] == "run" && k[1] == "options",
 			len(k) >= 3 && k[0] == "sweep" && k[1] == "options":
 			continue // decoded per policy (policyOptions, sweep)
+		case len(k) >= 5 && k[0] == "run" && k[1] == "external" && k[3] == "options":
+			continue // any TOML values, sent to the process as they are
 		}
 		key := k.String()
 		reported[key] = true
@@ -458,9 +461,44 @@ func (p *parser) externals(raw map[string]rawExternal) map[string]ExternalPolicy
 		if e.Options == nil {
 			e.Options = map[string]any{}
 		}
+		// The options go to the process as JSON, which has no NaN or
+		// infinity: refused here, not when the first batch is sent.
+		if k, v, ok := nonFinite(key+".options", e.Options); ok {
+			p.addf(key+".options", "%s = %v: must be a finite number (the options are sent as JSON)", k, v)
+		}
 		out[name] = e
 	}
 	return out
+}
+
+// nonFinite finds a NaN or infinite number in v (TOML tables and arrays),
+// returning its key path (tables by key, in sorted order; arrays by index).
+func nonFinite(path string, v any) (string, float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return path, x, true
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			if kp, f, ok := nonFinite(path+"."+k, x[k]); ok {
+				return kp, f, true
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if kp, f, ok := nonFinite(fmt.Sprintf("%s[%d]", path, i), e); ok {
+				return kp, f, true
+			}
+		}
+	case []map[string]any:
+		for i, e := range x {
+			if kp, f, ok := nonFinite(fmt.Sprintf("%s[%d]", path, i), e); ok {
+				return kp, f, true
+			}
+		}
+	}
+	return "", 0, false
 }
 
 // policyList reports unknown and repeated policy names in the list at key.

@@ -201,6 +201,7 @@ func TestBadScenarios(t *testing.T) {
 		{"states-do-not-fit", []string{":6:", `cluster.gpu = "H800"`, "model states of pipeline stage 0 need 1489.8 GiB", "short by 1424.6 GiB"}},
 		{"bad-recompute", []string{":18:", `parallel.recompute = "partial"`, `"none", "selective" or "full"`, ":19:", `parallel.grad_sync = "ring"`, `"reduce-scatter", "all-reduce", "fsdp" or "fsdp-reshard"`}},
 		{"external-bad", []string{":32:", `"hydra" is a built-in policy`, ":36:", "run.external.mine.command: required", ":37:", "timeout_seconds = 7200: must be in (0, 3600]"}},
+		{"external-nan-option", []string{":34:", "run.external.mine.options.deep.x = NaN: must be a finite number (the options are sent as JSON)"}},
 		{"external-unknown-key", []string{":32:", `"mine" is an external policy: its options go in [run.external.mine] options`, ":37:", "run.external.mine.timeout: unknown key", "command, options, timeout_seconds"}},
 		{"bad-precision", []string{":19:", `parallel.precision = "fp16"`, `"bf16", "fp8" or "mxfp8"`}},
 		{"fp8-without-fp8-cores", []string{":19:", `parallel.precision = "fp8"`, "A100-80G has no FP8 tensor cores", `train it in "bf16"`}},

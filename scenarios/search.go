@@ -186,10 +186,14 @@ func (a *intAxis) fromRange(t map[string]any) {
 	case from < 1 || to < from || to > 1<<30:
 		a.err = fmt.Sprintf("range from = %d, to = %d: need 1 <= from <= to <= %d", from, to, 1<<30)
 		return
-	case okS && step < 1, okX && factor < 2:
-		a.err = "range step must be >= 1, factor >= 2"
+	case okS && (step < 1 || step > 1<<30):
+		a.err = fmt.Sprintf("range step = %d: must be in [1, %d]", step, 1<<30)
+		return
+	case okX && (factor < 2 || factor > 1<<30):
+		a.err = fmt.Sprintf("range factor = %d: must be in [2, %d]", factor, 1<<30)
 		return
 	}
+	// from, to, step and factor are at most 2^30, so v stays below 2^61.
 	for v := from; v <= to; {
 		if len(a.vals) >= MaxSearchAxisValues {
 			a.err = fmt.Sprintf("range from = %d to %d gives more than %d values", from, to, MaxSearchAxisValues)
@@ -451,8 +455,9 @@ type Candidate struct {
 	// Policy is the candidate's policy.
 	Policy string
 	// Scenario is the base scenario with the candidate applied (Run.Policies
-	// = [Policy]); validated when Problem is empty. Its Job is set even
-	// when the candidate is invalid.
+	// = [Policy]); validated when Problem is empty. When the candidate is
+	// invalid (Problem set) it is its layout's, shared by the layout's
+	// candidates, and holds only the layout's Name, File and Job.
 	Scenario *Scenario
 	// OutOfMemory says the model states (or an automatic budget's every
 	// token) do not fit; Problem then says where.
@@ -564,6 +569,7 @@ func (s *Scenario) Candidates() ([]Candidate, error) {
 // policy yet), its stage split derived; Problem-free until candidate checks it.
 type searchLayout struct {
 	sc      Scenario
+	invalid *Scenario // the invalid candidates' scenario (candidate)
 	name    string
 	kinds   string
 	split   error
@@ -665,18 +671,25 @@ func (p *parser) problemLine(name string) string {
 // candidate is one policy on a checked layout: the layout's problem, or the
 // policy's options decoded.
 func (s *Scenario) candidate(l *searchLayout, policy string) Candidate {
+	c := Candidate{Name: l.name + "/" + policy, Group: l.kinds + "/" + policy, Policy: policy, OutOfMemory: l.oom, Problem: l.problem}
+	if !l.sc.Job.Cluster.Mixed() {
+		c.Group = fmt.Sprintf("%d×%s/%s", l.sc.Job.Cluster.GPUs, l.kinds, policy)
+	}
+	if c.Problem != "" {
+		// A candidate that never runs keeps its layout's job, shared by the
+		// layout's candidates, not a scenario of its own (a space of 198,400
+		// invalid layouts took 2.2 GiB).
+		if l.invalid == nil {
+			l.invalid = &Scenario{Name: s.Name + "/" + l.name, File: s.File, Job: l.sc.Job}
+		}
+		c.Scenario = l.invalid
+		return c
+	}
 	pt := l.sc
 	pt.Run.Policies = []string{policy}
 	pt.Name = s.Name + "/" + l.name + "/" + policy
 	pt.optionTables = maps.Clone(s.optionTables)
-	c := Candidate{Name: l.name + "/" + policy, Group: l.kinds + "/" + policy, Policy: policy, Scenario: &pt,
-		OutOfMemory: l.oom, Problem: l.problem}
-	if !pt.Job.Cluster.Mixed() {
-		c.Group = fmt.Sprintf("%d×%s/%s", pt.Job.Cluster.GPUs, l.kinds, policy)
-	}
-	if c.Problem != "" {
-		return c
-	}
+	c.Scenario = &pt
 	p := &parser{file: s.File, lines: s.lines}
 	if !p.pointOptions(&pt, nil) {
 		c.Problem = p.problemLine(pt.Name)

@@ -100,8 +100,8 @@ func (l *Layout) Check(g Group, groupTokens int64, heads int) error {
 	}
 	var tokens int64
 	for i, s := range l.ShardTokens {
-		if s < 0 {
-			return fmt.Errorf("layout: rank %d holds %d tokens: must be >= 0", g.FirstRank+i, s)
+		if s < 0 || int64(s) > groupTokens { // each shard within the group's tokens: the sum cannot wrap
+			return fmt.Errorf("layout: rank %d holds %d tokens: must be in [0, %d] (the group's tokens)", g.FirstRank+i, s, groupTokens)
 		}
 		tokens += int64(s)
 	}
@@ -112,8 +112,8 @@ func (l *Layout) Check(g Group, groupTokens int64, heads int) error {
 	for h, u := range l.HPGroups {
 		n := 0
 		for range u {
-			if l.Heads[i] < 0 {
-				return fmt.Errorf("layout: rank %d runs %d heads: must be >= 0", g.FirstRank+i, l.Heads[i])
+			if l.Heads[i] < 0 || l.Heads[i] > heads {
+				return fmt.Errorf("layout: rank %d runs %d heads: must be in [0, %d]", g.FirstRank+i, l.Heads[i], heads)
 			}
 			n += l.Heads[i]
 			i++

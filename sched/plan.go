@@ -181,6 +181,43 @@ type StallWork struct {
 	GroupRanks int64 `json:"group_ranks,omitempty"`
 }
 
+// Bounds of a StallWork (Check).
+const (
+	// MaxStallCount bounds each count of a StallWork: 10^10 operations, which
+	// at the dearest per-operation cost priced (a CBC solve, 0.027 s) is
+	// about 3·10^8 s, so the priced stall stays far inside the engine's
+	// int64 nanoseconds (9.2·10^9 s).
+	MaxStallCount = 10_000_000_000
+	// MaxReportedStallSeconds bounds ReportedSeconds: a day, longer than
+	// any batch's timeout (an hour).
+	MaxReportedStallSeconds = 86400
+)
+
+// Check reports the first field outside its range, named as in JSON: every
+// count in [0, MaxStallCount], ReportedSeconds in [0,
+// MaxReportedStallSeconds]. A plan from outside dcpsim (an external policy)
+// may carry any numbers; sched.Validate checks them with this.
+func (w StallWork) Check() error {
+	for _, f := range []struct {
+		name  string
+		count int64
+	}{
+		{"pool_visits", w.PoolVisits}, {"heap_ops", w.HeapOps}, {"sequence_visits", w.SequenceVisits},
+		{"solver_solves", w.SolverSolves}, {"solver_nodes", w.SolverNodes}, {"solver_iterations", w.SolverIterations},
+		{"prepared_sequences", w.PreparedSequences}, {"sort_steps", w.SortSteps}, {"batch_slots", w.BatchSlots},
+		{"sequence_pieces", w.SequencePieces}, {"group_sequences", w.GroupSequences}, {"groups", w.Groups},
+		{"group_ranks", w.GroupRanks},
+	} {
+		if f.count < 0 || f.count > MaxStallCount {
+			return fmt.Errorf("stall_work.%s = %d: must be in [0, %d]", f.name, f.count, int64(MaxStallCount))
+		}
+	}
+	if !(w.ReportedSeconds >= 0 && w.ReportedSeconds <= MaxReportedStallSeconds) {
+		return fmt.Errorf("stall_work.reported_seconds = %v: must be in [0, %d]", w.ReportedSeconds, MaxReportedStallSeconds)
+	}
+	return nil
+}
+
 // Diagnostics explain a plan for people (Summary) and, through encoding/json of
 // the concrete value, for scripts.
 type Diagnostics interface {

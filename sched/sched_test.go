@@ -141,6 +141,28 @@ func TestValidate(t *testing.T) {
 			p.Microbatches[0].Groups = p.Microbatches[0].Groups[:2]
 			p.Microbatches[0].Groups[1].Seqs = []int{1, 2, 3}
 		}, Promises{CoversPool: true}, "rank 3 is in no group"},
+		// Issue 41 class 1: a plan's own numbers (an external policy's) are
+		// input, checked before they index, size or price anything.
+		{"own length negative", func(p *Plan) { p.Lengths = []int{8, 4, -1_000_000, 2} }, Promises{}, "lengths[2] = -1000000 tokens: must be in [1, 33554432]"},
+		{"own length zero", func(p *Plan) { p.Lengths = []int{8, 0, 2, 2} }, Promises{}, "lengths[1] = 0 tokens: must be in [1, 33554432]"},
+		{"own length huge", func(p *Plan) { p.Lengths = []int{8, 4, 2, 1 << 40} }, Promises{}, "lengths[3] = 1099511627776 tokens"},
+		{"first rank near 2^63", func(p *Plan) { p.Microbatches[0].Groups[2].FirstRank = math.MaxInt64 - 500 }, Promises{},
+			"group 2 (first_rank 9223372036854775307, size 1): outside the pool [0, 4)"},
+		{"size near 2^63", func(p *Plan) { p.Microbatches[0].Groups[2].Size = math.MaxInt64 }, Promises{}, "outside the pool [0, 4)"},
+		{"stall work past the bound", func(p *Plan) { p.StallWork.PoolVisits = 9e18 }, Promises{}, "stall_work.pool_visits = 9000000000000000000: must be in [0, 10000000000]"},
+		{"stall work negative", func(p *Plan) { p.StallWork.PoolVisits = -1e15 }, Promises{}, "stall_work.pool_visits = -1000000000000000"},
+		{"reported seconds NaN", func(p *Plan) { p.StallWork.ReportedSeconds = math.NaN() }, Promises{}, "stall_work.reported_seconds = NaN"},
+		{"work units negative", func(p *Plan) { p.WorkUnits = -5 }, Promises{}, "work_units = -5: must be >= 0"},
+		{"layout shards that wrap", func(p *Plan) {
+			h := in.HeadsPerRank()
+			p.Microbatches[0].Groups = []Group{{FirstRank: 0, Size: 4, Seqs: []int{0, 1, 2, 3},
+				Layout: &Layout{HPGroups: []int{4}, ShardTokens: []int{1 << 62, 1 << 62, 1 << 62, 1<<62 + 16}, Heads: []int{h, 0, 0, 0}}}}
+		}, Promises{}, "rank 0 holds 4611686018427387904 tokens: must be in [0, 16]"},
+		{"layout heads that wrap", func(p *Plan) {
+			h := in.HeadsPerRank()
+			p.Microbatches[0].Groups = []Group{{FirstRank: 0, Size: 4, Seqs: []int{0, 1, 2, 3},
+				Layout: &Layout{HPGroups: []int{4}, ShardTokens: []int{16, 0, 0, 0}, Heads: []int{1 << 62, 1 << 62, 1 << 62, 1<<62 + h}}}}
+		}, Promises{}, "rank 0 runs 4611686018427387904 heads"},
 	} {
 		p, lengths := handPlan()
 		c.mutate(p)
@@ -148,6 +170,32 @@ func TestValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestStallWorkCheckCoversEveryField: Check names every count of StallWork
+// by its JSON key, so a field added later cannot escape the bound.
+func TestStallWorkCheckCoversEveryField(t *testing.T) {
+	typ := reflect.TypeFor[StallWork]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		var w StallWork
+		v := reflect.ValueOf(&w).Elem().Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch v.Kind() {
+		case reflect.Int64:
+			v.SetInt(MaxStallCount + 1)
+		case reflect.Float64:
+			v.SetFloat(-1)
+		default:
+			t.Fatalf("StallWork.%s: kind %v", f.Name, v.Kind())
+		}
+		if err := w.Check(); err == nil || !strings.Contains(err.Error(), "stall_work."+key+" = ") {
+			t.Errorf("StallWork.%s out of range: Check = %v, want it named %q", f.Name, err, key)
+		}
+	}
+	if err := (StallWork{PoolVisits: MaxStallCount, ReportedSeconds: MaxReportedStallSeconds}).Check(); err != nil {
+		t.Errorf("at the bounds: %v", err)
 	}
 }
 

@@ -19,7 +19,10 @@ const maxProblems = 20
 // or a layout's MemoryTokens) within B (each rank's own kind's budget when
 // in.Cluster is set), and full coverage of the pool. The sequences are the
 // plan's own Lengths when it set them (p.Trained). It returns every problem
-// found (at most 20), joined.
+// found (at most 20), joined. Every number of the plan is checked for range
+// before it is used (a plan may come from a process outside dcpsim): its own
+// Lengths as a batch's (checkTrained), group bounds without overflow, and
+// WorkUnits and StallWork (StallWork.Check).
 func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 	var errs []error
 	add := func(format string, args ...any) bool {
@@ -30,9 +33,22 @@ func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 	if p == nil {
 		return errors.New("sched: nil plan")
 	}
+	if p.Lengths != nil {
+		// A plan's own sequences are input like a batch's: checked before
+		// they index or size anything.
+		if err := checkTrained(p.Lengths); err != nil {
+			return err
+		}
+	}
 	lengths = p.Trained(lengths)
 	if p.PoolRanks != g {
 		add("plan spans %d ranks, the pool has %d", p.PoolRanks, g)
+	}
+	if p.WorkUnits < 0 {
+		add("work_units = %d: must be >= 0", p.WorkUnits)
+	}
+	if err := p.StallWork.Check(); err != nil {
+		add("%v", err)
 	}
 	placed := make([]int, len(lengths)) // 1 + microbatch of first placement; 0 = unplaced
 	owner := make([]int, g)             // rank -> 1 + group index in the current MB
@@ -43,13 +59,15 @@ func Validate(p *Plan, lengths []int, in Inputs, pr Promises) error {
 			return errors.Join(errs...)
 		}
 		for gi, grp := range mb.Groups {
-			where := fmt.Sprintf("microbatch %d group %d (ranks %d..%d)", m, gi, grp.FirstRank, grp.LastRank())
-			if grp.Size < 1 || grp.FirstRank < 0 || grp.LastRank() >= g {
-				if !add("%s: outside the pool [0, %d)", where, g) {
+			// Compared without forming FirstRank+Size, which a hostile
+			// plan's numbers near 2^63 would wrap.
+			if grp.Size < 1 || grp.FirstRank < 0 || grp.FirstRank >= g || grp.Size > g-grp.FirstRank {
+				if !add("microbatch %d group %d (first_rank %d, size %d): outside the pool [0, %d)", m, gi, grp.FirstRank, grp.Size, g) {
 					return errors.Join(errs...)
 				}
 				continue
 			}
+			where := fmt.Sprintf("microbatch %d group %d (ranks %d..%d)", m, gi, grp.FirstRank, grp.LastRank())
 			if gi > 0 && grp.FirstRank <= mb.Groups[gi-1].FirstRank {
 				add("%s: groups not ordered by first rank", where)
 			}
@@ -161,4 +179,24 @@ func validateLayout(grp Group, total int64, in Inputs, pr Promises, where string
 			return
 		}
 	}
+}
+
+// checkTrained checks a plan's own Lengths as a batch's lengths are
+// checked (Inputs.Check): at most MaxBatchSequences, each in [1,
+// MaxSequenceTokens], Σ at most MaxBatchTokens.
+func checkTrained(lengths []int) error {
+	if len(lengths) == 0 || len(lengths) > MaxBatchSequences {
+		return fmt.Errorf("lengths: %d sequences: must be in [1, %d]", len(lengths), MaxBatchSequences)
+	}
+	var total int64
+	for i, s := range lengths {
+		if s < 1 || s > MaxSequenceTokens {
+			return fmt.Errorf("lengths[%d] = %d tokens: must be in [1, %d]", i, s, MaxSequenceTokens)
+		}
+		total += int64(s) // <= 10^7·2^25: no overflow
+	}
+	if total > MaxBatchTokens {
+		return fmt.Errorf("lengths: %d tokens in all: must be <= %d", total, int64(MaxBatchTokens))
+	}
+	return nil
 }

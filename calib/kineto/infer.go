@@ -155,15 +155,33 @@ func (p *parser) infer() {
 
 // finish sorts the kernels by start and fills the trace.
 func (p *parser) finish() *Trace {
-	idx := make([]int, len(p.out))
+	idx := make([]int32, len(p.out)) // len <= MaxTraceKernels
 	for i := range idx {
-		idx[i] = i
+		idx[i] = int32(i)
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(p.kernels[a].start, p.kernels[b].start) })
-	p.t.Kernels = make([]Kernel, len(idx))
-	for i, j := range idx {
-		p.t.Kernels[i] = p.out[j]
+	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(p.kernels[a].start, p.kernels[b].start) })
+	// What the kernels were inferred from is not needed any more; the
+	// kernels are put in order in place (out[i] = out[idx[i]], cycle by
+	// cycle), so the trace holds one copy of them.
+	p.kernels, p.ops, p.infos, p.runtimes, p.order, p.byExt = nil, nil, nil, nil, nil, nil
+	out := p.out
+	for i := range idx {
+		if idx[i] == int32(i) {
+			continue
+		}
+		tmp, j := out[i], int32(i)
+		for {
+			k := idx[j]
+			idx[j] = j
+			if k == int32(i) {
+				out[j] = tmp
+				break
+			}
+			out[j] = out[k]
+			j = k
+		}
 	}
+	p.t.Kernels, p.out = out, nil
 	p.t.Steps = len(p.steps)
 	if p.t.Steps == 0 {
 		p.t.Steps = len(p.gpuSteps)

@@ -390,7 +390,7 @@ func kernelTrace(dur string) string {
 func TestReadErrors(t *testing.T) {
 	gen := synthTrace(t)
 	gz := gzipBytes(t, gen.JSON)
-	big := gzipBytes(t, bytes.Repeat([]byte(" "), 1<<20))
+	big := gzipBytes(t, append([]byte(`{"traceEvents": "`), bytes.Repeat([]byte("a"), 1<<20)...))
 	cases := []struct {
 		name  string
 		data  []byte
@@ -417,6 +417,18 @@ func TestReadErrors(t *testing.T) {
 		{"over the byte limit", gz, 100 << 10, 0, []string{"more than 102400 bytes of JSON (MaxTraceBytes)"}},
 		{"gzip bomb", big, 1 << 16, 0, []string{"more than 65536 bytes of JSON (MaxTraceBytes)"}},
 		{"over the event limit", gen.JSON, 0, 100, []string{"more than 100 traceEvents (MaxTraceEvents)"}},
+		// Issue 41: shapes of JSON that cost the decoder time or memory
+		// out of proportion are refused by the guard before decoding.
+		{"whitespace run (gzip)", gzipBytes(t, []byte(`{"traceEvents": [`+strings.Repeat(" ", MaxTraceWhitespace+1)+`]}`)), 0, 0,
+			[]string{"byte 65553: more than 65536 bytes of whitespace in a row (MaxTraceWhitespace)"}},
+		{"deep nesting (gzip)", gzipBytes(t, []byte(`{"traceEvents": `+strings.Repeat("[", 1<<20))), 0, 0,
+			[]string{"byte 79: arrays and objects nested more than 64 deep (MaxTraceNesting)"}},
+		{"long string", []byte(`{"traceEvents": [{"name": "` + strings.Repeat("a", MaxTraceStringBytes+1) + `"}]}`), 0, 0,
+			[]string{"a string longer than 1048576 bytes (MaxTraceStringBytes), from byte 26"}},
+		{"long event", []byte(`{"traceEvents": [{"args": [` + strings.Repeat(`"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",`, (MaxTraceEventBytes/64)+1) + `1]}]}`), 0, 0,
+			[]string{"an entry of a top-level array longer than 16777216 bytes (MaxTraceEventBytes), from byte 17"}},
+		{"deviceProperties past the bound", []byte(`{"deviceProperties": [` + strings.Repeat(`{"id": 0, "name": "GPU"},`, MaxTraceDevices) + `{}], "traceEvents": []}`), 0, 0,
+			[]string{"more than 1024 deviceProperties entries (MaxTraceDevices)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -443,5 +455,42 @@ func TestReadErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadKeptBounds (issue 41): what Read keeps is bounded by the memory it
+// takes, and by the distinct names' bytes (which classification reads), each
+// refused naming the bound; a long name is cut, a name's control characters
+// are escaped, and a device name's too.
+func TestReadKeptBounds(t *testing.T) {
+	gen := synthTrace(t)
+	traceKeptLimit = 100000
+	_, err := Read(bytes.NewReader(gen.JSON), "big.json")
+	traceKeptLimit = MaxTraceKeptBytes
+	if want := "the events kept would take more than 100000 bytes (MaxTraceKeptBytes: 440 a GPU kernel"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Read = %v, want %q", err, want)
+	}
+	traceNameLimit = 5000
+	_, err = Read(bytes.NewReader(gen.JSON), "big.json")
+	traceNameLimit = MaxNameTotalBytes
+	if want := "more than 5000 bytes of distinct names (MaxNameTotalBytes)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Read = %v, want %q", err, want)
+	}
+	long := strings.Repeat("a", 5000)
+	trace := `{"deviceProperties": [{"id": 0, "name": "H100\u001b[2J\u001b]0;pwned\u0007"}],
+		"traceEvents": [{"ph": "X", "cat": "kernel", "name": "` + long + `", "ts": 1, "dur": 2},
+		{"ph": "X", "cat": "kernel", "name": "gemm\u001b[31m", "ts": 5, "dur": 2}]}`
+	tr, err := Read(strings.NewReader(trace), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.Kernels[0].Name; got != strings.Repeat("a", MaxNameBytes)+"…" {
+		t.Errorf("a 5000-byte name kept as %d bytes", len(got))
+	}
+	if got := tr.Kernels[1].Name; got != `gemm\x1b[31m` {
+		t.Errorf("kernel name %q, want its escape escaped", got)
+	}
+	if got := tr.Devices[0].Name; got != `H100\x1b[2J\x1b]0;pwned\x07` {
+		t.Errorf("device name %q, want its escapes escaped", got)
 	}
 }

@@ -11,6 +11,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
+
+	"github.com/dcpsim/dcpsim/badinput"
 )
 
 // Limits on what Read reads.
@@ -23,12 +26,31 @@ const (
 	// MaxKernelMicros is the longest kernel Read accepts: one hour, in
 	// microseconds. A longer one is not a kernel timed in microseconds.
 	MaxKernelMicros = 3.6e9
+	// MaxTraceKeptBytes bounds the memory of what Read keeps of the events
+	// (a GPU kernel, memcpy or memset 440 bytes, a cpu_op or annotation 72
+	// plus its recorded inputs, a cuda_runtime launch 40; names apart, below):
+	// about 300,000 kernels, or 500,000 ops of two recorded inputs each.
+	// A trace that needs more is refused, not read in part (see
+	// docs/limits.md: the process peaks near twice this).
+	MaxTraceKeptBytes = 128 << 20
+	// MaxTraceDevices bounds deviceProperties' entries (one per GPU the
+	// process saw).
+	MaxTraceDevices = 1024
+	// MaxNameBytes bounds a name as kept: a longer kernel or op name is cut
+	// to its first MaxNameBytes bytes (classification reads the kernel's own
+	// name and its first template arguments, well inside). MaxNameTotalBytes
+	// bounds the distinct names' bytes together: each distinct kernel name is
+	// classified once by regular expressions, about a microsecond a byte.
+	MaxNameBytes      = 4096
+	MaxNameTotalBytes = 8 << 20
 )
 
 // The limits Read applies; tests lower them.
 var (
 	traceByteLimit  = MaxTraceBytes
 	traceEventLimit = MaxTraceEvents
+	traceKeptLimit  = int64(MaxTraceKeptBytes)
+	traceNameLimit  = MaxNameTotalBytes
 )
 
 // maxOpInputs bounds the recorded inputs an op keeps (Input Dims entries).
@@ -36,7 +58,12 @@ const maxOpInputs = 64
 
 // Read reads a PyTorch profiler (Kineto) Chrome trace, plain JSON or gzip
 // (detected by its magic bytes), at most MaxTraceBytes of JSON after
-// decompression and MaxTraceEvents events. It streams traceEvents, keeping of
+// decompression and MaxTraceEvents events, keeping at most
+// MaxTraceKeptBytes of them and MaxTraceDevices devices, its JSON within the shape limits (MaxTraceWhitespace,
+// MaxTraceNesting, MaxTraceStringBytes, MaxTraceEventBytes) checked before
+// it is decoded; names are cut to MaxNameBytes, at most MaxNameTotalBytes of
+// distinct ones, and their control characters escaped
+// (badinput.PrintableLine). It streams traceEvents, keeping of
 // each event only what classification and shape inference need (kernels,
 // memcpy/memset, cpu_ops and user annotations with their nesting, the
 // recorded shapes of ops, cuda_runtime launches by correlation), then links
@@ -63,7 +90,7 @@ func Read(r io.Reader, name string) (*Trace, error) {
 		src = gzipErrReader{zr}
 	}
 	lr := &limitReader{r: src, limit: traceByteLimit}
-	p := newParser(name, lr)
+	p := newParser(name, lr, newGuard(lr))
 	if err := p.run(); err != nil {
 		return nil, err
 	}
@@ -360,19 +387,23 @@ type rawKernel struct {
 
 // parser holds Read's state.
 type parser struct {
-	name     string
-	lr       *limitReader
-	dec      *json.Decoder
-	t        *Trace
-	strs     map[string]string
-	threads  map[string]int32
-	ops      []cpuOp
-	infos    []opInfo
-	runtimes []rtEvent // by correlation once link sorts them
-	kernels  []rawKernel
-	nKernels int
-	steps    map[int64]bool
-	gpuSteps map[int64]bool
+	name string
+	lr   *limitReader
+	dec  *json.Decoder
+	t    *Trace
+	strs map[string]string
+	// nameBytes are the distinct interned strings' bytes; kept the
+	// memory of the events kept (MaxTraceKeptBytes).
+	nameBytes int
+	kept      int64
+	threads   map[string]int32
+	ops       []cpuOp
+	infos     []opInfo
+	runtimes  []rtEvent // by correlation once link sorts them
+	kernels   []rawKernel
+	nKernels  int
+	steps     map[int64]bool
+	gpuSteps  map[int64]bool
 	// fractional is set once an op's ts or dur has a fractional part:
 	// nesting is then exact, else it allows one microsecond of truncation.
 	fractional bool
@@ -386,37 +417,101 @@ type parser struct {
 	out       []Kernel
 }
 
-func newParser(name string, lr *limitReader) *parser {
-	return &parser{name: name, lr: lr, dec: json.NewDecoder(lr), t: &Trace{Name: name, WorldSize: 1},
+func newParser(name string, lr *limitReader, g *guard) *parser {
+	return &parser{name: name, lr: lr, dec: json.NewDecoder(g), t: &Trace{Name: name, WorldSize: 1},
 		strs: map[string]string{}, threads: map[string]int32{},
 		steps: map[int64]bool{}, gpuSteps: map[int64]bool{}}
 }
 
-// intern returns one copy of every distinct string.
-func (p *parser) intern(s string) string {
-	if v, ok := p.strs[s]; ok {
-		return v
+// What Read keeps of an event, in bytes (MaxTraceKeptBytes): a GPU event's
+// raw record and its Kernel, an op's record (its recorded inputs count apart,
+// keptInputBytes each plus 8 a dimension), a launch's record.
+const (
+	keptKernelBytes = int64(unsafe.Sizeof(rawKernel{}) + unsafe.Sizeof(Kernel{}))
+	keptOpBytes     = int64(unsafe.Sizeof(cpuOp{}))
+	keptInfoBytes   = int64(unsafe.Sizeof(opInfo{}))
+	keptInputBytes  = int64(unsafe.Sizeof(input{}))
+	keptLaunchBytes = int64(unsafe.Sizeof(rtEvent{}))
+	// keptMapEntryBytes is a map entry's own cost (a thread's or a profiler
+	// step's), its key's bytes apart.
+	keptMapEntryBytes = 48
+)
+
+// keep counts n bytes more of kept events against MaxTraceKeptBytes.
+func (p *parser) keep(n int64) error {
+	if p.kept += n; p.kept > traceKeptLimit {
+		return fmt.Errorf("%s: the events kept would take more than %d bytes (MaxTraceKeptBytes: %d a GPU kernel, %d an op and more for its recorded inputs, %d a launch): too large to read; profile fewer steps",
+			p.name, traceKeptLimit, keptKernelBytes, keptOpBytes, keptLaunchBytes)
 	}
-	p.strs[s] = s
-	return s
+	return nil
 }
 
-// thread numbers a (pid, tid) pair.
-func (p *parser) thread(pid, tid jid) int32 {
+// intern returns one copy of every distinct string, cut to MaxNameBytes
+// and made printable (badinput.PrintableLine), and counts the distinct
+// strings' bytes against MaxNameTotalBytes.
+func (p *parser) intern(s string) (string, error) {
+	cut := len(s) > MaxNameBytes
+	if cut {
+		s = s[:MaxNameBytes]
+	}
+	if v, ok := p.strs[s]; ok {
+		return v, nil
+	}
+	v := s
+	if cut {
+		v = strings.ToValidUTF8(v, "") + "…"
+	}
+	v = badinput.PrintableLine(v)
+	p.nameBytes += len(s)
+	if v != s {
+		p.nameBytes += len(v)
+	}
+	if p.nameBytes > traceNameLimit {
+		return "", fmt.Errorf("%s: more than %d bytes of distinct names (MaxNameTotalBytes): too large to read", p.name, traceNameLimit)
+	}
+	if cut {
+		s = strings.Clone(s) // not a slice of the long name's string
+	}
+	p.strs[s] = v
+	return v, nil
+}
+
+// thread numbers a (pid, tid) pair; a new one counts against
+// MaxTraceKeptBytes.
+func (p *parser) thread(pid, tid jid) (int32, error) {
 	k := pid.s + "\x00" + tid.s
 	if v, ok := p.threads[k]; ok {
-		return v
+		return v, nil
+	}
+	if err := p.keep(keptMapEntryBytes + int64(len(k))); err != nil {
+		return 0, err
 	}
 	v := int32(len(p.threads))
 	p.threads[k] = v
-	return v
+	return v, nil
+}
+
+// step records profiler step n in steps; a new one counts against
+// MaxTraceKeptBytes.
+func (p *parser) step(steps map[int64]bool, n int64) error {
+	if steps[n] {
+		return nil
+	}
+	if err := p.keep(keptMapEntryBytes); err != nil {
+		return err
+	}
+	steps[n] = true
+	return nil
 }
 
 // fail turns a decoding error into Read's error; where names the place.
 func (p *parser) fail(err error, where string) error {
 	var gz *gzipError
 	var se *json.SyntaxError
+	var ge *guardError
 	switch {
+	case errors.As(err, &ge):
+		return fmt.Errorf("%s: %v", p.name, ge)
 	case errors.Is(err, errTooLarge):
 		return fmt.Errorf("%s: more than %d bytes of JSON (MaxTraceBytes): too large to read", p.name, p.lr.limit)
 	case errors.As(err, &gz):
@@ -470,14 +565,8 @@ func (p *parser) run() error {
 				return err
 			}
 		case "deviceProperties":
-			var devs []rawDevice
-			if err := p.dec.Decode(&devs); err != nil && !isTypeError(err) {
-				return p.fail(err, "deviceProperties")
-			}
-			for _, d := range devs[:min(len(devs), 4096)] {
-				p.t.Devices = append(p.t.Devices, Device{ID: int(intOr(d.ID, 0)), Name: d.Name.s,
-					TotalGlobalMemBytes: intOr(d.TotalGlobalMem, 0), SMs: int(intOr(d.NumSms, 0)),
-					ComputeMajor: int(intOr(d.ComputeMajor, 0)), ComputeMinor: int(intOr(d.ComputeMinor, 0))})
+			if err := p.devices(); err != nil {
+				return err
 			}
 		case "distributedInfo":
 			var di struct {
@@ -494,7 +583,7 @@ func (p *parser) run() error {
 			if v, ok := di.WorldSize.int(); ok && v >= 1 && v < 1<<31 {
 				p.t.WorldSize = int(v)
 			}
-			p.t.Backend = di.Backend.s
+			p.t.Backend = badinput.PrintableLine(short(di.Backend.s, MaxNameBytes))
 		default:
 			if err := p.skip(); err != nil {
 				return p.fail(err, fmt.Sprintf("%q", short(key, 40)))
@@ -506,6 +595,39 @@ func (p *parser) run() error {
 	}
 	if !sawEvents {
 		return fmt.Errorf("%s: not a PyTorch profiler trace: no traceEvents", p.name)
+	}
+	return nil
+}
+
+// devices reads deviceProperties one entry at a time, at most
+// MaxTraceDevices of them; any other value is skipped.
+func (p *parser) devices() error {
+	tok, err := p.dec.Token()
+	if err != nil {
+		return p.fail(err, "deviceProperties")
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		if ok { // an object: skip the rest of it
+			if err := p.skipOpen(1); err != nil {
+				return p.fail(err, "deviceProperties")
+			}
+		}
+		return nil
+	}
+	for i := 0; p.dec.More(); i++ {
+		if i >= MaxTraceDevices {
+			return fmt.Errorf("%s: more than %d deviceProperties entries (MaxTraceDevices): too large to read", p.name, MaxTraceDevices)
+		}
+		var d rawDevice
+		if err := p.dec.Decode(&d); err != nil && !isTypeError(err) {
+			return p.fail(err, fmt.Sprintf("deviceProperties[%d]", i))
+		}
+		p.t.Devices = append(p.t.Devices, Device{ID: int(intOr(d.ID, 0)), Name: badinput.PrintableLine(short(d.Name.s, MaxNameBytes)),
+			TotalGlobalMemBytes: intOr(d.TotalGlobalMem, 0), SMs: int(intOr(d.NumSms, 0)),
+			ComputeMajor: int(intOr(d.ComputeMajor, 0)), ComputeMinor: int(intOr(d.ComputeMinor, 0))})
+	}
+	if _, err := p.dec.Token(); err != nil {
+		return p.fail(err, "deviceProperties")
 	}
 	return nil
 }
@@ -524,8 +646,19 @@ func intOr(j jnum, def int64) int64 {
 
 // skip consumes one JSON value token by token.
 func (p *parser) skip() error {
-	depth := 0
-	for {
+	tok, err := p.dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') {
+		return p.skipOpen(1)
+	}
+	return nil
+}
+
+// skipOpen consumes tokens until depth open arrays and objects are closed.
+func (p *parser) skipOpen(depth int) error {
+	for depth > 0 {
 		tok, err := p.dec.Token()
 		if err != nil {
 			return err
@@ -537,10 +670,8 @@ func (p *parser) skip() error {
 				depth--
 			}
 		}
-		if depth == 0 {
-			return nil
-		}
 	}
+	return nil
 }
 
 // events reads the traceEvents array, one event at a time.
@@ -593,12 +724,12 @@ func (p *parser) event(ev *rawEvent, i int, off int64) error {
 	case "gpu_memset", "memset":
 		return p.gpuEvent(ev, ClassMemset, i, off)
 	case "cpu_op", "operator", "user_annotation":
-		p.cpuOp(ev, cat == "user_annotation")
+		return p.cpuOp(ev, cat == "user_annotation")
 	case "cuda_runtime", "runtime", "cuda_driver":
-		p.runtime(ev)
+		return p.runtime(ev)
 	case "gpu_user_annotation":
 		if n, ok := profilerStep(ev.Name.s); ok {
-			p.gpuSteps[n] = true
+			return p.step(p.gpuSteps, n)
 		}
 	}
 	return nil
@@ -643,7 +774,14 @@ func (p *parser) gpuEvent(ev *rawEvent, cat Class, i int, off int64) error {
 		return fmt.Errorf("%s: dur %v µs is over an hour: not a kernel timed in microseconds", where(), dur)
 	}
 	a := &ev.Args
-	k := rawKernel{name: p.intern(ev.Name.s), cat: cat, start: start, durMicros: dur, op: -1,
+	if err := p.keep(keptKernelBytes); err != nil {
+		return err
+	}
+	kname, err := p.intern(ev.Name.s)
+	if err != nil {
+		return err
+	}
+	k := rawKernel{name: kname, cat: cat, start: start, durMicros: dur, op: -1,
 		grid: a.Grid.v, block: a.Block.v, ext: -1, corr: -1}
 	k.micros, _ = ev.Ts.float()
 	if v, ok := a.Device.int(); ok && v >= 0 && v < 1<<20 {
@@ -661,7 +799,9 @@ func (p *parser) gpuEvent(ev *rawEvent, cat Class, i int, off int64) error {
 	if v, ok := a.Bytes.int(); ok && v > 0 {
 		k.bytes = v
 	}
-	k.comm = comm(a)
+	if k.comm, err = p.comm(a); err != nil {
+		return err
+	}
 	p.kernels = append(p.kernels, k)
 	if cat == ClassUnknown {
 		p.nKernels++
@@ -670,26 +810,37 @@ func (p *parser) gpuEvent(ev *rawEvent, cat Class, i int, off int64) error {
 }
 
 // comm reads a collective's recorded parameters, nil when there are none.
-func comm(a *rawArgs) *commInfo {
+func (p *parser) comm(a *rawArgs) (*commInfo, error) {
 	if !a.CollName.ok {
-		return nil
+		return nil, nil
 	}
-	c := &commInfo{name: a.CollName.s, dtype: a.DType.s}
+	name, err := p.intern(a.CollName.s)
+	if err != nil {
+		return nil, err
+	}
+	dtype, err := p.intern(a.DType.s)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.keep(int64(unsafe.Sizeof(commInfo{}))); err != nil {
+		return nil, err
+	}
+	c := &commInfo{name: name, dtype: dtype}
 	c.inNelems = intOr(a.InNelems, 0)
 	c.outNelem = intOr(a.OutNelems, 0)
 	c.groupSize = intOr(a.GroupSize, 0)
-	return c
+	return c, nil
 }
 
 // cpuOp keeps an op or annotation with what it recorded.
-func (p *parser) cpuOp(ev *rawEvent, annotation bool) {
+func (p *parser) cpuOp(ev *rawEvent, annotation bool) error {
 	start, ok := ev.Ts.nanos()
 	if !ok {
-		return
+		return nil
 	}
 	dur, ok := ev.Dur.float()
 	if !ok || !(dur >= 0) || dur > 1e12 {
-		return
+		return nil
 	}
 	if !p.fractional && (hasFraction(ev.Ts.s) || hasFraction(ev.Dur.s)) {
 		p.fractional = true
@@ -697,11 +848,24 @@ func (p *parser) cpuOp(ev *rawEvent, annotation bool) {
 	name := ev.Name.s
 	if annotation {
 		if n, ok := profilerStep(name); ok {
-			p.steps[n] = true
+			if err := p.step(p.steps, n); err != nil {
+				return err
+			}
 		}
 	}
 	a := &ev.Args
-	op := cpuOp{name: p.intern(name), thread: p.thread(ev.Pid, ev.Tid), start: start, end: start + int64(math.Round(dur*1000)),
+	if err := p.keep(keptOpBytes); err != nil {
+		return err
+	}
+	oname, err := p.intern(name)
+	if err != nil {
+		return err
+	}
+	thread, err := p.thread(ev.Pid, ev.Tid)
+	if err != nil {
+		return err
+	}
+	op := cpuOp{name: oname, thread: thread, start: start, end: start + int64(math.Round(dur*1000)),
 		ext: -1, seq: -1, info: -1, parent: -1}
 	if v, ok := a.ExternalID.int(); ok {
 		op.ext = v
@@ -717,21 +881,36 @@ func (p *parser) cpuOp(ev *rawEvent, annotation bool) {
 			var c []string
 			if json.Unmarshal(a.Concrete, &c) == nil && len(c) <= maxOpInputs {
 				for i := range c {
-					c[i] = p.intern(c[i])
+					if c[i], err = p.intern(c[i]); err != nil {
+						return err
+					}
 				}
 				info.concrete = c
 			}
 		}
 	}
-	info.comm = comm(a)
+	if info.comm, err = p.comm(a); err != nil {
+		return err
+	}
 	if info.inputs != nil || info.comm != nil {
+		n := keptInfoBytes + keptInputBytes*int64(len(info.inputs))
+		for _, in := range info.inputs {
+			n += 8 * int64(len(in.dims))
+		}
+		n += 16 * int64(len(info.concrete))
+		if err := p.keep(n); err != nil {
+			return err
+		}
 		for i := range info.inputs {
-			info.inputs[i].dtype = p.intern(info.inputs[i].dtype)
+			if info.inputs[i].dtype, err = p.intern(info.inputs[i].dtype); err != nil {
+				return err
+			}
 		}
 		op.info = int32(len(p.infos))
 		p.infos = append(p.infos, info)
 	}
 	p.ops = append(p.ops, op)
+	return nil
 }
 
 // viewOps launch no kernels (views, allocations, metadata): their recorded
@@ -785,19 +964,19 @@ func readInputs(dims, types json.RawMessage) []input {
 }
 
 // runtime keeps a launch's thread, time and External id by correlation.
-func (p *parser) runtime(ev *rawEvent) {
+func (p *parser) runtime(ev *rawEvent) error {
 	name := ev.Name.s
 	if !strings.Contains(name, "Launch") && !strings.Contains(name, "Memcpy") && !strings.Contains(name, "Memset") &&
 		!strings.Contains(name, "launch") {
-		return
+		return nil
 	}
 	corr, ok := ev.Args.Correlation.int()
 	if !ok || corr <= 0 {
-		return
+		return nil
 	}
 	start, ok := ev.Ts.nanos()
 	if !ok {
-		return
+		return nil
 	}
 	end := start
 	if d, ok := ev.Dur.float(); ok && d > 0 && d < 1e12 {
@@ -807,5 +986,13 @@ func (p *parser) runtime(ev *rawEvent) {
 	if !ok {
 		ext = -1
 	}
-	p.runtimes = append(p.runtimes, rtEvent{corr: corr, thread: p.thread(ev.Pid, ev.Tid), start: start, end: end, ext: ext})
+	if err := p.keep(keptLaunchBytes); err != nil {
+		return err
+	}
+	thread, err := p.thread(ev.Pid, ev.Tid)
+	if err != nil {
+		return err
+	}
+	p.runtimes = append(p.runtimes, rtEvent{corr: corr, thread: thread, start: start, end: end, ext: ext})
+	return nil
 }

@@ -143,7 +143,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "dcpsim %s: %v\n", c.name, err)
+	// An error may quote what a file or a process gave: printed escaped.
+	fmt.Fprintf(stderr, "dcpsim %s: %s\n", c.name, badinput.Printable(err.Error()))
 	if isBadInput(err) {
 		return exitInput
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no-files]
-             [--trace-ranks R,R,...] [--dollars-per-gpu-hour X]
+             [--trace-ranks R,R,...] [--dollars-per-gpu-hour X] [--allow-exec]
   dcpsim run --batches FILE.jsonl --policy P --costs load [--out FILE]
 
   Scenario mode (S: an embedded scenario name or a .toml file; default ` + scenarios.DefaultPreset + `):
@@ -31,6 +31,12 @@ const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no
   scenario file) is kept. DIR must be new, empty or an earlier results folder
   (with a dcpsim manifest.json), else exit 2. Ctrl-C (or SIGTERM, SIGHUP) exits 1
   ("interrupted") leaving DIR as it was. --no-files prints the table only.
+
+  --allow-exec starts the programs the scenario names (the command of a
+  [run.external.NAME] policy): a scenario file can name any program, so
+  without this flag a scenario that names one is refused (exit 2, the
+  programs listed) before anything runs; with it each program is printed on
+  stderr before it starts.
 
   --batches: plan every batch of FILE with policy P and simulate one training
   iteration of the plan across the pipeline (sim/step): sync domains of CP groups
@@ -66,6 +72,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	noFiles := fs.Bool("no-files", false, "scenario mode: print the table only, write no results folder")
 	traceRanks := fs.String("trace-ranks", "", "scenario mode: HDP ranks drawn in timelines and traces, e.g. 0,17 or 0-7 (default: rank 0, stage 0's busiest and idlest)")
 	dollars := fs.Float64("dollars-per-gpu-hour", 0, "scenario mode: price of a GPU-hour for $ per 1T tokens (default: the scenario's run.dollars_per_gpu_hour, 2)")
+	exec := fs.Bool("allow-exec", false, "scenario mode: start the programs the scenario names ([run.external.NAME] command); without it such a scenario is refused")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -89,10 +96,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if set["dollars-per-gpu-hour"] && !(*dollars > 0 && *dollars <= 1e4) {
 			return badInput("--dollars-per-gpu-hour %v: must be in (0, 10000]", *dollars)
 		}
-		return runScenario(scenarioFlags{arg: arg, policy: *policy, out: *out, noFiles: *noFiles, traceRanks: ranks, dollars: *dollars},
+		return runScenario(scenarioFlags{arg: arg, policy: *policy, out: *out, noFiles: *noFiles, traceRanks: ranks, dollars: *dollars, allowExec: *exec},
 			stdout, stderr)
-	case set["no-files"] || set["trace-ranks"] || set["dollars-per-gpu-hour"]:
-		return badInput("--no-files, --trace-ranks and --dollars-per-gpu-hour go with the scenario mode, not --batches")
+	case set["no-files"] || set["trace-ranks"] || set["dollars-per-gpu-hour"] || set["allow-exec"]:
+		return badInput("--no-files, --trace-ranks, --dollars-per-gpu-hour and --allow-exec go with the scenario mode, not --batches")
 	case *scenario != "":
 		return badInput("--batches and --scenario are exclusive")
 	case *costs != "load":
@@ -113,7 +120,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 // output (stdout, or out written atomically) for do. out is checked before
 // anything is read (a folder, a FIFO, a device node, a missing folder or the
 // input itself: exit 2); a signal (Ctrl-C, SIGTERM, SIGHUP) while writing out
-// stops do and removes the temporary file (exit 1, "interrupted").
+// stops do and removes the temporary file (exit 1, "interrupted"): the
+// handler is installed before anything is created.
 func withBatches(file, out string, stdout io.Writer, do func(r io.Reader, w io.Writer) error) error {
 	var r io.Reader = os.Stdin
 	if file != "-" {
@@ -127,14 +135,14 @@ func withBatches(file, out string, stdout io.Writer, do func(r io.Reader, w io.W
 	if out == "" {
 		return do(r, stdout)
 	}
+	ctx, stop := interruptContext()
+	defer stop()
 	if err := checkOutFile("--out", out); err != nil {
 		return err
 	}
 	if err := checkNotInput("--out", out, "--batches", file); err != nil {
 		return err
 	}
-	ctx, stop := interruptContext()
-	defer stop()
 	err := report.WriteFileAtomic(out, func(w io.Writer) error {
 		return untilDone(ctx, func() error { return do(ctxReader{ctx, r}, ctxWriter{ctx, w}) })
 	})

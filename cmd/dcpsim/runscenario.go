@@ -20,6 +20,7 @@ type scenarioFlags struct {
 	noFiles          bool
 	traceRanks       []int
 	dollars          float64
+	allowExec        bool
 }
 
 // maxTimelineRanks bounds --trace-ranks: the ranks a run's timelines draw.
@@ -31,6 +32,19 @@ func parseRanks(s string) ([]int, error) {
 		return nil, nil
 	}
 	return parseIDList("--trace-ranks", "an HDP rank", "ranks", s, maxTimelineRanks)
+}
+
+// allowExec is --allow-exec: the programs a run of sc's policies (all when
+// none are named) would start are refused without it
+// (experiment.CheckExec), and printed on stderr with it, before they start.
+func allowExec(sc *scenarios.Scenario, allow bool, stderr io.Writer, policies ...string) error {
+	if err := experiment.CheckExec(sc, allow, policies...); err != nil {
+		return err
+	}
+	for _, p := range experiment.Programs(sc, policies...) {
+		fmt.Fprintf(stderr, "dcpsim: --allow-exec: starting %s\n", p)
+	}
+	return nil
 }
 
 // defaultResultsDir is runs/<scenario name, file-safe>: an ignored folder of
@@ -65,15 +79,23 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = defaultResultsDir(sc)
 	}
+	// The handler goes in before the folder's check makes its probe.
+	ctx, stop := interruptContext()
+	defer stop()
 	if !f.noFiles {
 		if err := experiment.CheckResultsFolder(dir); err != nil {
 			return badInput("--out %w", err)
 		}
 	}
-	ctx, stop := interruptContext()
-	defer stop()
+	names := sc.Run.Policies
+	if f.policy != "" {
+		names = []string{f.policy}
+	}
+	if err := allowExec(sc, f.allowExec, stderr, names...); err != nil {
+		return err
+	}
 	prog := newProgress(stderr, sc.Name+": iterations")
-	out, err := experiment.RunContext(ctx, sc, experiment.Options{Policy: f.policy, TraceRanks: f.traceRanks,
+	out, err := experiment.RunContext(ctx, sc, experiment.Options{Policy: f.policy, TraceRanks: f.traceRanks, AllowExec: f.allowExec,
 		DollarsPerGPUHour: f.dollars, Timelines: !f.noFiles, Progress: func(done, total int) { prog.update(done, total, "") }})
 	prog.finish()
 	if err != nil {

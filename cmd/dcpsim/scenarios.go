@@ -5,17 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/dcpsim/dcpsim/badinput"
+	"github.com/dcpsim/dcpsim/experiment"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
 const scenariosUsage = `  dcpsim scenarios [list]             list the embedded scenarios
   dcpsim scenarios show [--source] S  show scenario S (an embedded name or a .toml file)
-  dcpsim scenarios check FILE...      validate scenario files; exit 2 if any is bad`
+  dcpsim scenarios check FILE...      validate scenario files; exit 2 if any is bad
+
+  check says of a valid scenario that names programs (the command of a
+  [run.external.NAME] policy) which they are: run, sweep, search and trace
+  start them only with --allow-exec.`
 
 func scenariosCommand() command {
 	return command{
@@ -58,7 +61,18 @@ func runScenarios(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			pts, _ := sc.Points()
-			fmt.Fprintf(stdout, "ok   %s (%s, %d point(s))\n", f, sc.Name, len(pts))
+			progs := experiment.Programs(sc)
+			if len(progs) == 0 {
+				fmt.Fprintf(stdout, "ok   %s (%s, %d point(s))\n", escapeControls(f), escapeControls(sc.Name), len(pts))
+				continue
+			}
+			// A scenario that names programs is valid, but running it runs
+			// them: say which, and that they need consent.
+			fmt.Fprintf(stdout, "ok   %s (%s, %d point(s)); it names %d program(s), which run, sweep, search and trace start only with --allow-exec:\n",
+				escapeControls(f), escapeControls(sc.Name), len(pts), len(progs))
+			for _, p := range progs {
+				fmt.Fprintf(stdout, "       %s\n", p)
+			}
 		}
 		if len(bad) > 0 {
 			return badInput("%d of %d scenario(s) invalid", len(bad), len(args)-1)
@@ -100,39 +114,6 @@ func showScenario(w io.Writer, arg string, source bool) error {
 	return err
 }
 
-// escapeControls returns s with every control or format character (C0 but
-// newline and tab, DEL, C1, bidirectional and zero-width format characters)
-// and every byte of invalid UTF-8 written as a Go escape (\x1b, \u202e),
-// so printed text cannot move the cursor, recolour or retitle a terminal.
-// Text without such characters is returned unchanged.
-func escapeControls(s string) string {
-	if !strings.ContainsFunc(s, needsEscape) && utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case needsEscape(r):
-			if r < 0x100 {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-// needsEscape reports whether r must not reach a terminal raw.
-func needsEscape(r rune) bool {
-	if r == '\n' || r == '\t' {
-		return false
-	}
-	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
-}
+// escapeControls is badinput.Printable: text a file or a process gave,
+// printed without driving the terminal.
+func escapeControls(s string) string { return badinput.Printable(s) }

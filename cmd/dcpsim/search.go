@@ -18,7 +18,7 @@ import (
 )
 
 const searchUsage = `  dcpsim search S [--out DIR] [--jobs J] [--shard I/N | --shard auto [--shards N]] [--no-figures] [--json]
-                [--top N] [--tokens X (--days D | --by YYYY-MM-DD)]
+                [--top N] [--tokens X (--days D | --by YYYY-MM-DD)] [--allow-exec]
 
   Rank the layouts and policies of scenario S's [search] table (an embedded name
   such as search-h800-4k, or a .toml file) by tokens per day. The space is the
@@ -65,11 +65,21 @@ const searchUsage = `  dcpsim search S [--out DIR] [--jobs J] [--shard I/N | --s
   --shard I/N runs the groups whose index mod N is I and writes
   DIR/search-shard.json; dcpsim merge --out DIR SHARD_DIR... joins the shards
   into the same search.json, search.csv and figures as one unsharded search. A
-  progress line with an ETA goes to stderr on a terminal.`
+  progress line with an ETA goes to stderr on a terminal.
+
+  --allow-exec starts the programs the scenario names (the command of a
+  [run.external.NAME] policy): a scenario file can name any program, so
+  without this flag a scenario that names one is refused (exit 2, the
+  programs listed) before anything runs; with it each program is printed on
+  stderr before it starts.`
 
 func searchCommand() command {
 	return command{name: "search", summary: "rank a scenario's [search] layouts and policies (pruned, resumable, shardable)", usage: searchUsage, run: runSearch}
 }
+
+// searchMemoryLimit is the soft memory limit of a search (the GC works
+// harder past it rather than letting the 400% target grow the heap).
+const searchMemoryLimit = 1 << 30
 
 // searchTarget is a planner's token target: tokens in days.
 type searchTarget struct {
@@ -88,6 +98,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	tokens := fs.Float64("tokens", 0, "a token target, e.g. 1e12: print the fewest GPUs searched that reach it (with --days or --by)")
 	days := fs.Float64("days", 0, "days to reach --tokens")
 	by := fs.String("by", "", "date (YYYY-MM-DD, UTC) by which to reach --tokens; days from today")
+	exec := fs.Bool("allow-exec", false, "start the programs the scenario names ([run.external.NAME] command); without it such a scenario is refused")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -111,15 +122,22 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := allowExec(sc, *exec, stderr); err != nil {
+		return err
+	}
 	ctx, stop := interruptContext()
 	defer stop()
 	// A search allocates each candidate's short-lived scratch (cost model,
 	// plans, timelines) thousands of times: a higher GC target trades some
 	// memory for about a tenth of the time (measured on search-h800-4k).
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	// ... but not past a soft limit (or a lower one GOMEMLIMIT set): at 400%
+	// a space of 200,000 invalid layouts (450 MB live) peaked at 2.2 GiB
+	// (docs/limits.md).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(min(debug.SetMemoryLimit(-1), searchMemoryLimit)))
 	prog := newProgress(stderr, sc.Name+": candidates settled")
 	start := time.Now()
-	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures,
+	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures, AllowExec: *exec,
 		Progress: func(done, total int) { prog.update(done, total, "") }})
 	prog.finish()
 	if err != nil {
@@ -157,9 +175,13 @@ func parseTarget(tokens, days float64, by string, now time.Time) (*searchTarget,
 		if err != nil {
 			return nil, badInput("--by %q: want a date YYYY-MM-DD", by)
 		}
-		days = t.Sub(now).Hours() / 24
+		// Seconds apart, not t.Sub(now): a Duration saturates at 292 years.
+		days = float64(t.Unix()-now.Unix()) / 86400
 		if days <= 0 {
 			return nil, badInput("--by %s: the date has passed (today is %s UTC)", by, now.Format("2006-01-02"))
+		}
+		if days > 36500 {
+			return nil, badInput("--by %s: %.1f days from today: must be in (0, 36500], as --days", by, days)
 		}
 	case !(days <= 36500):
 		return nil, badInput("--days %g: must be in (0, 36500]", days)

@@ -111,6 +111,14 @@ func TestParseTarget(t *testing.T) {
 	if tg, err := parseTarget(0, 0, "", now); tg != nil || err != nil {
 		t.Errorf("no target: %+v, %v", tg, err)
 	}
+	// Issue 41 class 4: --by is bounded as --days is (a date 2.9M days
+	// ahead printed 106,752 days: time.Duration saturates at 292 years).
+	if _, err := parseTarget(1e12, 0, "9999-12-31", now); err == nil || !strings.Contains(err.Error(), "--by 9999-12-31: 2912106.5 days from today: must be in (0, 36500]") {
+		t.Errorf("--by 9999-12-31: %v", err)
+	}
+	if tg, err := parseTarget(1e12, 0, "2126-11-08", now); err != nil || tg.days != 36499.5 {
+		t.Errorf("--by 100 years ahead: %+v, %v", tg, err)
+	}
 }
 
 // TestMergeSearchHostile: tampered search shards are refused with exit 2

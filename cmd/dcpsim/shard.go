@@ -4,11 +4,18 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/dcpsim/dcpsim/experiment"
 )
 
-// maxShards bounds N of --shard I/N and --shards (more shards than any
-// sweep's points or search's groups only start empty processes).
-const maxShards = 1 << 20
+// maxShards bounds N of --shard I/N and --shards: merge's bound
+// (experiment.MaxShards), so a shard count merge refuses is refused first.
+const maxShards = experiment.MaxShards
+
+// maxSlurmValue bounds each SLURM_ARRAY_TASK_* variable (Slurm's own
+// MaxArraySize is at most 4,000,001): MIN + (COUNT-1)·STEP then stays far
+// inside an int.
+const maxSlurmValue = 1<<31 - 1
 
 // shardFlags resolves --shard and --shards: "I/N" as it is, or "auto" from
 // the scheduler's environment (shardFromEnv); --shards goes with auto only.
@@ -46,8 +53,8 @@ func shardFromEnv(getenv func(string) string, shards int) (i, n int, err error) 
 				s = "1" // older Slurm sets no step for an unstepped array
 			}
 			v, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || v < 0 {
-				return 0, 0, badInput("--shard auto: %s = %q: want an integer >= 0 (is this a Slurm job array task?)", k, s)
+			if err != nil || v < 0 || v > maxSlurmValue {
+				return 0, 0, badInput("--shard auto: %s = %q: want an integer in [0, %d] (is this a Slurm job array task?)", k, s, maxSlurmValue)
 			}
 			vals[k] = v
 		}

@@ -41,6 +41,14 @@ func TestShardFromEnv(t *testing.T) {
 		{"nothing", "auto", 0, nil, 0, 0, "neither SLURM_ARRAY_TASK_ID"},
 		{"shards without auto", "1/4", 4, nil, 0, 0, "--shards 4 goes with --shard auto"},
 		{"bad explicit", "4/4", 0, nil, 0, 0, `--shard "4/4"`},
+		// Issue 41 class 4: the bounds merge applies, and no wrapping.
+		{"explicit past merge's bound", "0/300000", 0, nil, 0, 0, `--shard "0/300000": want I/N with 0 <= I < N <= 200000`},
+		{"explicit near 2^63", "0/9000000000000000000", 0, nil, 0, 0, `<= 200000`},
+		{"explicit at the bound", "199999/200000", 0, nil, 199999, 200000, ""},
+		{"slurm step near 2^62", "auto", 0, slurm("4611686018427387904", "0", "4611686018427387904", "4611686018427387904", "2"), 0, 0,
+			"SLURM_ARRAY_TASK_ID = \"4611686018427387904\": want an integer in [0, 2147483647]"},
+		{"slurm min near 2^63", "auto", 0, slurm("1", "9223372036854775000", "1", "1", "1"), 0, 0, "SLURM_ARRAY_TASK_MIN"},
+		{"k8s shards past the bound", "auto", 300000, map[string]string{"JOB_COMPLETION_INDEX": "5"}, 0, 0, "--shards 300000: must be in [1, 200000]"},
 	} {
 		i, n, err := shardFlags(c.shard, c.shards, func(k string) string { return c.env[k] })
 		switch {

@@ -53,7 +53,8 @@ func runChild(t *testing.T, dir string, watchdog time.Duration, stdin func(io.Wr
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Dir = dir
 	hwm := filepath.Join(t.TempDir(), "hwm")
-	cmd.Env = append(os.Environ(), "DCPSIM_TEST_AS_CLI=1", "DCPSIM_TEST_HWM_FILE="+hwm, "GOMEMLIMIT=256MiB", "GOMAXPROCS=2")
+	cmd.Env = append([]string{"GOMEMLIMIT=256MiB"}, os.Environ()...) // a case's own GOMEMLIMIT comes later and wins
+	cmd.Env = append(cmd.Env, "DCPSIM_TEST_AS_CLI=1", "DCPSIM_TEST_HWM_FILE="+hwm, "GOMAXPROCS=2")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if stdin != nil {
@@ -111,6 +112,11 @@ type hostileCase struct {
 	// refused (a time bound itself): skipped under the race detector,
 	// which makes it ten times slower than the watchdog allows.
 	slow bool
+	// env are variables set for the child (beside the harness's own;
+	// "GOMEMLIMIT": "off" lifts the harness's soft memory limit);
+	// watchdog replaces the default minute.
+	env      map[string]string
+	watchdog time.Duration
 }
 
 // tinyTOML is a 48-GPU scenario small enough to run in a fraction of a second.
@@ -242,6 +248,8 @@ func TestHostileInputs(t *testing.T) {
 	cases = append(cases, hostileOutputCases()...)  // hostile_outputs_test.go
 	cases = append(cases, hostileBoundCases()...)   // hostile_bounds_test.go
 	cases = append(cases, hostileMessageCases()...) // hostile_messages_test.go
+	// Round four (issue 41), in its own file.
+	cases = append(cases, hostileRound4Cases(t)...) // hostile_round4_test.go
 	rootBefore := treeStateTop(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -264,7 +272,14 @@ func TestHostileInputs(t *testing.T) {
 				}
 			}
 			before := treeState(t, base)
-			got := runChild(t, work, 60*time.Second, c.stdin, c.args...)
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			watchdog := c.watchdog
+			if watchdog == 0 {
+				watchdog = 60 * time.Second
+			}
+			got := runChild(t, work, watchdog, c.stdin, c.args...)
 			msg := got.stderr
 			if c.code == 0 {
 				msg = got.stdout
@@ -279,6 +294,9 @@ func TestHostileInputs(t *testing.T) {
 			}
 			if strings.Contains(got.stderr, "goroutine ") || strings.Contains(got.stderr, "panic:") {
 				t.Errorf("a Go panic:\n%s", got.stderr)
+			}
+			if strings.Contains(got.stdout+got.stderr, "\x1b") { // issue 41 class 5: no terminal escape gets out raw
+				t.Errorf("a raw escape (ESC) in the output")
 			}
 			limit := c.maxMiB
 			if limit == 0 {

@@ -13,6 +13,7 @@ import (
 )
 
 const sweepUsage = `  dcpsim sweep S [--out DIR] [--shard I/N | --shard auto [--shards N]] [--jobs J] [--no-figures]
+               [--allow-exec]
 
   Run every point of scenario S's [sweep] (an embedded name such as weak-scaling,
   or a .toml file): the cartesian product of its axes (variants, gpus,
@@ -43,7 +44,13 @@ const sweepUsage = `  dcpsim sweep S [--out DIR] [--shard I/N | --shard auto [--
   examples/slurm/ and examples/k8s/ hold the job files. An unsharded (or merged) sweep writes DIR/sweep.json (every point, in
   order), DIR/sweep.csv (one row per point and policy) and the figures
   sweep-throughput, sweep-planner and sweep-<policy>-<option> (PNG and SVG) where the swept axes
-  allow them. A progress line goes to stderr on a terminal, nothing on a pipe.`
+  allow them. A progress line goes to stderr on a terminal, nothing on a pipe.
+
+  --allow-exec starts the programs the scenario names (the command of a
+  [run.external.NAME] policy): a scenario file can name any program, so
+  without this flag a scenario that names one is refused (exit 2, the
+  programs listed) before anything runs; with it each program is printed on
+  stderr before it starts.`
 
 const mergeUsage = `  dcpsim merge --out DIR SHARD_DIR...
 
@@ -98,11 +105,11 @@ func parseShard(s string) (i, n int, err error) {
 	if ok {
 		i, err1 := strconv.Atoi(a)
 		n, err2 := strconv.Atoi(b)
-		if err1 == nil && err2 == nil && n >= 1 && i >= 0 && i < n {
+		if err1 == nil && err2 == nil && n >= 1 && n <= maxShards && i >= 0 && i < n {
 			return i, n, nil
 		}
 	}
-	return 0, 0, badInput("--shard %q: want I/N with 0 <= I < N, e.g. 0/4", s)
+	return 0, 0, badInput("--shard %q: want I/N with 0 <= I < N <= %d, e.g. 0/4", s, maxShards)
 }
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
@@ -112,6 +119,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	shards := fs.Int("shards", 0, "with --shard auto under Kubernetes: N, the Indexed Job's completions")
 	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "points simulated at once")
 	noFigures := fs.Bool("no-figures", false, "write no sweep figures")
+	exec := fs.Bool("allow-exec", false, "start the programs the scenario names ([run.external.NAME] command); without it such a scenario is refused")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -127,10 +135,13 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := allowExec(sc, *exec, stderr); err != nil {
+		return err
+	}
 	ctx, stop := interruptContext()
 	defer stop()
 	prog := newProgress(stderr, sc.Name+": points")
-	res, err := experiment.Sweep(ctx, sc, experiment.SweepOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures,
+	res, err := experiment.Sweep(ctx, sc, experiment.SweepOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures, AllowExec: *exec,
 		Progress: func(done, skipped, total int) { prog.update(done, total, fmt.Sprintf("%d already there", skipped)) }})
 	prog.finish()
 	if err != nil {

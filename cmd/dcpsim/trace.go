@@ -17,7 +17,7 @@ import (
 )
 
 const traceUsage = `  dcpsim trace [SCENARIO] --policy P [--iteration K] --format chakra --ranks LIST
-               --out DIR [--prefix NAME] [--astra-config DIR]
+               --out DIR [--prefix NAME] [--astra-config DIR] [--allow-exec]
 
   Run SCENARIO (an embedded name or a .toml file; default ` + scenarios.DefaultPreset + `) with policy P up to
   iteration K (default: the first after the warm-up, the one dcpsim run draws) as
@@ -45,7 +45,13 @@ const traceUsage = `  dcpsim trace [SCENARIO] --policy P [--iteration K] --forma
   and numbered for ASTRA-sim (its pg_name). Every file is written to a temporary
   name and renamed; one line per file goes to stdout, the wall time to stderr.
   Bad input (an unknown policy, a bad LIST, an NPU or iteration out of range, an
-  --out that is a file) exits 2 naming the value and the range.`
+  --out that is a file) exits 2 naming the value and the range.
+
+  --allow-exec starts the programs the scenario names (the command of a
+  [run.external.NAME] policy): a scenario file can name any program, so
+  without this flag a scenario that names one is refused (exit 2, the
+  programs listed) before anything runs; with it each program is printed on
+  stderr before it starts.`
 
 // astraSimMaxGroupID is the largest communicator id ASTRA-sim takes without
 // overflow: its CommunicatorGroup sets num_streams = id * 1000000, an int
@@ -70,6 +76,7 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "folder to write into (required; created if absent)")
 	prefix := fs.String("prefix", "", "file-name prefix of the traces, [A-Za-z0-9._-] (default: the policy)")
 	astra := fs.String("astra-config", "", "folder to write ASTRA-sim's network, system and memory configuration into (optional)")
+	exec := fs.Bool("allow-exec", false, "start the program of an external policy P the scenario names ([run.external.P] command); without it such a policy is refused")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -101,7 +108,12 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 		return badInput("--prefix: %w", err)
 	}
 	for _, dir := range []struct{ flag, path string }{{"--out", *out}, {"--astra-config", *astra}} {
-		if st, err := os.Stat(dir.path); dir.path != "" && err == nil && !st.IsDir() {
+		if dir.path == "" {
+			continue
+		}
+		if st, err := os.Lstat(dir.path); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			return badInput("%s %s: is a link: name the folder itself (the traces are never written through a link)", dir.flag, dir.path)
+		} else if err == nil && !st.IsDir() {
 			return badInput("%s %s: is a file, not a folder", dir.flag, dir.path)
 		}
 	}
@@ -131,10 +143,13 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	if total := sc.Job.Cluster.GPUs; npus[len(npus)-1] >= total {
 		return badInput("--ranks: NPU %d outside [0, %d): scenario %s has %d GPUs", npus[len(npus)-1], total, sc.Name, total)
 	}
+	if err := allowExec(sc, *exec, stderr, *policy); err != nil {
+		return err
+	}
 	ctx, stop := interruptContext()
 	defer stop()
 	start := time.Now()
-	ct, err := experiment.ChakraTrace(sc, *policy, k, npus, experiment.ChakraContext(ctx))
+	ct, err := experiment.ChakraTrace(sc, *policy, k, npus, experiment.ChakraContext(ctx), experiment.ChakraAllowExec(*exec))
 	if err != nil {
 		return interrupted(ctx, err)
 	}
