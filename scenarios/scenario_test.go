@@ -49,11 +49,11 @@ func TestPresetsParse(t *testing.T) {
 		"hexiseq-flop-h100":  {48, 48, 48, 1572864, 1},
 		// The baselines' own papers (issue 29): ByteScale's ablation (tp2: G = 512,
 		// its balance × offload points), WLB-LLM 7B-128K, FlexSP GPT-7B 384K.
-		"bytescale-paper": {1024, 512, 512, 33554432, 4},
+		"bytescale-paper": {1024, 512, 512, 33554432, 8},
 		// ByteScale's Fig. 21: the offload ratio swept at 64K.
 		"bytescale-offload-64k": {64, 32, 32, 2097152, 5},
 		"wlbllm-paper":          {64, 2, 2, 524288, 5},
-		"flexsp-paper":          {64, 64, 64, 797696, 3},
+		"flexsp-paper":          {64, 64, 64, 797696, 4},
 	}
 	names := PresetNames()
 	if len(names) != len(want) {
