@@ -10,12 +10,10 @@ import (
 	"io"
 	"math"
 	"math/big"
-	"math/bits"
 	"strconv"
 	"strings"
 
 	"github.com/dcpsim/dcpsim/sched"
-	"github.com/dcpsim/dcpsim/sched/hydra"
 	"github.com/dcpsim/dcpsim/sim/step"
 )
 
@@ -438,11 +436,7 @@ func planBatchLine(p sched.Policy, line []byte, ratio float64, forRun bool) (Bat
 // 1.5 GB and 11 s (plan, hydra) or 3.1 GB and 16 s (run) before the refusal.
 //
 // Bounds: a policy that promises WithinBudget needs M >= ⌈S1/(G·B)⌉
-// microbatches. HyDra (hydra, hydra-scan, whatever its cap C, a power of two
-// >= C_mem) keeps every rank of an MB within Λ = s_max²/C, so M >=
-// ⌈S2·C_mem/(G·s_max²)⌉ (hydra.MicrobatchTarget at C_mem); its MBs span all G
-// ranks and its sync domains lie inside aligned blocks of lcm(C, ep) <= C·ep
-// ranks, so the iteration has at least M·G/(C·ep) >= S2/(s_max²·ep) domains.
+// microbatches, and a sched.PlanBounder (HyDra) gives its own, larger ones.
 // A plan --batches line lists M·G per-rank lists and at least one id per
 // sequence.
 func checkPlanNeeds(p sched.Policy, lengths []int, in sched.Inputs, forRun bool) error {
@@ -488,26 +482,12 @@ func planNeedsWhy(p sched.Policy, lengths []int, in sched.Inputs) (mbs, domains 
 		mbs = 1 + ((s1-1)/g)/int64(in.BudgetTokens) // ⌈⌈S1/G⌉/B⌉ = ⌈S1/(G·B)⌉
 		why = fmt.Sprintf("⌈S1/(G·B)⌉ = ⌈%d/(%d·%d)⌉", s1, g, in.BudgetTokens)
 	}
-	if name := p.Name(); name == hydra.Name || name == hydra.ScanName {
-		sums := hydra.BatchSums(lengths)
-		memCap := hydra.MemoryCap(sums.MaxTokens, in.BudgetTokens)
-		if engine := 1 << (bits.Len(uint(in.DegreeLimit())) - 1); memCap <= engine { // else Plan names the engine limit
-			if m, _ := hydra.MicrobatchTarget(sums, in.PoolRanks, in.BudgetTokens, memCap); int64(m) > mbs {
-				mbs = int64(m)
-				why = fmt.Sprintf("HyDra's M(C_mem = %d) = %d", memCap, m)
-			}
-			// ⌈S2/(s_max²·ep)⌉ sync domains.
-			den := new(big.Int).SetInt64(int64(sums.MaxTokens))
-			den.Mul(den, den).Mul(den, big.NewInt(int64(in.EPSize())))
-			q, r := new(big.Int).QuoRem(sums.SquaredTokens, den, new(big.Int))
-			if r.Sign() != 0 {
-				q.Add(q, big.NewInt(1))
-			}
-			domains = math.MaxInt64
-			if q.IsInt64() {
-				domains = q.Int64()
-			}
+	if pb, ok := p.(sched.PlanBounder); ok {
+		m, d, w := pb.PlanBounds(lengths, in)
+		if m > mbs {
+			mbs, why = m, w
 		}
+		domains = max(domains, d)
 	}
 	return mbs, max(domains, mbs), why
 }

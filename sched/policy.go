@@ -268,6 +268,17 @@ type Promises struct {
 	CoversPool bool
 }
 
+// PlanBounder is implemented by a policy that can bound, before planning,
+// how large its plan of a batch is at least: callers that refuse a batch
+// whose plan would exceed their limits (a plan line's size, the engine's
+// ops) ask it first, so a batch is refused before the plan is built.
+type PlanBounder interface {
+	// PlanBounds returns lower bounds on the microbatches of any plan of
+	// the batch and on its sync domains (0: no bound beyond the caller's
+	// own), and where the microbatch bound comes from.
+	PlanBounds(lengths []int, in Inputs) (microbatches, domains int64, why string)
+}
+
 // Promiser is implemented by policies that declare Promises.
 type Promiser interface {
 	// Promises returns what every plan of the policy guarantees.

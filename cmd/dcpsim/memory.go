@@ -7,7 +7,7 @@ import (
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
-const memoryUsage = `  dcpsim memory SCENARIO [--json]
+const memoryUsage = `  dcpsim memory [--scenario S | S] [--json]
 
   Per-GPU memory of a scenario (an embedded name or a .toml file), stage by stage
   and GPU kind by kind: the model states (BF16 weights, FP32 gradients, Adam's
@@ -34,9 +34,13 @@ func memoryCommand() command {
 
 func runMemory(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("memory", memoryUsage, stderr)
+	scenarioArg := scenarioFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the table")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
+		return err
+	}
+	if pos, err = withScenarioFlag(*scenarioArg, pos); err != nil {
 		return err
 	}
 	if len(pos) != 1 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 
@@ -83,6 +84,24 @@ func runScenarios(args []string, stdout, stderr io.Writer) error {
 }
 
 // resolveScenario loads an embedded scenario or a file; empty means the default.
+// scenarioFlag registers --scenario on fs: every command that reads a
+// scenario takes it as its argument or by --scenario, as run and plan do.
+func scenarioFlag(fs *flag.FlagSet) *string {
+	return fs.String("scenario", "", "embedded scenario name or .toml file (or give it as the argument)")
+}
+
+// withScenarioFlag puts --scenario's value (flagVal) in front of the
+// positional arguments; a scenario named both ways is bad input.
+func withScenarioFlag(flagVal string, pos []string) ([]string, error) {
+	if flagVal == "" {
+		return pos, nil
+	}
+	if len(pos) > 0 {
+		return nil, badInput("--scenario %s and the argument %q: name the scenario once", flagVal, pos[0])
+	}
+	return []string{flagVal}, nil
+}
+
 func resolveScenario(arg string) (*scenarios.Scenario, error) {
 	if arg == "" {
 		arg = scenarios.DefaultPreset

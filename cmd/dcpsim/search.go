@@ -17,7 +17,7 @@ import (
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
-const searchUsage = `  dcpsim search S [--out DIR] [--jobs J] [--shard I/N | --shard auto [--shards N]] [--no-figures] [--json]
+const searchUsage = `  dcpsim search [--scenario S | S] [--out DIR] [--jobs J] [--shard I/N | --shard auto [--shards N]] [--no-figures] [--json]
                 [--top N] [--tokens X (--days D | --by YYYY-MM-DD)] [--allow-exec]
 
   Rank the layouts and policies of scenario S's [search] table (an embedded name
@@ -88,6 +88,7 @@ type searchTarget struct {
 
 func runSearch(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("search", searchUsage, stderr)
+	scenarioArg := scenarioFlag(fs)
 	out := fs.String("out", "", "results folder (default runs/<scenario>)")
 	shard := fs.String("shard", "0/1", "run the groups with index mod N = I; auto: I and N from Slurm's array or a Kubernetes Indexed Job")
 	shards := fs.Int("shards", 0, "with --shard auto under Kubernetes: N, the Indexed Job's completions")
@@ -101,6 +102,9 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	exec := fs.Bool("allow-exec", false, "start the programs the scenario names ([run.external.NAME] command); without it such a scenario is refused")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
+		return err
+	}
+	if rest, err = withScenarioFlag(*scenarioArg, rest); err != nil {
 		return err
 	}
 	if *jobs < 1 || *jobs > 4096 {

@@ -12,7 +12,7 @@ import (
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
-const sweepUsage = `  dcpsim sweep S [--out DIR] [--shard I/N | --shard auto [--shards N]] [--jobs J] [--no-figures]
+const sweepUsage = `  dcpsim sweep [--scenario S | S] [--out DIR] [--shard I/N | --shard auto [--shards N]] [--jobs J] [--no-figures]
                [--allow-exec]
 
   Run every point of scenario S's [sweep] (an embedded name such as weak-scaling,
@@ -114,6 +114,7 @@ func parseShard(s string) (i, n int, err error) {
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sweep", sweepUsage, stderr)
+	scenarioArg := scenarioFlag(fs)
 	out := fs.String("out", "", "results folder (default runs/<scenario>)")
 	shard := fs.String("shard", "0/1", "run the points with index mod N = I; auto: I and N from Slurm's array or a Kubernetes Indexed Job")
 	shards := fs.Int("shards", 0, "with --shard auto under Kubernetes: N, the Indexed Job's completions")
@@ -122,6 +123,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	exec := fs.Bool("allow-exec", false, "start the programs the scenario names ([run.external.NAME] command); without it such a scenario is refused")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
+		return err
+	}
+	if rest, err = withScenarioFlag(*scenarioArg, rest); err != nil {
 		return err
 	}
 	if *jobs < 1 {

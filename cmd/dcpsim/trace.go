@@ -16,7 +16,7 @@ import (
 	"github.com/dcpsim/dcpsim/sched/policies"
 )
 
-const traceUsage = `  dcpsim trace [SCENARIO] --policy P [--iteration K] --format chakra --ranks LIST
+const traceUsage = `  dcpsim trace [--scenario S | S] --policy P [--iteration K] --format chakra --ranks LIST
                --out DIR [--prefix NAME] [--astra-config DIR] [--allow-exec]
 
   Run SCENARIO (an embedded name or a .toml file; default ` + scenarios.DefaultPreset + `) with policy P up to
@@ -69,6 +69,7 @@ func traceCommand() command {
 
 func runTrace(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("trace", traceUsage+"\n\n"+policyList(), stderr)
+	scenarioArg := scenarioFlag(fs)
 	policy := fs.String("policy", "", "policy name (required): "+strings.Join(policies.Names(), ", "))
 	iteration := fs.Int("iteration", -1, "iteration to trace, 0-based, warm-up included; -1: the first after the warm-up")
 	format := fs.String("format", "chakra", "trace format: chakra (the only one; Perfetto traces come from dcpsim run)")
@@ -79,6 +80,9 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	exec := fs.Bool("allow-exec", false, "start the program of an external policy P the scenario names ([run.external.P] command); without it such a policy is refused")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
+		return err
+	}
+	if pos, err = withScenarioFlag(*scenarioArg, pos); err != nil {
 		return err
 	}
 	set := map[string]bool{}

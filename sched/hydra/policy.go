@@ -3,6 +3,8 @@ package hydra
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/dcpsim/dcpsim/sched"
@@ -31,8 +33,9 @@ type Policy struct {
 }
 
 var (
-	_ sched.Policy   = (*Policy)(nil)
-	_ sched.Promiser = (*Policy)(nil)
+	_ sched.Policy      = (*Policy)(nil)
+	_ sched.Promiser    = (*Policy)(nil)
+	_ sched.PlanBounder = (*Policy)(nil)
 )
 
 // DefaultOptions are the options of a scenario that gives none: the closed-form
@@ -61,6 +64,38 @@ func (p *Policy) Name() string { return p.name }
 // a 4-rank pool idle: neither has a free buddy).
 func (p *Policy) Promises() sched.Promises {
 	return sched.Promises{Aligned: true, WithinBudget: true}
+}
+
+// PlanBounds bounds any plan of the batch from below, whatever its cap C (a
+// power of two >= C_mem): every rank of an MB stays within Λ = s_max²/C, so
+// M >= MicrobatchTarget at C_mem; its MBs span all G ranks and its sync
+// domains lie inside aligned blocks of lcm(C, ep) <= C·ep ranks, so the
+// iteration has at least ⌈S2/(s_max²·ep)⌉ domains. No bound (0, 0) when
+// C_mem exceeds the engine's degree limit (Plan then names that limit).
+func (p *Policy) PlanBounds(lengths []int, in sched.Inputs) (microbatches, domains int64, why string) {
+	if len(lengths) == 0 || in.PoolRanks <= 0 || in.BudgetTokens <= 0 {
+		return 0, 0, ""
+	}
+	sums := BatchSums(lengths)
+	memCap := MemoryCap(sums.MaxTokens, in.BudgetTokens)
+	if memCap > pow2Floor(in.DegreeLimit()) {
+		return 0, 0, ""
+	}
+	if m, _ := MicrobatchTarget(sums, in.PoolRanks, in.BudgetTokens, memCap); m > 0 {
+		microbatches = int64(m)
+		why = fmt.Sprintf("HyDra's M(C_mem = %d) = %d", memCap, m)
+	}
+	den := new(big.Int).SetInt64(int64(sums.MaxTokens))
+	den.Mul(den, den).Mul(den, big.NewInt(int64(in.EPSize())))
+	q, r := new(big.Int).QuoRem(sums.SquaredTokens, den, new(big.Int))
+	if r.Sign() != 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	domains = math.MaxInt64
+	if q.IsInt64() {
+		domains = q.Int64()
+	}
+	return microbatches, domains, why
 }
 
 // Plan solves the closed form, packs the batch and, with VPP, aligns the MB

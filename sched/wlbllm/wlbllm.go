@@ -113,6 +113,11 @@ var (
 	_ sched.Promiser = (*Policy)(nil)
 )
 
+var (
+	_ sched.Policy   = (*Policy)(nil)
+	_ sched.Promiser = (*Policy)(nil)
+)
+
 // Name returns "wlb-llm".
 func (*Policy) Name() string { return Name }
 
