@@ -5,8 +5,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/dcpsim/dcpsim/job"
 )
 
 // TestOptionalConstants: the optional constants (peak_fp8_flops with
@@ -67,49 +65,6 @@ func TestOptionalConstants(t *testing.T) {
 	}
 }
 
-// TestAttentionEfficiencyD192: with d192 curves the efficiency runs
-// piecewise-linearly through the knots 128, 192 and 256 (exactly the d192
-// curve at 192, halfway between neighbours in between); without them 192 is
-// halfway between the 128 and 256 curves.
-func TestAttentionEfficiencyD192(t *testing.T) {
-	base, err := LookupProfile("H800")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d192 := *base
-	d192.AttentionFwdD192 = Curve{Max: Const{0.5, "fit:x.csv"}, Half: Const{700, "fit:x.csv"}}
-	d192.AttentionBwdD192 = Curve{Max: Const{0.45, "fit:x.csv"}, Half: Const{800, "fit:x.csv"}}
-	eff := func(p *Profile, d int, bwd bool, x float64) float64 {
-		c := &Compute{Profile: p, Job: job.Job{Model: job.Model{HeadDimQK: d}}}
-		return c.AttentionEfficiency(bwd, x)
-	}
-	const x = 4096
-	for _, bwd := range []bool{false, true} {
-		lo, mid, hi := base.AttentionFwd, d192.AttentionFwdD192, base.AttentionFwdD256
-		if bwd {
-			lo, mid, hi = base.AttentionBwd, d192.AttentionBwdD192, base.AttentionBwdD256
-		}
-		for _, tc := range []struct {
-			p    *Profile
-			d    int
-			want float64
-		}{
-			{base, 192, (lo.At(x) + hi.At(x)) / 2},
-			{base, 64, lo.At(x)},
-			{base, 512, hi.At(x)},
-			{&d192, 192, mid.At(x)},
-			{&d192, 160, (lo.At(x) + mid.At(x)) / 2},
-			{&d192, 224, (mid.At(x) + hi.At(x)) / 2},
-			{&d192, 128, lo.At(x)},
-			{&d192, 256, hi.At(x)},
-		} {
-			if got := eff(tc.p, tc.d, bwd, x); math.Abs(got-tc.want) > 1e-12 {
-				t.Errorf("bwd %v, d192 curves %v, d_qk %d: η = %v, want %v", bwd, tc.p.HasCurve(CurveAttentionFwdD192), tc.d, got, tc.want)
-			}
-		}
-	}
-}
-
 // TestFitD192AndFP8: measurements at d_qk 192 fill the optional d192 curves
 // and gemm_fp8 rows fill gemm_fp8 against the FP8 peak, recovering the
 // constants that generated them; gemm_fp8 on a base without an FP8 peak is
@@ -130,9 +85,9 @@ func TestFitD192AndFP8(t *testing.T) {
 			Measurement{Operation: OpAttentionBwd, Shape: shape, Seconds: work*(3*192+2*128)/(192+128)/(base.PeakBF16FLOPs.Value*bwd.At(float64(s))) + launch, Repeats: 5})
 	}
 	for _, m := range []int64{128, 512, 2048, 8192} {
-		g := GEMMShape{M: float64(m), N: 7168, K: 2048, Count: 1}
+		flops := 2 * float64(m) * 7168 * 2048
 		ms = append(ms, Measurement{Operation: OpGEMMFP8, Shape: map[string]int64{"m": m, "n": 7168, "k": 2048},
-			Seconds: g.FLOPs()/(base.PeakFP8FLOPs.Value*fp8.At(GEMMEffectiveSize(g.M, g.N, g.K))) + launch, Repeats: 5})
+			Seconds: flops/(base.PeakFP8FLOPs.Value*fp8.At(GEMMEffectiveSize(float64(m), 7168, 2048))) + launch, Repeats: 5})
 	}
 	fit, err := FitDetermined(ms, base, "fit:test.csv")
 	if err != nil {

@@ -1,9 +1,11 @@
-// Package calib is dcpsim's cost model for computation: per-GPU calibration
-// profiles (every constant with its provenance), the operator costs built from a
-// profile and a model preset, and the fits that turn measurements into profile
-// curves. Communication costs live in sim/network, priced by the same profile's
-// link constants; calib knows nothing of policies or the engine. The evidence and
-// the [Rn] references are in shared/research/costmodel.md.
+// Package calib is what calibration is: per-GPU profiles (every constant
+// with its provenance), the measurement readers (measurements CSV,
+// nccl-tests output; the trace reader in calib/kineto) and the fits that
+// turn measurements into profile curves. The operator costs built from a
+// profile and a model preset are priced in costmodel/compute, the
+// communication in sim/network, both for costmodel; calib knows nothing of
+// policies, the engine or the pricing. The [Rn] references of the sources
+// are costmodel.md's research dossier, cited by their public URLs.
 //
 // # Profiles
 //
@@ -35,37 +37,6 @@
 // simulator turns into the modelled planning stall. They describe the host and
 // the interpreter, not a GPU, so they are stored once (planner.go), each with
 // its source, and are not keys of a profile.
-//
-// # Compute costs
-//
-// NewCompute(profile, job) prices one job (see Compute): per rank (one TP group;
-// times are per GPU, FLOPs/TP) and per layer, as a list of ops (LayerOps, with
-// stable names such as OpKVDown, OpRoPE, OpGate):
-//
-//	GEMM op      max(2·m·n·k/(peak·η_gemm(x)), 2·(m·k+k·n+m·n)/(HBM·η_mem)) per GEMM of
-//	             the op's per-GPU shape, x = GEMMEffectiveSize (the harmonic mean of m,
-//	             n, k); backward 2 × forward (the gradients' shapes are permutations)
-//	memory op    bytes/(HBM·η_mem), bytes per token stated per op (LayerOps), forward
-//	             and backward
-//	launch       kernel_launch_seconds × the kernels the layer launches (OpLaunch)
-//	attn fwd     c·s²/k /(peak·η_fwd(block)),   c = n_h·(d_qk + d_v)  (job.Model)
-//	attn bwd     r·c·s²/k /(peak·η_bwd(block)), r = (3·d_qk + 2·d_v)/(d_qk + d_v)
-//	head         final norm, LM head GEMM (T, V/tp, h), cross entropy (HeadOps), last
-//	             stage only
-//	optimizer    params·28 bytes/(HBM·η_mem)
-//
-// with T the rank's tokens, s a sequence on a CP group of k ranks, block the
-// length its kernel runs at (KernelBlockTokens) and η_mem the profile's
-// memory_bound_efficiency. The GEMM ops are the attention projections (MLA's
-// q or q_down/q_up, kv_down, kv_up; MHA/GQA's q, k, v), the gate of gated
-// attention, o_proj, the dense SwiGLU (gate_up, down) or the MoE router, the
-// routed experts' grouped GEMMs at ExpertTokens rows each and the shared
-// experts. The attention FLOPs follow FlashAttention's convention (fwd
-// 4·s²·n_h·d/2 causal, bwd 2.5×), the convention of the published TFLOPS the
-// attention curves are fitted to, so those efficiencies apply unconverted;
-// Megatron's MFU count (bwd 2×, 3× in all) would credit the same kernel time
-// with 3/3.5 of the FLOPs (costmodel §2.1). Overhead derives HyDra's θ/c
-// (shared/spec/hydra-scheduler.md §3) from the same constants.
 //
 // # Measurements
 //

@@ -435,3 +435,17 @@ func lineOfKey(lines map[string]int, key string) int {
 	}
 	return 0
 }
+
+// CollectiveLatencySeconds is the base latency α of a collective among ranks GPUs:
+// base + (ranks−1)·hop with the intra-node or inter-node constants (NCCL-style,
+// costmodel §5.2; for ranks ≤ 1 it is 0).
+func (p *Profile) CollectiveLatencySeconds(ranks int, inter bool) float64 {
+	if ranks <= 1 {
+		return 0
+	}
+	base, hop := p.IntraBaseLatencySeconds.Value, p.IntraHopLatencySeconds.Value
+	if inter {
+		base, hop = p.InterBaseLatencySeconds.Value, p.InterHopLatencySeconds.Value
+	}
+	return base + float64(ranks-1)*hop
+}

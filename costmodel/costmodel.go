@@ -24,7 +24,7 @@
 // For a domain op of one chunk on one stage, per layer of the chunk:
 //
 //   - every CP group (all its ranks alike) runs the layer's ops
-//     (calib.Compute.LayerOps: GEMMs by shape, memory-bound ops, kernel launch
+//     (compute.Compute.LayerOps: GEMMs by shape, memory-bound ops, kernel launch
 //     gaps) for its per-rank tokens ⌈Σ s / k⌉, the core attention of each of
 //     its sequences (s, k) at the kernel block the exec implies (s for Ulysses,
 //     s/r for a ring of r), and the CP communication network.CPLayer leaves
@@ -44,8 +44,8 @@
 //     whole block waits for it.
 //
 // A chunk is layers [c·n/v, (c+1)·n/v) of the stage's n layers (integer
-// division, calib.Compute.StageLayers); the last stage's last chunk adds the
-// head (calib.Compute.HeadOps: final norm, LM head, loss) for the domain's
+// division, compute.Compute.StageLayers); the last stage's last chunk adds the
+// head (compute.Compute.HeadOps: final norm, LM head, loss) for the domain's
 // fullest rank. A Ulysses group wider than the query
 // heads per TP rank allow runs as UlyssesRing (Megatron's a2a+p2p
 // hierarchical CP). P2P moves the fullest rank's activations (or gradients)
@@ -61,7 +61,7 @@
 // OverlapParamGather leaves only stage 0's first bucket of the all-gather
 // exposed. MoE parallel folding (job.Parallel.ETP below tp) runs the
 // all-to-alls among ep expert-TP groups of etp GPUs (network.Topology.WithTP). Options.AttentionKernel picks the core attention priced
-// (calib.AttentionKernel).
+// (compute.AttentionKernel).
 //
 // Price prices every domain before the run and returns an error for a plan the
 // network cannot run, so the engine's questions are lookups that cannot fail.
@@ -73,6 +73,7 @@ import (
 	"sync"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/sched"
@@ -86,7 +87,7 @@ type Device struct {
 	// Profile holds the kind's calibrated constants.
 	Profile *calib.Profile
 	// Compute prices the job's computation on this kind.
-	Compute *calib.Compute
+	Compute *compute.Compute
 	// BudgetTokens is the most tokens a rank of this kind may hold in a
 	// microbatch (memory.Model.KindBudgetTokens).
 	BudgetTokens int
@@ -107,9 +108,9 @@ type Options struct {
 	// (job.PrecisionFP8) always does.
 	FP8Dispatch bool
 	// AttentionKernel is the core-attention implementation priced
-	// (calib.FlashAttention, the zero value, or calib.MegatronSoftmax for
+	// (compute.FlashAttention, the zero value, or compute.MegatronSoftmax for
 	// Megatron-LM's runs before FlashAttention).
-	AttentionKernel calib.AttentionKernel
+	AttentionKernel compute.AttentionKernel
 }
 
 // Model is the cost model of one job on one cluster. It is immutable after New
@@ -219,7 +220,7 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 		m.etp = etp
 	}
 	for i, prof := range profs {
-		comp, err := calib.NewCompute(prof, j)
+		comp, err := compute.NewCompute(prof, j)
 		if err != nil {
 			return nil, err
 		}
@@ -341,10 +342,10 @@ func (m *Model) MaxCPDegree(exec sched.CPExec) int {
 	return network.MaxCPDegree(exec, m.topo, m.job.Model)
 }
 
-// Overhead is HyDra's θ/c for the job (calib.Compute.Overhead) at the
+// Overhead is HyDra's θ/c for the job (compute.Compute.Overhead) at the
 // memory-minimum CP degree of the context and a block of B tokens (a rank at
 // the load target holds up to B tokens), on the first device.
-func (m *Model) Overhead() calib.Overhead {
+func (m *Model) Overhead() compute.Overhead {
 	b := m.job.Parallel.BudgetTokens
 	return m.devices[0].Compute.Overhead(sched.MemoryDegree(m.job.ContextTokens, b), b)
 }
@@ -463,7 +464,7 @@ func (m *Model) PlanningCluster() *sched.Cluster {
 		attn := (comp.AttentionFwdSeconds(b, 1, b) + comp.AttentionBwdSeconds(b, 1, b)) / (float64(b) * float64(b))
 		var lin float64
 		for l := first; l < first+n; l++ {
-			f, bw := calib.OpsSeconds(comp.LayerOps(l, b), calib.OpKindGEMM, calib.OpKindMemory)
+			f, bw := compute.OpsSeconds(comp.LayerOps(l, b), compute.OpKindGEMM, compute.OpKindMemory)
 			lin += f + bw
 		}
 		lin /= float64(n) * float64(b)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/network"
@@ -15,7 +16,7 @@ import (
 // modelSetup is 16 H20 GPUs (2 nodes), tp1 pp1 ep8, DeepSeek-V2-Lite (27
 // layers: 1 dense, 26 MoE). constant makes GEMM and attention efficiencies
 // constant (Half = 0).
-func modelSetup(t *testing.T, constant bool, opts Options) (*Model, *calib.Compute, network.Topology) {
+func modelSetup(t *testing.T, constant bool, opts Options) (*Model, *compute.Compute, network.Topology) {
 	t.Helper()
 	p, err := calib.LookupProfile("H20")
 	if err != nil {
@@ -146,12 +147,12 @@ func TestModelCostsNoCommIsCompute(t *testing.T) {
 		l, mc := price(t, mod, plan, lengths, sched.Ulysses, false)
 		doms := l.Domains
 		f, b := mc.ChunkSeconds(0, 0, &doms[0])
-		want := comp.RankStageSeconds(0, 6144, []calib.Piece{{SeqTokens: 12288, CPDegree: 2, BlockTokens: 12288}})
+		want := comp.RankStageSeconds(0, 6144, []compute.Piece{{SeqTokens: 12288, CPDegree: 2, BlockTokens: 12288}})
 		if math.Abs(f-want.FwdSeconds()) > 1e-12 || math.Abs(b-want.BwdSeconds()) > 1e-12 {
 			t.Errorf("constant %v: chunk %g/%g s, want %g/%g", constant, f, b, want.FwdSeconds(), want.BwdSeconds())
 		}
 		f, _ = mc.ChunkSeconds(0, 0, &doms[1])
-		want = comp.RankStageSeconds(0, 1024, []calib.Piece{{SeqTokens: 1024, CPDegree: 1, BlockTokens: 1024}})
+		want = comp.RankStageSeconds(0, 1024, []compute.Piece{{SeqTokens: 1024, CPDegree: 1, BlockTokens: 1024}})
 		if math.Abs(f-want.FwdSeconds()) > 1e-12 {
 			t.Errorf("constant %v: block 1 forward %g s, want %g", constant, f, want.FwdSeconds())
 		}

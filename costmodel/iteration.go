@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/network"
 	"github.com/dcpsim/dcpsim/sim/step"
@@ -388,7 +388,7 @@ type pricer struct {
 	// heads[dev] is the most tokens a rank of device dev holds in the domain
 	// (mixed clusters).
 	heads []int
-	ops   []calib.Op // a layer's or the head's ops
+	ops   []compute.Op // a layer's or the head's ops
 	// own sums the rank-weighted own layer times of the domain's groups
 	// being priced, [dense, moe][forward, backward, recomputed backward]
 	// (raise, settleHeld).
@@ -440,7 +440,7 @@ func (p *pricer) memoOf(dev, tokens int) *tokenCost {
 }
 
 // layerOpsCost is a rank's layer ops per layer kind: every op, the ops of
-// the all-to-all overlap window (calib.AllToAllWindowOps) and the GEMMs
+// the all-to-all overlap window (compute.AllToAllWindowOps) and the GEMMs
 // (what TP communication overlap hides behind), [dense, moe][forward,
 // backward].
 type layerOpsCost struct{ ops, window, gemm [2][2]float64 }
@@ -457,10 +457,10 @@ func (p *pricer) layerOpsSeconds(dev, tokens int) layerOpsCost {
 	for kind, l := range [2]int{m.denseLayer, m.moeLayer} {
 		if l >= 0 {
 			p.ops = m.devices[dev].Compute.AppendLayerOps(p.ops[:0], l, tokens)
-			c.ops[kind][0], c.ops[kind][1] = calib.OpsSeconds(p.ops)
-			c.gemm[kind][0], c.gemm[kind][1] = calib.OpsSeconds(p.ops, calib.OpKindGEMM)
+			c.ops[kind][0], c.ops[kind][1] = compute.OpsSeconds(p.ops)
+			c.gemm[kind][0], c.gemm[kind][1] = compute.OpsSeconds(p.ops, compute.OpKindGEMM)
 			for _, o := range p.ops {
-				if slices.Contains(calib.AllToAllWindowOps, o.Name) {
+				if slices.Contains(compute.AllToAllWindowOps, o.Name) {
 					c.window[kind][0] += o.FwdSeconds
 					c.window[kind][1] += o.BwdSeconds
 				}
@@ -474,14 +474,14 @@ func (p *pricer) layerOpsSeconds(dev, tokens int) layerOpsCost {
 }
 
 // headSeconds prices the head for tokens tokens on device dev (memoised):
-// calib.Compute.HeadSeconds.
+// compute.Compute.HeadSeconds.
 func (p *pricer) headSeconds(dev, tokens int) (fwd, bwd float64) {
 	e := p.memoOf(dev, tokens)
 	if e != nil && e.hasHead {
 		return e.head[0], e.head[1]
 	}
 	p.ops = p.m.devices[dev].Compute.AppendHeadOps(p.ops[:0], tokens)
-	fwd, bwd = calib.OpsSeconds(p.ops)
+	fwd, bwd = compute.OpsSeconds(p.ops)
 	if e != nil {
 		e.head, e.hasHead = [2]float64{fwd, bwd}, true
 	}
@@ -597,14 +597,14 @@ func (p *pricer) compute(g sched.Group, per, ring int) groupCompute {
 // (comp) in a group of k ranks with a ring of ring, at the kernel block the
 // ring implies, forward and backward: memoised by s for k = ring = 1, the
 // one-rank groups that hold most of a batch's sequences.
-func (p *pricer) attention(comp *calib.Compute, dev, s, k, ring int) (fwd, bwd float64) {
+func (p *pricer) attention(comp *compute.Compute, dev, s, k, ring int) (fwd, bwd float64) {
 	var e *tokenCost
 	if k == 1 && ring == 1 {
 		if e = p.memoOf(dev, s); e != nil && e.hasAttn {
 			return e.attn[0], e.attn[1]
 		}
 	}
-	blk := calib.KernelBlockTokens(s, ring)
+	blk := compute.KernelBlockTokens(s, ring)
 	fwd, bwd = comp.AttentionFwdSeconds(s, k, blk), comp.AttentionBwdSeconds(s, k, blk)
 	if e != nil {
 		e.attn, e.hasAttn = [2]float64{fwd, bwd}, true

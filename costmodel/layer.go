@@ -112,7 +112,7 @@ func (s stageSync) ag() float64 { return s.denseAG + s.expertAG }
 // GPU's 1/G shard (dense/G + expert·ep/G); under job.GradAllReduce
 // network.GradAllReduce and the step over every parameter the GPU holds;
 // under FP8 training the step adds the recast of every weight the GPU holds
-// (calib.Compute.FP8WeightCastSeconds).
+// (compute.Compute.FP8WeightCastSeconds).
 func (m *Model) gradSyncAndOptimizer(stage int, dense, expert float64) stageSync {
 	var st stageSync
 	t := m.topo.ForStage(stage)

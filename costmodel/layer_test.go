@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/network"
@@ -26,7 +27,7 @@ func gptCase(t *testing.T, par job.Parallel) (*Model, *Iteration, *step.Domain) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, err := New(j, prof, Options{AttentionKernel: calib.MegatronSoftmax})
+	mod, err := New(j, prof, Options{AttentionKernel: compute.MegatronSoftmax})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestRecomputeAddsTheForward(t *testing.T) {
 		if got, want := sb-nb, layers*attnF; !near(got, want, 1e-9) {
 			t.Errorf("sp %v: selective adds %v s, want the core attention forward %v", sp, got, want)
 		}
-		opsF, _ := calib.OpsSeconds(comp.LayerOps(0, 8192))
+		opsF, _ := compute.OpsSeconds(comp.LayerOps(0, 8192))
 		if want := layers*(opsF+attnF+tp) + headF; !near(nf, want, 1e-9) {
 			t.Errorf("sp %v: forward %v, want layers × (ops + attention + TP) + head = %v", sp, nf, want)
 		}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"weak"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sim/network"
 )
@@ -200,10 +200,10 @@ type deviceSlopes struct {
 // slopesOf returns comp's per-token slopes of the dense and MoE layers
 // (layer indices; -1: none) and of the head, and the fewest seconds a
 // layer's pass spends in kernel launches.
-func slopesOf(comp *calib.Compute, dense, moe int) (deviceSlopes, float64) {
-	var ops []calib.Op
-	pass := func(ops []calib.Op, backward int) float64 {
-		f, b := calib.OpsSeconds(ops)
+func slopesOf(comp *compute.Compute, dense, moe int) (deviceSlopes, float64) {
+	var ops []compute.Op
+	pass := func(ops []compute.Op, backward int) float64 {
+		f, b := compute.OpsSeconds(ops)
 		return [2]float64{f, b}[backward]
 	}
 	var out deviceSlopes
@@ -218,7 +218,7 @@ func slopesOf(comp *calib.Compute, dense, moe int) (deviceSlopes, float64) {
 				return pass(ops, k)
 			})
 		}
-		f, b := calib.OpsSeconds(comp.LayerOps(l, 0), calib.OpKindLaunch)
+		f, b := compute.OpsSeconds(comp.LayerOps(l, 0), compute.OpKindLaunch)
 		launch = min(launch, f, b)
 	}
 	for k := range 2 {

@@ -11,6 +11,7 @@ import (
 	"weak"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sched"
 )
@@ -161,8 +162,8 @@ func TestStepLowerBoundChords(t *testing.T) {
 				}
 				par.PP = 1
 				j := job.Job{Model: model, Parallel: par}
-				for _, kernel := range []calib.AttentionKernel{calib.FlashAttention, calib.MegatronSoftmax} {
-					comp, err := calib.NewCompute(prof, j)
+				for _, kernel := range []compute.AttentionKernel{compute.FlashAttention, compute.MegatronSoftmax} {
+					comp, err := compute.NewCompute(prof, j)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -180,7 +181,7 @@ func TestStepLowerBoundChords(t *testing.T) {
 							if l < 0 {
 								continue
 							}
-							f, b := calib.OpsSeconds(comp.LayerOps(l, tok))
+							f, b := compute.OpsSeconds(comp.LayerOps(l, tok))
 							if f < sl.layer[kind][0]*float64(tok)+launch*(1-1e-12) || b < sl.layer[kind][1]*float64(tok)+launch*(1-1e-12) {
 								t.Errorf("%s %s tp%d layer %d at %d tokens: %g/%g s below the slopes %g/%g s/token + launch %g s",
 									pname, mname, par.TP, l, tok, f, b, sl.layer[kind][0], sl.layer[kind][1], launch)
@@ -276,7 +277,7 @@ func lbModels(t *testing.T) map[string]*Model {
 			j.Parallel.Recompute, j.Parallel.RecomputeLayers = job.RecomputeFull, 3
 		}),
 		"selective": simModelWith(t, 96, 3, 2, 8, Options{}, func(j *job.Job) { j.Parallel.Recompute = job.RecomputeSelective }),
-		"megatron":  simModel(t, 32, 1, 1, 8, Options{AttentionKernel: calib.MegatronSoftmax}),
+		"megatron":  simModel(t, 32, 1, 1, 8, Options{AttentionKernel: compute.MegatronSoftmax}),
 		"allreduce": simModelWith(t, 48, 3, 1, 8, Options{}, func(j *job.Job) { j.Parallel.GradSync = job.GradAllReduce }),
 		"mixed":     mixedModel(t),
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/network"
@@ -67,10 +68,10 @@ func TestExpertTPKeepsWork(t *testing.T) {
 	if a.ep != 8 || b.ep != 8 {
 		t.Fatalf("EP blocks %d and %d HDP ranks, want 8", a.ep, b.ep)
 	}
-	expertFLOPs := func(c *calib.Compute) float64 {
+	expertFLOPs := func(c *compute.Compute) float64 {
 		var f float64
 		for _, o := range c.LayerOps(1, 4096) {
-			if len(o.Name) > 7 && o.Name[:7] == "expert_" && o.Kind == calib.OpKindGEMM {
+			if len(o.Name) > 7 && o.Name[:7] == "expert_" && o.Kind == compute.OpKindGEMM {
 				f += o.Shape.FLOPs()
 			}
 		}

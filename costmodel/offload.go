@@ -3,7 +3,7 @@ package costmodel
 import (
 	"fmt"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/sched"
@@ -118,8 +118,8 @@ func (m *Model) OffloadCosts() *sched.OffloadCosts {
 		d, e := offloadable(m.job.Model, lo, hi)
 		od, om = od+d, om+e
 	}
-	blk := calib.KernelBlockTokens(b, 1)
-	st := dev.Compute.RankStageSeconds(stage, b, []calib.Piece{{SeqTokens: b, CPDegree: 1, BlockTokens: blk}})
+	blk := compute.KernelBlockTokens(b, 1)
+	st := dev.Compute.RankStageSeconds(stage, b, []compute.Piece{{SeqTokens: b, CPDegree: 1, BlockTokens: blk}})
 	share := float64(od+om) / float64(layers)
 	attn := st.AttentionFwd * share / (float64(b) * float64(b))
 	linear := (st.GEMMFwd + st.MemoryFwd) * share

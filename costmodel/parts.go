@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/sched"
@@ -319,14 +319,14 @@ func attentionBytes(t network.Topology, model job.Model, tokens int) (fwd, bwd f
 
 // opsWork is the FLOPs and bytes of ops in one pass (0 forward, 1 backward):
 // GEMMs by shape (the backward's two), memory-bound ops by their bytes.
-func opsWork(ops []calib.Op, pass int) (flops, bytes float64) {
+func opsWork(ops []compute.Op, pass int) (flops, bytes float64) {
 	gemms := float64(1 + pass) // the backward's dgrad and wgrad
 	for _, o := range ops {
 		switch o.Kind {
-		case calib.OpKindGEMM:
+		case compute.OpKindGEMM:
 			flops += gemms * o.Shape.FLOPs()
 			bytes += gemms * o.Shape.Bytes()
-		case calib.OpKindMemory:
+		case compute.OpKindMemory:
 			bytes += [2]float64{o.FwdBytes, o.BwdBytes}[pass]
 		}
 	}
@@ -791,18 +791,18 @@ func (m *Model) GradSyncParts(stage, rank int) ([]Collective, error) {
 
 // OptimizerWork is the optimizer step that ends the iteration on a GPU of
 // stage: OptimizerSeconds, and as its work the AdamW step over the
-// parameters the GPU updates (steppedParams: calib.OptimizerFLOPsPerParam and
-// calib.OptimizerBytesPerParam each) plus, under FP8 training, the recast of
-// every weight it holds (calib.FP8WeightCastBytesPerParam).
+// parameters the GPU updates (steppedParams: compute.OptimizerFLOPsPerParam and
+// compute.OptimizerBytesPerParam each) plus, under FP8 training, the recast of
+// every weight it holds (compute.FP8WeightCastBytesPerParam).
 func (m *Model) OptimizerWork(stage int) (Work, error) {
 	if stage < 0 || stage >= len(m.optimizer) {
 		return Work{}, fmt.Errorf("costmodel: stage %d outside [0, %d)", stage, len(m.optimizer))
 	}
 	dense, expert := m.stageParams(stage)
 	stepped := m.steppedParams(dense, expert)
-	w := Work{Seconds: m.optimizer[stage], FLOPs: stepped * calib.OptimizerFLOPsPerParam, Bytes: stepped * calib.OptimizerBytesPerParam}
+	w := Work{Seconds: m.optimizer[stage], FLOPs: stepped * compute.OptimizerFLOPsPerParam, Bytes: stepped * compute.OptimizerBytesPerParam}
 	if m.job.Parallel.FP8() {
-		w.Bytes += (dense + expert) * calib.FP8WeightCastBytesPerParam
+		w.Bytes += (dense + expert) * compute.FP8WeightCastBytesPerParam
 	}
 	return w, nil
 }

@@ -14,7 +14,7 @@ import (
 //
 //   - a1 = Overhead's c: that stage's causal attention, forward and backward,
 //     per token² of per-rank load, at block B;
-//   - a2 = the stage's GEMM and memory-bound ops (calib.Compute.RankStageSeconds
+//   - a2 = the stage's GEMM and memory-bound ops (compute.Compute.RankStageSeconds
 //     without attention and launches) plus its MoE dispatch and combine
 //     (network.MoELayer over EP block 0), at B tokens per rank, over B;
 //   - b1 = Overhead's θ: kernel launches, pipeline p2p and the MoE and CP

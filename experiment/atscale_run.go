@@ -13,6 +13,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/costmodel"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/sched"
@@ -70,7 +71,7 @@ type Family struct {
 	// (scripts/performance deepseek_llm_pretrain.py of v0.5.0).
 	NVL72ExpertCapacity float64
 	// Kernel is the core attention priced.
-	Kernel calib.AttentionKernel
+	Kernel compute.AttentionKernel
 	// OneLayerChunks takes an unstated vp as one layer per model chunk,
 	// the embedding and the loss counting as one each: (layers + 2)/pp when
 	// that divides (Llama 3 §3.3.2 interleaves with the first chunk holding
@@ -111,12 +112,12 @@ var Families = []Family{
 	{
 		Name: "megascale", Match: []string{"2402.15627", "MegaScale"},
 		Software: "Megatron-LM of January 2023 (commit 285068c8), MegaScale's baseline: its defaults",
-		GradSync: job.GradAllReduce, CP: sched.Ring, Kernel: calib.MegatronSoftmax,
+		GradSync: job.GradAllReduce, CP: sched.Ring, Kernel: compute.MegatronSoftmax,
 	},
 	{
 		Name: "torchtitan", Match: []string{"pytorch/torchtitan"},
 		Software:         "torchtitan (FSDP2, AsyncTP, torch.compile, PyTorch's FlashAttention-2 SDPA)",
-		SequenceParallel: true, TPCommOverlap: true, TPCommOverlapMoE: true, Kernel: calib.FlashAttention2,
+		SequenceParallel: true, TPCommOverlap: true, TPCommOverlapMoE: true, Kernel: compute.FlashAttention2,
 		GradSync: job.GradFSDP, FSDPReshardWithoutPP: true, CP: sched.AllGatherKV, MicrobatchesPerPP: true,
 	},
 }

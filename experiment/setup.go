@@ -3,8 +3,8 @@ package experiment
 import (
 	"runtime"
 
-	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/costmodel"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/workload"
@@ -16,8 +16,8 @@ import (
 type Setup struct {
 	// Model prices the scenario's job on its profile.
 	Model *costmodel.Model
-	// Overhead is θ/c and its parts (calib.Overhead), from Model.
-	Overhead calib.Overhead
+	// Overhead is θ/c and its parts (compute.Overhead), from Model.
+	Overhead compute.Overhead
 	// Inputs are the scheduling inputs of every batch, θ/c included.
 	Inputs sched.Inputs
 	// TokenCosts are the job's costs in the linear form profiling planners

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/costmodel"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
@@ -346,7 +347,7 @@ func ValidationJob(r ValidationRun) (job.Job, *calib.Profile, error) {
 // SeqLen tokens planned by static CP at degree 1 (plain data parallelism
 // with Megatron's dp_balanced packing: each microbatch MicroBatch whole
 // sequences), priced by the cost model with Megatron-LM's pre-FlashAttention
-// core attention (calib.MegatronSoftmax), no planner stall, and timed by the
+// core attention (compute.MegatronSoftmax), no planner stall, and timed by the
 // engine (1F1B, interleaved when VPP > 1).
 func ValidateRun(r ValidationRun) (report.ValidationResult, error) {
 	return validateRunOn(r, nil)
@@ -362,7 +363,7 @@ func validateRunOn(r ValidationRun, prof *calib.Profile) (report.ValidationResul
 	if prof == nil {
 		prof = embedded
 	}
-	mod, err := costmodel.New(j, prof, costmodel.Options{AttentionKernel: calib.MegatronSoftmax})
+	mod, err := costmodel.New(j, prof, costmodel.Options{AttentionKernel: compute.MegatronSoftmax})
 	if err != nil {
 		return report.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
 	}
@@ -385,7 +386,7 @@ func validateRunOn(r ValidationRun, prof *calib.Profile) (report.ValidationResul
 	if err != nil {
 		return report.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
 	}
-	mem, err := memory.New(j, calib.MegatronSoftmax)
+	mem, err := memory.New(j, compute.MegatronSoftmax)
 	if err != nil {
 		return report.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
@@ -337,7 +338,7 @@ func TestValidateMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem, err := memory.New(j, calib.MegatronSoftmax)
+		mem, err := memory.New(j, compute.MegatronSoftmax)
 		if err != nil {
 			t.Fatal(err)
 		}

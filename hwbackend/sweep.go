@@ -277,7 +277,7 @@ func gpuSweepAt(level, repeats, ranks int) Sweep {
 }
 
 // sweepHeadDims are the attention head dims a sweep measures, d_qk/d_v: the
-// three knots of calib.Compute.AttentionEfficiency (128; MLA's 192/128; 256),
+// three knots of compute.Compute.AttentionEfficiency (128; MLA's 192/128; 256),
 // so that a calibration fits every attention curve a preset reads.
 var sweepHeadDims = [][2]int{{128, 128}, {192, 128}, {256, 256}}
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 )
 
@@ -26,7 +26,7 @@ func llamaJob(t *testing.T, pools ...job.Pool) job.Job {
 
 func newModel(t *testing.T, j job.Job) *Model {
 	t.Helper()
-	m, err := New(j, calib.FlashAttention)
+	m, err := New(j, compute.FlashAttention)
 	if err != nil {
 		t.Fatal(err)
 	}

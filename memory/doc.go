@@ -61,7 +61,7 @@
 // For Megatron-LM's GPT (MHA, GELU with f = 4h, dropout, softmax attention)
 // this is Korthikanti's Table 2 exactly: sbh(34 + 5as/h) per layer without
 // parallelism, sbh(10 + 24/t + 5as/(ht)) with TP, sbh/t·(34 + 5as/h) with TP
-// and SP. Dropout is tied to the kernel: calib.MegatronSoftmax is Megatron-LM
+// and SP. Dropout is tied to the kernel: compute.MegatronSoftmax is Megatron-LM
 // 2021-22 with p = 0.1 everywhere (the published GPT runs); FlashAttention is
 // today's trainers, which train without dropout (Llama, DeepSeek, Qwen set it
 // to 0).

@@ -3,7 +3,7 @@ package memory
 import (
 	"testing"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 )
 
@@ -34,7 +34,7 @@ func TestFP8ByHand(t *testing.T) {
 		j.Parallel.SequenceParallel = c.sp
 		j.Parallel.Recompute = c.rc
 		j.Parallel.Precision = job.PrecisionFP8
-		m := mustNew(t, j, calib.FlashAttention)
+		m := mustNew(t, j, compute.FlashAttention)
 		for l, want := range []float64{c.l0, c.l1} {
 			if tok, sc := m.LayerBytes(l, c.rc); tok != want || sc != 0 {
 				t.Errorf("FP8 tiny MoE sp=%v %s layer %d: LayerBytes = (%g, %g), hand count (%g, 0)", c.sp, c.rc, l, tok, sc, want)
@@ -42,9 +42,9 @@ func TestFP8ByHand(t *testing.T) {
 		}
 	}
 	j := tinyMoEJob("")
-	bf := mustNew(t, j, calib.FlashAttention)
+	bf := mustNew(t, j, compute.FlashAttention)
 	j.Parallel.Precision = job.PrecisionFP8
-	f8 := mustNew(t, j, calib.FlashAttention)
+	f8 := mustNew(t, j, compute.FlashAttention)
 	for s, want := range []float64{656, 736} {
 		got, base := f8.States(s), bf.States(s)
 		if got.FP8WeightBytes != want || base.FP8WeightBytes != 0 {

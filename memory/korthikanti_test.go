@@ -3,7 +3,7 @@ package memory
 import (
 	"testing"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 )
 
@@ -125,7 +125,7 @@ func TestKorthikantiTable3FirstStage(t *testing.T) {
 			if err := j.Validate(); err != nil {
 				t.Errorf("%s %s: job invalid: %v", r.name, mode.name, err)
 			}
-			m := mustNew(t, j, calib.MegatronSoftmax)
+			m := mustNew(t, j, compute.MegatronSoftmax)
 			var ours float64
 			for _, c := range inFlight {
 				ours += m.Chunk(0, c).Kept(tokens, scores)
@@ -172,7 +172,7 @@ func TestKorthikantiReductions(t *testing.T) {
 		mod := gptModel(t, r.h, r.a, r.layers, korthikantiVocab, korthikantiSeq)
 		s := float64(korthikantiSeq)
 		per := func(sp bool, rc job.RecomputeGranularity) float64 {
-			m := mustNew(t, gptJob(mod, r.tp, 1, 1, sp, rc), calib.MegatronSoftmax)
+			m := mustNew(t, gptJob(mod, r.tp, 1, 1, sp, rc), compute.MegatronSoftmax)
 			tok, sc := m.LayerBytes(0, rc)
 			return tok + sc*s
 		}

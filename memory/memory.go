@@ -3,7 +3,7 @@ package memory
 import (
 	"fmt"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 )
 
@@ -98,7 +98,7 @@ func (c Chunk) Backward(tokens, scores float64) float64 {
 // immutable after New.
 type Model struct {
 	job    job.Job
-	kernel calib.AttentionKernel
+	kernel compute.AttentionKernel
 	// first[s], layers[s]: stage s's first layer and layer count.
 	first, layers []int
 	states        []States
@@ -107,7 +107,7 @@ type Model struct {
 
 // New builds the memory model of job j with core attention run by kernel. It
 // fails when the layers do not split over the stages and chunks.
-func New(j job.Job, kernel calib.AttentionKernel) (*Model, error) {
+func New(j job.Job, kernel compute.AttentionKernel) (*Model, error) {
 	stages, err := j.StageLayers()
 	if err != nil {
 		return nil, err
@@ -242,7 +242,7 @@ func (m *Model) stageStates(s, first, n, pp int) States {
 
 // dropout reports whether the job trains with dropout (the Megatron softmax
 // kernel's era; see the package doc).
-func (m *Model) dropout() bool { return m.kernel == calib.MegatronSoftmax }
+func (m *Model) dropout() bool { return m.kernel == compute.MegatronSoftmax }
 
 // LayerBytes returns what one rank keeps of one 0-based layer per token of its
 // shard (perToken) and per attention score (perScore), under granularity rc,
@@ -288,7 +288,7 @@ func (m *Model) LayerBytes(layer int, rc job.RecomputeGranularity) (perToken, pe
 		a += split(4 * nh * dv)
 	}
 	if rc != job.RecomputeSelective {
-		if m.kernel == calib.MegatronSoftmax {
+		if m.kernel == compute.MegatronSoftmax {
 			perScore = split(nh * (2 + 3*drop))
 		} else {
 			a += split(4 * nh)

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 )
 
@@ -40,7 +40,7 @@ func gptJob(mod job.Model, tp, pp, vpp int, sp bool, rc job.RecomputeGranularity
 	}
 }
 
-func mustNew(tb testing.TB, j job.Job, k calib.AttentionKernel) *Model {
+func mustNew(tb testing.TB, j job.Job, k compute.AttentionKernel) *Model {
 	tb.Helper()
 	m, err := New(j, k)
 	if err != nil {
@@ -84,7 +84,7 @@ func TestLayerBytesKorthikantiTable2(t *testing.T) {
 		mod := gptModel(t, sh.h, sh.a, 4, 51200, sh.s)
 		h, a, s, tp := float64(sh.h), float64(sh.a), float64(sh.s), float64(sh.tp)
 		for _, r := range rows {
-			m := mustNew(t, gptJob(mod, sh.tp, 1, 1, r.sp, r.rc), calib.MegatronSoftmax)
+			m := mustNew(t, gptJob(mod, sh.tp, 1, 1, r.sp, r.rc), compute.MegatronSoftmax)
 			for l := range mod.Layers {
 				tok, sc := m.LayerBytes(l, m.Job().Parallel.RecomputeMode())
 				got := (tok + sc*s) / h
@@ -97,7 +97,7 @@ func TestLayerBytesKorthikantiTable2(t *testing.T) {
 		}
 		// No parallelism: t = 1, where SP changes nothing.
 		for _, sp := range []bool{false, true} {
-			m := mustNew(t, gptJob(mod, 1, 1, 1, sp, job.RecomputeNone), calib.MegatronSoftmax)
+			m := mustNew(t, gptJob(mod, 1, 1, 1, sp, job.RecomputeNone), compute.MegatronSoftmax)
 			tok, sc := m.LayerBytes(0, job.RecomputeNone)
 			got, want := (tok+sc*s)/h, 34+5*a*s/h
 			if !relClose(got, want, 1e-12) {
@@ -107,7 +107,7 @@ func TestLayerBytesKorthikantiTable2(t *testing.T) {
 		// The score term alone is 5a/t per score (softmax output 2, dropout
 		// mask 1, dropout output 2 per head), and nothing per score under
 		// selective or full recompute.
-		m := mustNew(t, gptJob(mod, sh.tp, 1, 1, false, job.RecomputeNone), calib.MegatronSoftmax)
+		m := mustNew(t, gptJob(mod, sh.tp, 1, 1, false, job.RecomputeNone), compute.MegatronSoftmax)
 		if _, sc := m.LayerBytes(0, job.RecomputeNone); !relClose(sc, 5*a/tp, 1e-12) {
 			t.Errorf("h=%d a=%d t=%d: perScore = %g, want 5a/t = %g", sh.h, sh.a, sh.tp, sc, 5*a/tp)
 		}
@@ -140,7 +140,7 @@ func TestLayerBytesFlashGPT(t *testing.T) {
 			{true, job.RecomputeFull, 2 * h / tp},
 		}
 		for _, c := range cases {
-			m := mustNew(t, gptJob(mod, sh.tp, 1, 1, c.sp, c.rc), calib.FlashAttention)
+			m := mustNew(t, gptJob(mod, sh.tp, 1, 1, c.sp, c.rc), compute.FlashAttention)
 			tok, sc := m.LayerBytes(1, c.rc)
 			if !relClose(tok, c.want, 1e-12) || sc != 0 {
 				t.Errorf("flash h=%d a=%d t=%d sp=%v %s: LayerBytes = (%g, %g), want (%g, 0)",
@@ -202,7 +202,7 @@ func TestStatesByHand(t *testing.T) {
 		},
 	}
 	for _, sync := range []job.GradSync{"", job.GradReduceScatter, job.GradAllReduce} {
-		m := mustNew(t, tinyMoEJob(sync), calib.FlashAttention)
+		m := mustNew(t, tinyMoEJob(sync), compute.FlashAttention)
 		ws := want[tinyMoEJob(sync).Parallel.GradSyncMode()]
 		if m.Stages() != 2 {
 			t.Fatalf("%q: Stages() = %d, want 2", sync, m.Stages())
@@ -261,7 +261,7 @@ func TestStatesFromParams(t *testing.T) {
 					FirstStageLayers: ly.first, LastStageLayers: ly.lastLay, GradSync: sync},
 				ContextTokens: 4096,
 			}
-			m := mustNew(t, j, calib.FlashAttention)
+			m := mustNew(t, j, compute.FlashAttention)
 			stages, err := j.StageLayers()
 			if err != nil {
 				t.Fatal(err)
@@ -332,7 +332,7 @@ func TestLayerBytesMoEByHand(t *testing.T) {
 		j := tinyMoEJob("")
 		j.Parallel.SequenceParallel = c.sp
 		j.Parallel.Recompute = c.rc
-		m := mustNew(t, j, calib.FlashAttention)
+		m := mustNew(t, j, compute.FlashAttention)
 		for l, want := range []float64{c.l0, c.l1} {
 			if tok, sc := m.LayerBytes(l, c.rc); tok != want || sc != 0 {
 				t.Errorf("tiny MoE sp=%v %s layer %d: LayerBytes = (%g, %g), hand count (%g, 0)", c.sp, c.rc, l, tok, sc, want)
@@ -376,7 +376,7 @@ func TestRecomputeOrderingPresets(t *testing.T) {
 		for _, ppv := range presetLayouts(mod) {
 			for _, tp := range []int{1, 2, 8} {
 				for _, sp := range []bool{false, true} {
-					for _, k := range []calib.AttentionKernel{calib.FlashAttention, calib.MegatronSoftmax} {
+					for _, k := range []compute.AttentionKernel{compute.FlashAttention, compute.MegatronSoftmax} {
 						build := func(rc job.RecomputeGranularity) *Model {
 							return mustNew(t, gptJob(mod, tp, ppv[0], ppv[1], sp, rc), k)
 						}
@@ -399,7 +399,7 @@ func TestRecomputeOrderingPresets(t *testing.T) {
 									t.Errorf("%s chunk (%d,%d): perScore full %g, selective %g, want 0", tag(), s, c, cf.PerScore, cs.PerScore)
 								}
 								switch k {
-								case calib.MegatronSoftmax:
+								case compute.MegatronSoftmax:
 									if cs.PerToken != cn.PerToken {
 										t.Errorf("%s chunk (%d,%d): selective changes per token %g -> %g, want only the score term removed",
 											tag(), s, c, cn.PerToken, cs.PerToken)
@@ -412,7 +412,7 @@ func TestRecomputeOrderingPresets(t *testing.T) {
 										t.Errorf("%s chunk (%d,%d): selective backward (%g, %g), want (0, %g)",
 											tag(), s, c, cs.BackwardPerToken, cs.BackwardPerScore, want)
 									}
-								case calib.FlashAttention:
+								case compute.FlashAttention:
 									if cn.PerScore != 0 {
 										t.Errorf("%s chunk (%d,%d): FlashAttention perScore %g, want 0", tag(), s, c, cn.PerScore)
 									}
@@ -502,7 +502,7 @@ func TestChunkSums(t *testing.T) {
 		for _, tp := range []int{1, 2, 8} {
 			for _, sp := range []bool{false, true} {
 				for _, rc := range []job.RecomputeGranularity{job.RecomputeNone, job.RecomputeSelective, job.RecomputeFull} {
-					for _, k := range []calib.AttentionKernel{calib.FlashAttention, calib.MegatronSoftmax} {
+					for _, k := range []compute.AttentionKernel{compute.FlashAttention, compute.MegatronSoftmax} {
 						j := gptJob(c.mod, tp, c.pp, c.vpp, sp, rc)
 						j.Parallel.FirstStageLayers = c.first
 						m := mustNew(t, j, k)
@@ -517,7 +517,7 @@ func TestChunkSums(t *testing.T) {
 							layerSc += sc
 						}
 						drop := 0.0
-						if k == calib.MegatronSoftmax {
+						if k == compute.MegatronSoftmax {
 							drop = h
 							if sp {
 								drop = h / ttp
@@ -591,7 +591,7 @@ func TestNewErrors(t *testing.T) {
 		j := gptJob(mod, 1, max(c.pp, 1), c.vpp, false, job.RecomputeNone)
 		j.Parallel.PP = c.pp
 		j.Parallel.FirstStageLayers = c.fst
-		m, err := New(j, calib.FlashAttention)
+		m, err := New(j, compute.FlashAttention)
 		if (err != nil) != c.wantErr {
 			t.Errorf("%s (L=%d pp=%d vpp=%d first=%d): New error = %v, want error %v", c.name, c.layers, c.pp, c.vpp, c.fst, err, c.wantErr)
 			continue
@@ -632,7 +632,7 @@ func TestChunkByHand(t *testing.T) {
 		if err := j.Validate(); err != nil {
 			t.Fatalf("%s: %v", c.rc, err)
 		}
-		ch := mustNew(t, j, calib.FlashAttention).Chunk(0, 0)
+		ch := mustNew(t, j, compute.FlashAttention).Chunk(0, 0)
 		want := Chunk{PerToken: c.kept, BackwardPerToken: c.backTok}
 		if ch != want {
 			t.Errorf("%s: Chunk(0, 0) = %+v, hand count %+v", c.rc, ch, want)
@@ -660,7 +660,7 @@ func TestActivationBytesCostmodelTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		j := job.Job{Model: m, Parallel: job.Parallel{TP: 1, PP: 1, VPP: 1, EP: 1}}
-		mm, err := New(j, calib.FlashAttention)
+		mm, err := New(j, compute.FlashAttention)
 		if err != nil {
 			t.Fatal(err)
 		}

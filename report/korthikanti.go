@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
 )
@@ -55,7 +55,7 @@ func KorthikantiRows() ([]KorthikantiRow, error) {
 			j := job.Job{Model: m, Cluster: job.Cluster{GPU: "A100-80G", GPUs: c.t * c.p, GPUsPerNode: 8},
 				Parallel: job.Parallel{TP: c.t, PP: c.p, VPP: c.vpp, EP: 1, BudgetTokens: s * c.b, SequenceParallel: sp, Recompute: rc,
 					GradSync: job.GradAllReduce}, ContextTokens: s}
-			mm, err := memory.New(j, calib.MegatronSoftmax)
+			mm, err := memory.New(j, compute.MegatronSoftmax)
 			if err != nil {
 				return 0, err
 			}

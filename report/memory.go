@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/scenarios"
@@ -90,7 +90,7 @@ type MemoryReport struct {
 // (scenarios.Scenario.KindBudgetTokens).
 func NewMemoryReport(sc *scenarios.Scenario) (*MemoryReport, error) {
 	j := sc.Job
-	mem, err := memory.New(j, calib.FlashAttention)
+	mem, err := memory.New(j, compute.FlashAttention)
 	if err != nil {
 		return nil, err
 	}

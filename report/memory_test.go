@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/scenarios"
@@ -54,7 +54,7 @@ func TestMemoryReportRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mem, err := memory.New(sc.Job, calib.FlashAttention)
+		mem, err := memory.New(sc.Job, compute.FlashAttention)
 		if err != nil {
 			t.Fatal(err)
 		}

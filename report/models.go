@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
 )
@@ -112,7 +112,7 @@ func modelStatesBytes(m job.Model) float64 {
 func modelActivationBytesPerToken(m job.Model, rc job.RecomputeGranularity) (float64, error) {
 	j := job.Job{Model: m, Cluster: job.Cluster{GPU: "H100-SXM", GPUs: 1, GPUsPerNode: 8},
 		Parallel: job.Parallel{TP: 1, PP: 1, VPP: 1, EP: 1, BudgetTokens: 1, Recompute: rc}, ContextTokens: 1}
-	mem, err := memory.New(j, calib.FlashAttention)
+	mem, err := memory.New(j, compute.FlashAttention)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", m.Name, err)
 	}

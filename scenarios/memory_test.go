@@ -3,7 +3,7 @@ package scenarios
 import (
 	"testing"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/memory"
 )
 
@@ -39,7 +39,7 @@ func TestShippedScenariosFit(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", s.Name, err)
 			}
-			m, err := memory.New(s.Job, calib.FlashAttention)
+			m, err := memory.New(s.Job, compute.FlashAttention)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestAutoBudgetPerPoint(t *testing.T) {
 		if !p.BudgetAuto || p.BudgetTokens < 1 {
 			t.Fatalf("%s: budget %d, auto %v", s.Name, p.BudgetTokens, p.BudgetAuto)
 		}
-		m, err := memory.New(s.Job, calib.FlashAttention)
+		m, err := memory.New(s.Job, compute.FlashAttention)
 		if err != nil {
 			t.Fatal(err)
 		}

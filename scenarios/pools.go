@@ -8,6 +8,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
 )
@@ -80,7 +81,7 @@ func (s *Scenario) kindBudgetTokens(profs []*calib.Profile) ([]int, error) {
 	for i, pr := range profs {
 		hbm[i] = pr.HBMBytes.Value
 	}
-	mem, err := memory.New(s.Job, calib.FlashAttention)
+	mem, err := memory.New(s.Job, compute.FlashAttention)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/memory"
 )
 
@@ -66,7 +66,7 @@ func TestMixedPoolBudgetScales(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := memory.New(sc.Job, calib.FlashAttention)
+	mem, err := memory.New(sc.Job, compute.FlashAttention)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func (s *Scenario) ProfileRefs() ([]ProfileRef, error) {
 
 // uncalibrated lists the compute curves the model reads (gemm, gemm_fp8
 // under FP8 training, and the attention curves of its head dimension,
-// calib.Compute.AttentionEfficiency: the neighbouring knots of d_qk among 128,
+// compute.Compute.AttentionEfficiency: the neighbouring knots of d_qk among 128,
 // 192 when the profile has the d192 curves, and 256) that a profile file kept
 // from the embedded profile of its name, i.e. did not calibrate, and says
 // when MLA's d_qk 192 is interpolated for want of d192 curves.

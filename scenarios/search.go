@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
 )
@@ -702,7 +703,7 @@ func (s *Scenario) candidate(l *searchLayout, policy string) Candidate {
 // token's activations. oom is false when the check itself failed (problem
 // then says why).
 func candidateMemory(sc *Scenario, mc *memoryCheck) (oom bool, problem string) {
-	mem, err := memory.New(sc.Job, calib.FlashAttention)
+	mem, err := memory.New(sc.Job, compute.FlashAttention)
 	if err != nil {
 		return false, err.Error()
 	}

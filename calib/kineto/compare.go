@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 )
 
@@ -25,9 +26,9 @@ type Predictor interface {
 type computePredictor struct {
 	p    *calib.Profile
 	err  string
-	gemm *calib.Compute
+	gemm *compute.Compute
 	mu   sync.Mutex
-	attn map[[4]int64]*calib.Compute
+	attn map[[4]int64]*compute.Compute
 }
 
 // NewComputePredictor prices kernels with profile p as the cost model prices
@@ -52,7 +53,7 @@ type computePredictor struct {
 // memcpy/memset, unclassified kernels, and any kernel whose Why is set. It
 // is safe for concurrent use.
 func NewComputePredictor(p *calib.Profile) Predictor {
-	c := &computePredictor{p: p, attn: map[[4]int64]*calib.Compute{}}
+	c := &computePredictor{p: p, attn: map[[4]int64]*compute.Compute{}}
 	switch {
 	case p == nil:
 		c.err = "no calibration profile"
@@ -61,12 +62,12 @@ func NewComputePredictor(p *calib.Profile) Predictor {
 			c.err = "profile " + p.Name + ": " + err.Error()
 		}
 	}
-	c.gemm = &calib.Compute{Profile: p}
+	c.gemm = &compute.Compute{Profile: p}
 	return c
 }
 
 // compute is a Compute of one GPU for a model of the given attention sizes.
-func (c *computePredictor) compute(heads, kvHeads, dqk, dv int64) *calib.Compute {
+func (c *computePredictor) compute(heads, kvHeads, dqk, dv int64) *compute.Compute {
 	key := [4]int64{heads, kvHeads, dqk, dv}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -76,7 +77,7 @@ func (c *computePredictor) compute(heads, kvHeads, dqk, dv int64) *calib.Compute
 	if kvHeads <= 0 {
 		kvHeads = heads
 	}
-	m := &calib.Compute{Profile: c.p, Job: job.Job{
+	m := &compute.Compute{Profile: c.p, Job: job.Job{
 		Model:    job.Model{QueryHeads: int(heads), KVHeads: int(kvHeads), HeadDimQK: int(dqk), HeadDimV: int(dv)},
 		Parallel: job.Parallel{TP: 1}}}
 	c.attn[key] = m
@@ -116,7 +117,7 @@ func (c *computePredictor) Predict(k *Kernel) (float64, string) {
 		if !k.exact() {
 			return 0, cmp.Or(k.Why, "gemm: not priced")
 		}
-		g := calib.GEMMShape{M: float64(s.M), N: float64(s.N), K: float64(s.K), Count: float64(max(s.Batch, 1))}
+		g := compute.GEMMShape{M: float64(s.M), N: float64(s.N), K: float64(s.K), Count: float64(max(s.Batch, 1))}
 		return c.gemm.GEMMSeconds(g) + launch, ""
 	case ClassGEMMFP8:
 		if !c.p.HasFP8() {
@@ -125,7 +126,7 @@ func (c *computePredictor) Predict(k *Kernel) (float64, string) {
 		if k.Why != "" || s.M <= 0 || s.N <= 0 || s.K <= 0 {
 			return 0, cmp.Or(k.Why, whyShapeNotRecorded)
 		}
-		g := calib.GEMMShape{M: float64(s.M), N: float64(s.N), K: float64(s.K), Count: float64(max(s.Batch, 1))}
+		g := compute.GEMMShape{M: float64(s.M), N: float64(s.N), K: float64(s.K), Count: float64(max(s.Batch, 1))}
 		return c.gemm.FP8GEMMSeconds(g) + launch, ""
 	case ClassAttentionFwd, ClassAttentionBwd:
 		if !k.exact() {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 )
 
 // Skipped is a group of kernels Measurements left out for one reason.
@@ -101,11 +102,11 @@ func (t *Trace) MeasurementsFor(base *calib.Profile) ([]calib.Measurement, []Ski
 	return t.measurements(base)
 }
 
-// memoryBoundGEMM reports whether base's roofline (calib.Compute.GEMMRoofline,
+// memoryBoundGEMM reports whether base's roofline (compute.Compute.GEMMRoofline,
 // the FP8 one for fp8) prices the GEMM row by its memory side.
 func memoryBoundGEMM(base *calib.Profile, shape map[string]int64, fp8 bool) bool {
-	g := calib.GEMMShape{M: float64(shape["m"]), N: float64(shape["n"]), K: float64(shape["k"]), Count: float64(max(shape["batch"], 1))}
-	compute, memory := (&calib.Compute{Profile: base}).GEMMRoofline(g, fp8)
+	g := compute.GEMMShape{M: float64(shape["m"]), N: float64(shape["n"]), K: float64(shape["k"]), Count: float64(max(shape["batch"], 1))}
+	compute, memory := (&compute.Compute{Profile: base}).GEMMRoofline(g, fp8)
 	return memory >= compute
 }
 

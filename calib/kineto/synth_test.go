@@ -4,7 +4,7 @@ package kineto
 // SYNTHETIC: no GPU was used to make it. synthTrace below writes it: a
 // Kineto-format Chrome trace of two steps of a Llama-3-8B-style bf16 training
 // slice (two decoder layers and the LM head, FSDP over 8 H100 SXM, rank 0) whose kernel durations are the cost model's own
-// prices (calib.Compute with the known curves of synthProfile, plus
+// prices (compute.Compute with the known curves of synthProfile, plus
 // KernelLaunchSeconds) times a deterministic noise of at most ±2%. It tests the
 // reader, the classifier, shape inference, Measurements, the fitter's
 // recovery of known curves and Compare; it says nothing about real GPUs.
@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 )
 
@@ -160,8 +161,8 @@ var synthUnknown = []string{kRope, kRopeBwd, kPermute}
 type synth struct {
 	t      testing.TB
 	prof   *calib.Profile
-	comp   *calib.Compute // GEMMs and memory-bound kernels
-	attn   *calib.Compute // the slice's attention (4 heads, 1 kv head, d 128)
+	comp   *compute.Compute // GEMMs and memory-bound kernels
+	attn   *compute.Compute // the slice's attention (4 heads, 1 kv head, d 128)
 	rng    *rand.Rand
 	events []string
 	ext    int64
@@ -189,8 +190,8 @@ func synthTrace(t testing.TB) synthResult {
 	t.Helper()
 	p := synthProfile(t)
 	m := job.Model{QueryHeads: synthHeads, KVHeads: synthKV, HeadDimQK: synthHeadDim, HeadDimV: synthHeadDim}
-	g := &synth{t: t, prof: p, comp: &calib.Compute{Profile: p},
-		attn:   &calib.Compute{Profile: p, Job: job.Job{Model: m, Parallel: job.Parallel{TP: 1}}},
+	g := &synth{t: t, prof: p, comp: &compute.Compute{Profile: p},
+		attn:   &compute.Compute{Profile: p, Job: job.Job{Model: m, Parallel: job.Parallel{TP: 1}}},
 		rng:    rand.New(rand.NewPCG(synthSeed[0], synthSeed[1])),
 		cpu:    map[int]int64{synthFwdTid: 1712195495502094500, synthBwdTid: 0},
 		gpu:    map[int]int64{},
@@ -369,7 +370,7 @@ const bf16 = "c10::BFloat16"
 
 // gemm records an aten::mm of [m,k]×[k,n] and its kernel at the model's time.
 func (g *synth) gemm(tid int, kernel string, m, n, k int64) {
-	s := calib.GEMMShape{M: float64(m), N: float64(n), K: float64(k), Count: 1}
+	s := compute.GEMMShape{M: float64(m), N: float64(n), K: float64(k), Count: 1}
 	compute := s.FLOPs() / (g.prof.TensorPeak(false) * g.prof.GEMM.At(calib.GEMMEffectiveSize(s.M, s.N, s.K)))
 	if model := g.comp.GEMMSeconds(s); model > compute*(1+1e-12) {
 		g.t.Fatalf("synthetic GEMM %d×%d×%d is memory-bound in the model: the fit test needs compute-bound shapes", m, n, k)
@@ -697,7 +698,7 @@ func (g *synth) extras() {
 	g.cpuOp(tid, "CompiledFunction", opArgs{}, func() {
 		g.kernel(tid, kFA2Fwd, g.noisy(g.attn.AttentionFwdSeconds(2000, 1, 2000)), [3]int{16, 1, synthHeads}, ClassAttentionFwd)
 	})
-	fp8 := calib.GEMMShape{M: 4096, N: 4096, K: 4096, Count: 1}
+	fp8 := compute.GEMMShape{M: 4096, N: 4096, K: 4096, Count: 1}
 	sec := g.comp.GEMMSeconds(fp8) / 1.8
 	if g.prof.HasFP8() {
 		sec = g.comp.FP8GEMMSeconds(fp8)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
@@ -55,9 +56,9 @@ func TestCalibrateCPUEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	comp, err := calib.NewCompute(p, sc.Job)
+	comp, err := compute.NewCompute(p, sc.Job)
 	if err != nil {
-		t.Fatalf("calib.NewCompute rejects the calibrated profile: %v", err)
+		t.Fatalf("compute.NewCompute rejects the calibrated profile: %v", err)
 	}
 	for name, v := range map[string]float64{
 		"attention fwd": comp.AttentionFwdSeconds(4096, 1, 4096),

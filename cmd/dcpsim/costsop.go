@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
 )
 
@@ -85,7 +86,7 @@ type memoryCost struct {
 
 // opCompute is a Compute of one GPU (tp 1) of the named profile for a model
 // with the given attention heads and dims (the only model fields the ops read).
-func opCompute(kind string, heads, dqk, dv int) (*calib.Compute, error) {
+func opCompute(kind string, heads, dqk, dv int) (*compute.Compute, error) {
 	if kind == "" {
 		return nil, badInput("--gpu: required, a calibration profile name (known: %v)", calib.ProfileNames())
 	}
@@ -94,7 +95,7 @@ func opCompute(kind string, heads, dqk, dv int) (*calib.Compute, error) {
 		return nil, badInput("--gpu %q: %v", kind, err)
 	}
 	m := job.Model{QueryHeads: heads, KVHeads: heads, HeadDimQK: dqk, HeadDimV: dv}
-	return &calib.Compute{Profile: prof, Job: job.Job{Model: m, Parallel: job.Parallel{TP: 1}}}, nil
+	return &compute.Compute{Profile: prof, Job: job.Job{Model: m, Parallel: job.Parallel{TP: 1}}}, nil
 }
 
 // sizeFlag checks a positive size flag.
@@ -177,7 +178,7 @@ func runCostsGEMM(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	g := calib.GEMMShape{M: *m, N: *n, K: *k, Count: 1}
+	g := compute.GEMMShape{M: *m, N: *n, K: *k, Count: 1}
 	fp8 := *precision == "fp8"
 	if fp8 && !c.Profile.HasFP8() {
 		return badInput("--precision fp8: %s has no FP8 tensor cores (its profile has no peak_fp8_flops and gemm_fp8)", c.Profile.Name)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/memory"
 	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
@@ -141,7 +141,7 @@ func TestBudgetAutoPrinted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := memory.New(parsed.Job, calib.FlashAttention)
+	mem, err := memory.New(parsed.Job, compute.FlashAttention)
 	if err != nil {
 		t.Fatal(err)
 	}

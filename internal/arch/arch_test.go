@@ -40,8 +40,8 @@ var rules = []rule{
 	{dir: "sim/step", forbidden: []string{module + "calib", module + "sim/network"},
 		why: "sim/step is the engine alone: the cost model (costmodel) prices its questions"},
 	{dir: "sim/pipeline", forbidden: []string{module + "calib", module + "sim/network"}, why: "schedules know no costs"},
-	{dir: "calib", forbidden: []string{module + "sched", module + "sched/", module + "sim", module + "sim/", module + "costmodel", module + "experiment"},
-		why: "calib knows nothing of policies or the engine"},
+	{dir: "calib", only: true, forbidden: []string{module + "sched", module + "sched/", module + "sim", module + "sim/", module + "costmodel", module + "costmodel/", module + "experiment"},
+		why: "calib is calibration: it knows nothing of policies, the engine or the pricing"},
 	{dir: "costmodel", forbidden: append([]string{module + "sched/", module + "experiment"}, coreForbidden...),
 		why: "the cost model is deterministic and knows no policy: it prices plans"},
 	{dir: "memory", forbidden: append([]string{module + "sched/", module + "sim/step", module + "sim/network"}, append(slices.Clone(above), coreForbidden...)...),
@@ -53,8 +53,10 @@ var rules = []rule{
 		why: "the MILP model is pure: solvers that run programs live at the edge (milp/cbc)"},
 	{dir: "extpolicy", forbidden: append([]string{module + "sim", module + "sim/", module + "calib", module + "scenarios", module + "report"}, above...),
 		why: "an external policy's process speaks the plan model (sched) alone: it knows no engine, costs or results"},
-	{dir: "calib/kineto", forbidden: []string{module + "sim", module + "sim/", module + "report", module + "scenarios"},
-		why: "the trace reader knows the cost model's prices (calib), not the engine or the results"},
+	{dir: "calib/kineto", forbidden: []string{module + "sim", module + "sim/", module + "report", module + "scenarios", module + "costmodel"},
+		why: "the trace reader knows the compute prices (costmodel/compute), not the engine, the plan's pricing or the results"},
+	{dir: "costmodel/compute", forbidden: append([]string{module + "costmodel", module + "memory", module + "sim", module + "sim/", module + "sched", module + "sched/"}, coreForbidden...),
+		why: "compute pricing is the cost model's room for computation: a profile and a job in, seconds out; it knows no plan, engine or network"},
 	{dir: "milp/cbc", forbidden: []string{module + "sched", module + "sched/", module + "sim", module + "sim/"}, why: "a solver knows models, not policies"},
 }
 

@@ -4,8 +4,11 @@
 // parallelism (DP) and the pipeline send per layer, micro-batch or iteration. It
 // is pure and deterministic: plain functions of a Topology (built from a
 // calib.Profile and a job.Cluster), byte counts from job.Model, and the compute
-// time the caller offers for overlap. Section numbers (§) refer to
-// research/costmodel.md.
+// time the caller offers for overlap. It is the network model of the design's
+// layout: costmodel is its user, pricing a plan's communication with it beside
+// costmodel/compute for computation (the CLI's costs collective and calibrate
+// only print its prices). Section numbers (§) refer to the cost-model research
+// dossier (costmodel.md).
 //
 // # Topology and rank mapping
 //

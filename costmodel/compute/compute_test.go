@@ -1,6 +1,7 @@
-package calib
+package compute
 
 import (
+	"github.com/dcpsim/dcpsim/calib"
 	"math"
 	"strings"
 	"testing"
@@ -10,14 +11,14 @@ import (
 
 // flat returns a copy of the named profile with constant efficiencies (Half = 0),
 // the same at every head dimension.
-func flat(t *testing.T, name string, gemm, attn float64) *Profile {
+func flat(t *testing.T, name string, gemm, attn float64) *calib.Profile {
 	t.Helper()
-	p, err := LookupProfile(name)
+	p, err := calib.LookupProfile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.GEMM = Curve{Max: Const{gemm, "test"}, Half: Const{0, "test"}}
-	p.AttentionFwd = Curve{Max: Const{attn, "test"}, Half: Const{0, "test"}}
+	p.GEMM = calib.Curve{Max: calib.Const{Value: gemm, Source: "test"}, Half: calib.Const{Value: 0, Source: "test"}}
+	p.AttentionFwd = calib.Curve{Max: calib.Const{Value: attn, Source: "test"}, Half: calib.Const{Value: 0, Source: "test"}}
 	p.AttentionBwd, p.AttentionFwdD256, p.AttentionBwdD256 = p.AttentionFwd, p.AttentionFwd, p.AttentionFwd
 	return p
 }
@@ -37,7 +38,7 @@ func hy3Job(t *testing.T, gpu string, gpus int) job.Job {
 	}
 }
 
-func newCompute(t *testing.T, p *Profile, j job.Job) *Compute {
+func newCompute(t *testing.T, p *calib.Profile, j job.Job) *Compute {
 	t.Helper()
 	c, err := NewCompute(p, j)
 	if err != nil {
@@ -128,7 +129,7 @@ func TestComputeFormulas(t *testing.T) {
 	// With real curves: a shorter kernel block is slower; more EP feeds each
 	// expert GEMM more rows and is faster; attention at degree 2k is half of k at
 	// the same block.
-	h20, _ := LookupProfile("H20")
+	h20, _ := calib.LookupProfile("H20")
 	cr := newCompute(t, h20, hy3Job(t, "H20", 512))
 	if cr.AttentionFwdSeconds(32768, 8, 4096) <= cr.AttentionFwdSeconds(32768, 8, 32768) {
 		t.Error("a ring block of 4K is not slower than Ulysses' 32K")
@@ -158,7 +159,7 @@ func TestComputeFormulas(t *testing.T) {
 // TestRankStageSeconds: a stage is the sum of its layers, plus the head (final
 // norm, LM head, loss) on the last stage; dense and MoE layers are priced apart.
 func TestRankStageSeconds(t *testing.T) {
-	h20, _ := LookupProfile("H20")
+	h20, _ := calib.LookupProfile("H20")
 	j := hy3Job(t, "H20", 512)
 	j.Parallel.FirstStageLayers, j.Parallel.LastStageLayers = 11, 9 // the other 6 stages get 10 each
 	c := newCompute(t, h20, j)
@@ -204,7 +205,7 @@ func TestRankStageSeconds(t *testing.T) {
 func TestOverheadWorked(t *testing.T) {
 	p := flat(t, "H800", 0.5, 0.5)
 	p.PeakBF16FLOPs.Value = 1e15
-	p.SustainedEfficiency = Const{} // the worked numbers take the peak as is
+	p.SustainedEfficiency = calib.Const{} // the worked numbers take the peak as is
 	p.KernelLaunchSeconds.Value = 10e-6
 	p.IntraBaseLatencySeconds.Value, p.IntraHopLatencySeconds.Value = 10e-6, 2e-6
 	p.InterBaseLatencySeconds.Value, p.InterHopLatencySeconds.Value = 50e-6, 1e-6
@@ -249,7 +250,7 @@ func TestOverheadWorked(t *testing.T) {
 // 2^24 = 4096²).
 func TestOverheadRealistic(t *testing.T) {
 	for _, gpu := range []string{"H800", "H20", "B200"} {
-		p, err := LookupProfile(gpu)
+		p, err := calib.LookupProfile(gpu)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +265,7 @@ func TestOverheadRealistic(t *testing.T) {
 }
 
 func TestNewComputeErrors(t *testing.T) {
-	h20, _ := LookupProfile("H20")
+	h20, _ := calib.LookupProfile("H20")
 	j := hy3Job(t, "H20", 512)
 	if _, err := NewCompute(nil, j); err == nil {
 		t.Error("nil profile accepted")
@@ -291,7 +292,7 @@ func TestNewComputeErrors(t *testing.T) {
 // attention on an H100 therefore runs a little faster at long blocks than a
 // head-dim-128 model's would (FA3's head dim 256 is 4-5% faster from 4K).
 func TestAttentionEfficiencyByHeadDim(t *testing.T) {
-	h100, _ := LookupProfile("H100-SXM")
+	h100, _ := calib.LookupProfile("H100-SXM")
 	for _, tc := range []struct {
 		dqk  int
 		w256 float64

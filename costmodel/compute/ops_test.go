@@ -1,6 +1,7 @@
-package calib
+package compute
 
 import (
+	"github.com/dcpsim/dcpsim/calib"
 	"math"
 	"slices"
 	"testing"
@@ -34,7 +35,7 @@ func opNames(ops []Op) []string {
 
 // TestLayerOpsNames pins each model kind's op list, in forward order.
 func TestLayerOpsNames(t *testing.T) {
-	h20, _ := LookupProfile("H20")
+	h20, _ := calib.LookupProfile("H20")
 	moeTail := []string{OpPostAttentionNorm, OpRouter, OpRouterTopK, OpPermute, OpExpertGateUp, OpExpertSwiGLU, OpExpertDown, OpUnpermute}
 	shared := []string{OpSharedGateUp, OpSharedSwiGLU, OpSharedDown}
 	end := []string{OpFFNResidual, OpLaunch}
@@ -75,7 +76,7 @@ func TestLayerOpsNames(t *testing.T) {
 // per GPU), so pricing by shape keeps the model's FLOPs; every op has
 // non-negative times and kernels, and no time without work.
 func TestLayerOpsConsistent(t *testing.T) {
-	h20, _ := LookupProfile("H20")
+	h20, _ := calib.LookupProfile("H20")
 	for _, name := range job.ModelNames() {
 		for _, gated := range []bool{false, true} {
 			for _, tp := range []int{1, 2} {
@@ -124,7 +125,7 @@ func TestLayerOpsConsistent(t *testing.T) {
 // forward and backward, core attention's (1 and 3) included, and OpLaunch's
 // time: KernelLaunchSeconds for each.
 func TestLayerKernels(t *testing.T) {
-	h20, _ := LookupProfile("H20")
+	h20, _ := calib.LookupProfile("H20")
 	for _, tc := range []struct {
 		model          string
 		layer          int
@@ -164,7 +165,7 @@ func TestLayerKernels(t *testing.T) {
 // 64 experts top-6, f_e 1408, 2 shared) at tp 2 and their time at the H20's
 // achieved bandwidth.
 func TestMemoryOpBytes(t *testing.T) {
-	h20, _ := LookupProfile("H20")
+	h20, _ := calib.LookupProfile("H20")
 	c := newCompute(t, h20, presetJob(t, job.ModelDeepSeekV2Lite, 2))
 	const tokens = 1000
 	ts := 500.0 // the GPU's sequence-parallel share
@@ -215,7 +216,7 @@ func TestMemoryOpBytes(t *testing.T) {
 // dense layer's of the same model; a GEMM of very few rows is bound by the
 // bytes it moves.
 func TestGEMMByShape(t *testing.T) {
-	h20, _ := LookupProfile("H20")
+	h20, _ := calib.LookupProfile("H20")
 	c := newCompute(t, h20, presetJob(t, job.ModelDeepSeekV2Lite, 1))
 	rate := func(o Op) float64 { return o.Shape.FLOPs() / o.FwdSeconds }
 	var dense, expert Op
@@ -235,7 +236,7 @@ func TestGEMMByShape(t *testing.T) {
 	if rate(expert) >= rate(dense) {
 		t.Errorf("expert GEMM at %.3g FLOP/s, dense at %.3g: the expert's smaller shape should run slower", rate(expert), rate(dense))
 	}
-	want := 2 * 4096 * 21888 * 2048.0 / (148e12 * h20.GEMM.At(GEMMEffectiveSize(4096, 21888, 2048)))
+	want := 2 * 4096 * 21888 * 2048.0 / (148e12 * h20.GEMM.At(calib.GEMMEffectiveSize(4096, 21888, 2048)))
 	if !near(dense.FwdSeconds, want, 1e-12) {
 		t.Errorf("dense gate_up %v s, want %v", dense.FwdSeconds, want)
 	}
@@ -259,7 +260,7 @@ func TestGEMMByShape(t *testing.T) {
 // key/value path, RoPE and concatenation, the gate when gated; only RoPE (and
 // the gate) for GQA.
 func TestAllToAllWindow(t *testing.T) {
-	h20, _ := LookupProfile("H20")
+	h20, _ := calib.LookupProfile("H20")
 	for _, tc := range []struct {
 		model string
 		gated bool
@@ -292,7 +293,7 @@ func TestAllToAllWindow(t *testing.T) {
 // same ops as LayerOps and HeadOps (OpLaunch counting only the kernels
 // appended), leave dst's ops alone, and reuse dst's storage when it has room.
 func TestAppendOps(t *testing.T) {
-	h20, _ := LookupProfile("H20")
+	h20, _ := calib.LookupProfile("H20")
 	for _, tc := range []struct {
 		model  string
 		layer  int

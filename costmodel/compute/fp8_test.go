@@ -1,6 +1,7 @@
-package calib
+package compute
 
 import (
+	"github.com/dcpsim/dcpsim/calib"
 	"math"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // pass, the memory-bound ops and the LM head stay as in BF16, and the layer
 // launches one more kernel per FP8 GEMM each pass.
 func TestFP8LayerOps(t *testing.T) {
-	h800, err := LookupProfile("H800")
+	h800, err := calib.LookupProfile("H800")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestFP8LayerOps(t *testing.T) {
 // bytes at the memory-bound bandwidth; a profile without FP8 prices it at
 // +Inf.
 func TestFP8GEMMSecondsAnalytic(t *testing.T) {
-	h800, _ := LookupProfile("H800")
+	h800, _ := calib.LookupProfile("H800")
 	c := &Compute{Profile: h800}
 	g := GEMMShape{M: 8192, N: 8192, K: 8192, Count: 2}
 	want := 2 * 2 * 8192.0 * 8192 * 8192 / (h800.PeakFP8FLOPs.Value * h800.SustainedEfficiency.Value * h800.GEMMFP8.At(8192))
@@ -102,7 +103,7 @@ func TestFP8GEMMSecondsAnalytic(t *testing.T) {
 	if got := (&Compute{Profile: &slow}).FP8GEMMSeconds(thin); !near(got, wantThin, 1e-12) {
 		t.Errorf("64 rows at a tenth of the bandwidth: %v s, want the bytes' %v", got, wantThin)
 	}
-	a100, _ := LookupProfile("A100-80G")
+	a100, _ := calib.LookupProfile("A100-80G")
 	if got := (&Compute{Profile: a100}).FP8GEMMSeconds(g); !math.IsInf(got, 1) {
 		t.Errorf("A100: %v, want +Inf", got)
 	}
@@ -111,7 +112,7 @@ func TestFP8GEMMSecondsAnalytic(t *testing.T) {
 // TestFP8NeedsFP8Cores: NewCompute refuses FP8 training on a profile without
 // FP8, naming the key and the profiles that have it.
 func TestFP8NeedsFP8Cores(t *testing.T) {
-	a100, _ := LookupProfile("A100-80G")
+	a100, _ := calib.LookupProfile("A100-80G")
 	j := presetJob(t, job.ModelLlama3With8B, 1)
 	j.Parallel.Precision = job.PrecisionFP8
 	_, err := NewCompute(a100, j)

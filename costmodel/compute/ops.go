@@ -1,7 +1,8 @@
-package calib
+package compute
 
 import (
 	"fmt"
+	"github.com/dcpsim/dcpsim/calib"
 	"math"
 	"slices"
 
@@ -233,7 +234,7 @@ func (c *Compute) FP8GEMMSeconds(g GEMMShape) float64 {
 // compute side is +Inf on a profile without FP8.
 func (c *Compute) GEMMRoofline(g GEMMShape, fp8 bool) (compute, memory float64) {
 	p := c.Profile
-	x := GEMMEffectiveSize(g.M, g.N, g.K)
+	x := calib.GEMMEffectiveSize(g.M, g.N, g.K)
 	if !fp8 {
 		compute = 2 * g.M * g.N * g.K / (p.TensorPeak(false) * p.GEMM.At(x))
 		memory = 2 * (g.M*g.K + g.K*g.N + g.M*g.N) / c.memoryBytesPerSecond()
@@ -462,7 +463,7 @@ func (c *Compute) LayerOps(layer, tokens int) []Op { return c.AppendLayerOps(nil
 // (AppendLayerOps(buf[:0], ...)) instead of allocating the ops each time.
 func (c *Compute) AppendLayerOps(dst []Op, layer, tokens int) []Op {
 	if tokens < 0 {
-		panic(fmt.Sprintf("calib: LayerOps: tokens = %d < 0", tokens))
+		panic(fmt.Sprintf("compute: LayerOps: tokens = %d < 0", tokens))
 	}
 	m := c.Job.Model
 	moe := m.IsMoELayer(layer) // panics on a bad layer
@@ -555,7 +556,7 @@ func (c *Compute) HeadOps(tokens int) []Op { return c.AppendHeadOps(nil, tokens)
 // (see AppendLayerOps).
 func (c *Compute) AppendHeadOps(dst []Op, tokens int) []Op {
 	if tokens < 0 {
-		panic(fmt.Sprintf("calib: HeadOps: tokens = %d < 0", tokens))
+		panic(fmt.Sprintf("compute: HeadOps: tokens = %d < 0", tokens))
 	}
 	m := c.Job.Model
 	t, tp := float64(tokens), float64(c.Job.Parallel.TP)

@@ -1,4 +1,4 @@
-package calib
+package compute
 
 import "fmt"
 
@@ -54,20 +54,6 @@ type Overhead struct {
 	RatioSquareTokens float64 `json:"ratio_tokens2"`
 }
 
-// CollectiveLatencySeconds is the base latency α of a collective among ranks GPUs:
-// base + (ranks−1)·hop with the intra-node or inter-node constants (NCCL-style,
-// costmodel §5.2; for ranks ≤ 1 it is 0).
-func (p *Profile) CollectiveLatencySeconds(ranks int, inter bool) float64 {
-	if ranks <= 1 {
-		return 0
-	}
-	base, hop := p.IntraBaseLatencySeconds.Value, p.IntraHopLatencySeconds.Value
-	if inter {
-		base, hop = p.InterBaseLatencySeconds.Value, p.InterHopLatencySeconds.Value
-	}
-	return base + float64(ranks-1)*hop
-}
-
 // gpusPerNode is the job's NVLink domain, or the profile's when the job leaves it 0.
 func (c *Compute) gpusPerNode() int {
 	if g := c.Job.Cluster.GPUsPerNode; g > 0 {
@@ -85,7 +71,7 @@ func (c *Compute) gpusPerNode() int {
 // batch into more, smaller microbatches, and the planner's own time.
 func (c *Compute) Overhead(cpDegree, blockTokens int) Overhead {
 	if cpDegree < 1 || blockTokens < 1 {
-		panic(fmt.Sprintf("calib: Overhead(%d, %d): need cpDegree >= 1 and blockTokens >= 1", cpDegree, blockTokens))
+		panic(fmt.Sprintf("compute: Overhead(%d, %d): need cpDegree >= 1 and blockTokens >= 1", cpDegree, blockTokens))
 	}
 	m, par, p := c.Job.Model, c.Job.Parallel, c.Profile
 	o := Overhead{Stage: -1, BlockTokens: blockTokens, CPDegree: cpDegree}

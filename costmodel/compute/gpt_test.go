@@ -1,7 +1,8 @@
-package calib
+package compute
 
 import (
 	"encoding/csv"
+	"github.com/dcpsim/dcpsim/calib"
 	"math"
 	"os"
 	"path/filepath"
@@ -29,7 +30,7 @@ func gptJob(t *testing.T, sp bool) job.Job {
 // and a GELU instead of gate_up and SwiGLU, and no RoPE; its GEMMs do 1/tp of
 // the layer's FLOPs per GPU.
 func TestGPTLayerOps(t *testing.T) {
-	a100, _ := LookupProfile("A100-80G")
+	a100, _ := calib.LookupProfile("A100-80G")
 	c := newCompute(t, a100, gptJob(t, true))
 	ops := c.LayerOps(0, 8192)
 	want := []string{OpInputNorm, OpQProj, OpKProj, OpVProj, OpOProj, OpAttentionResidual,
@@ -55,7 +56,7 @@ func TestGPTLayerOps(t *testing.T) {
 // adds run on T/tp tokens per GPU; without it on all T (Megatron-LM repeats
 // them on every TP rank); the GEMMs are the same either way.
 func TestSequenceParallelShare(t *testing.T) {
-	a100, _ := LookupProfile("A100-80G")
+	a100, _ := calib.LookupProfile("A100-80G")
 	sp := newCompute(t, a100, gptJob(t, true)).LayerOps(0, 8192)
 	ar := newCompute(t, a100, gptJob(t, false)).LayerOps(0, 8192)
 	for i := range sp {
@@ -84,14 +85,14 @@ func TestSequenceParallelShare(t *testing.T) {
 // a CP degree k takes 1/k of it, and a layer launches 4 and 6 attention
 // kernels instead of 1 and 3.
 func TestMegatronAttention(t *testing.T) {
-	a100, _ := LookupProfile("A100-80G")
+	a100, _ := calib.LookupProfile("A100-80G")
 	c := newCompute(t, a100, gptJob(t, true))
 	flashF, flashB := c.LayerKernels(0)
 	c.Attention = MegatronSoftmax
 	s, heads := 2048.0, 8.0 // 64 heads over tp 8
 	bw := 2e12 * MegatronSoftmaxEfficiency.Value
 	gemm := func(g GEMMShape) float64 {
-		return max(g.FLOPs()/(312e12*a100.GEMM.At(GEMMEffectiveSize(g.M, g.N, g.K))), g.Bytes()/bw)
+		return max(g.FLOPs()/(312e12*a100.GEMM.At(calib.GEMMEffectiveSize(g.M, g.N, g.K))), g.Bytes()/bw)
 	}
 	scores := gemm(GEMMShape{M: s, N: s, K: 96, Count: heads})
 	values := gemm(GEMMShape{M: s, N: 96, K: s, Count: heads})
@@ -129,7 +130,7 @@ type megatronAttentionRow struct {
 
 func readMegatronAttention(t *testing.T) []megatronAttentionRow {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "megatron_attention_a100.csv"))
+	f, err := os.Open(filepath.Join("..", "..", "calib", "testdata", "megatron_attention_a100.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func readMegatronAttention(t *testing.T) []megatronAttentionRow {
 // relative least squares. The fit is the constant to two digits and
 // reproduces every timing within 18% (8% on average).
 func TestMegatronSoftmaxFit(t *testing.T) {
-	a100, _ := LookupProfile("A100-80G")
+	a100, _ := calib.LookupProfile("A100-80G")
 	p := *a100
 	p.HBMBytesPerSecond.Value = 1.555e12 // the benchmark's A100 40 GB (nvidia-a100-datasheet: 1,555 GB/s)
 	c := newCompute(t, &p, gptJob(t, true))

@@ -1,6 +1,9 @@
-package calib
+package compute
 
-import "fmt"
+import (
+	"fmt"
+	"github.com/dcpsim/dcpsim/calib"
+)
 
 // AttentionKernel is the implementation of core attention (scores, softmax,
 // the weighted sum of values) a Compute prices. The zero value is
@@ -87,7 +90,7 @@ const (
 // to any run dcpsim validate checks); other parts take the same fraction
 // (assumption: no published timing of this pre-FlashAttention kernel on
 // them).
-var MegatronSoftmaxEfficiency = Const{
+var MegatronSoftmaxEfficiency = calib.Const{
 	Value: 0.611,
 	Source: "fit:calib/testdata/megatron_attention_a100.csv (Dao et al. 2022, FlashAttention, arxiv.org/abs/2205.14135 Appendix E " +
 		"Tables 15, 16, 18, 19, row Megatron: batch 16, 8 heads of 64, FP16, with and without dropout, forward and backward, " +
@@ -107,7 +110,7 @@ func (c *Compute) megatronCore(s, heads, dqk, dv float64, causal, dropout bool, 
 	bw := c.Profile.HBMBytesPerSecond.Value * eta
 	peak := c.Profile.TensorPeak(false)
 	gemm := func(g GEMMShape) float64 {
-		compute := g.FLOPs() / (peak * c.Profile.GEMM.At(GEMMEffectiveSize(g.M, g.N, g.K)))
+		compute := g.FLOPs() / (peak * c.Profile.GEMM.At(calib.GEMMEffectiveSize(g.M, g.N, g.K)))
 		return max(compute, g.Bytes()/bw)
 	}
 	mm := gemm(GEMMShape{M: s, N: s, K: dqk, Count: heads}) + gemm(GEMMShape{M: s, N: dv, K: s, Count: heads})
@@ -141,7 +144,7 @@ func (c *Compute) megatronCore(s, heads, dqk, dv float64, causal, dropout bool, 
 // 0 or cpDegree < 1.
 func (c *Compute) MegatronAttentionSeconds(seqTokens, cpDegree int) (fwd, bwd float64) {
 	if seqTokens < 0 || cpDegree < 1 {
-		panic(fmt.Sprintf("calib: MegatronAttentionSeconds(%d, %d): need seqTokens >= 0 and cpDegree >= 1", seqTokens, cpDegree))
+		panic(fmt.Sprintf("compute: MegatronAttentionSeconds(%d, %d): need seqTokens >= 0 and cpDegree >= 1", seqTokens, cpDegree))
 	}
 	m := c.Job.Model
 	heads := float64(m.QueryHeads) / float64(max(c.Job.Parallel.TP, 1))

@@ -1,8 +1,9 @@
-package calib
+package compute
 
 import (
 	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/calib"
 	"strings"
 
 	"github.com/dcpsim/dcpsim/job"
@@ -17,7 +18,7 @@ import (
 // All methods are pure; a Compute is safe for concurrent use.
 type Compute struct {
 	// Profile is the GPU's calibration.
-	Profile *Profile
+	Profile *calib.Profile
 	// Job is the model and layout being priced.
 	Job job.Job
 	// Attention is the core-attention implementation priced (the zero value
@@ -30,32 +31,32 @@ type Compute struct {
 
 // NewCompute checks the profile and the parts of the job the cost model reads
 // (model, tp, pp, ep, stage split) and returns a Compute.
-func NewCompute(p *Profile, j job.Job) (*Compute, error) {
+func NewCompute(p *calib.Profile, j job.Job) (*Compute, error) {
 	if p == nil {
-		return nil, errors.New("calib: nil profile")
+		return nil, errors.New("compute: nil profile")
 	}
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("calib: profile %q: %w", p.Name, err)
+		return nil, fmt.Errorf("compute: profile %q: %w", p.Name, err)
 	}
 	if err := j.Model.Validate(); err != nil {
-		return nil, fmt.Errorf("calib: %w", err)
+		return nil, fmt.Errorf("compute: %w", err)
 	}
 	par := j.Parallel
 	switch {
 	case par.TP < 1:
-		return nil, fmt.Errorf("calib: parallel.tp = %d: must be >= 1", par.TP)
+		return nil, fmt.Errorf("compute: parallel.tp = %d: must be >= 1", par.TP)
 	case par.EP < 1:
-		return nil, fmt.Errorf("calib: parallel.ep = %d: must be >= 1", par.EP)
+		return nil, fmt.Errorf("compute: parallel.ep = %d: must be >= 1", par.EP)
 	case j.Model.RoutedExperts > 0 && j.Model.RoutedExperts%par.EP != 0:
-		return nil, fmt.Errorf("calib: parallel.ep = %d: must divide model.routed_experts (%d)", par.EP, j.Model.RoutedExperts)
+		return nil, fmt.Errorf("compute: parallel.ep = %d: must divide model.routed_experts (%d)", par.EP, j.Model.RoutedExperts)
 	}
 	if par.FP8() && !p.HasFP8() {
-		return nil, fmt.Errorf("calib: parallel.precision = %q: profile %q has no FP8 tensor cores (no peak_fp8_flops and gemm_fp8); FP8 training needs a part with them (%s)",
+		return nil, fmt.Errorf("compute: parallel.precision = %q: profile %q has no FP8 tensor cores (no peak_fp8_flops and gemm_fp8); FP8 training needs a part with them (%s)",
 			par.Precision, p.Name, strings.Join(fp8ProfileNames(), ", "))
 	}
 	stages, err := j.StageLayers()
 	if err != nil {
-		return nil, fmt.Errorf("calib: %w", err)
+		return nil, fmt.Errorf("compute: %w", err)
 	}
 	c := &Compute{Profile: p, Job: j, stageLayers: stages}
 	first := 0
@@ -126,7 +127,7 @@ func (c *Compute) LMHeadFwdSeconds(tokens int) float64 {
 			return o.FwdSeconds
 		}
 	}
-	panic("calib: HeadOps without an lm_head")
+	panic("compute: HeadOps without an lm_head")
 }
 
 // LMHeadBwdSeconds is the LM head's backward time, twice its forward.
@@ -141,7 +142,7 @@ func (c *Compute) LMHeadBwdSeconds(tokens int) float64 {
 // query tokens against s/r key tokens per step; Ulysses u inside a ring r sees s/r.
 func KernelBlockTokens(seqTokens, ringDegree int) int {
 	if seqTokens < 0 || ringDegree < 1 {
-		panic(fmt.Sprintf("calib: KernelBlockTokens(%d, %d): need seqTokens >= 0 and ringDegree >= 1", seqTokens, ringDegree))
+		panic(fmt.Sprintf("compute: KernelBlockTokens(%d, %d): need seqTokens >= 0 and ringDegree >= 1", seqTokens, ringDegree))
 	}
 	return (seqTokens + ringDegree - 1) / ringDegree
 }
@@ -151,7 +152,7 @@ func KernelBlockTokens(seqTokens, ringDegree int) int {
 // 1/k of the mask area; costmodel §2.2).
 func (c *Compute) attentionFLOPs(seqTokens, cpDegree, blockTokens int, fn string) float64 {
 	if seqTokens < 0 || cpDegree < 1 || (seqTokens > 0 && blockTokens < 1) {
-		panic(fmt.Sprintf("calib: %s(%d, %d, %d): need seqTokens >= 0, cpDegree >= 1, blockTokens >= 1",
+		panic(fmt.Sprintf("compute: %s(%d, %d, %d): need seqTokens >= 0, cpDegree >= 1, blockTokens >= 1",
 			fn, seqTokens, cpDegree, blockTokens))
 	}
 	return c.Job.Model.AttentionFwdFLOPs(seqTokens) / float64(cpDegree)
@@ -200,10 +201,10 @@ func (c *Compute) AttentionFwdSeconds(seqTokens, cpDegree, blockTokens int) floa
 func (c *Compute) AttentionEfficiency(backward bool, x float64) float64 {
 	p := c.Profile
 	lo, mid, hi := p.AttentionFwd, p.AttentionFwdD192, p.AttentionFwdD256
-	midKey := CurveAttentionFwdD192
+	midKey := calib.CurveAttentionFwdD192
 	if backward {
 		lo, mid, hi = p.AttentionBwd, p.AttentionBwdD192, p.AttentionBwdD256
-		midKey = CurveAttentionBwdD192
+		midKey = calib.CurveAttentionBwdD192
 	}
 	d := float64(c.Job.Model.HeadDimQK)
 	dLo, dHi := 128.0, 256.0
@@ -321,7 +322,7 @@ func (c *Compute) RankLayerSeconds(layer, tokens int, pieces []Piece) LayerSecon
 // It panics if stage is out of range.
 func (c *Compute) StageLayers(stage int) (first, layers int) {
 	if stage < 0 || stage >= len(c.stageLayers) {
-		panic(fmt.Sprintf("calib: stage %d out of range [0, %d)", stage, len(c.stageLayers)))
+		panic(fmt.Sprintf("compute: stage %d out of range [0, %d)", stage, len(c.stageLayers)))
 	}
 	return c.stageFirst[stage], c.stageLayers[stage]
 }
@@ -386,8 +387,8 @@ func (c *Compute) FP8WeightCastSeconds(params float64) float64 {
 // fp8ProfileNames lists the embedded profiles with FP8 tensor cores.
 func fp8ProfileNames() []string {
 	var out []string
-	for _, n := range ProfileNames() {
-		if p, err := LookupProfile(n); err == nil && p.HasFP8() {
+	for _, n := range calib.ProfileNames() {
+		if p, err := calib.LookupProfile(n); err == nil && p.HasFP8() {
 			out = append(out, n)
 		}
 	}
@@ -400,7 +401,7 @@ func fp8ProfileNames() []string {
 // profile's achieved memory-bound bandwidth.
 func (c *Compute) OptimizerStepSeconds(params float64) float64 {
 	if params < 0 {
-		panic(fmt.Sprintf("calib: OptimizerStepSeconds: params = %v < 0", params))
+		panic(fmt.Sprintf("compute: OptimizerStepSeconds: params = %v < 0", params))
 	}
 	return c.MemorySeconds(params * OptimizerBytesPerParam)
 }
