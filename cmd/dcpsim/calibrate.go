@@ -1,22 +1,19 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/calibrate"
 	"github.com/dcpsim/dcpsim/hwbackend"
 	"github.com/dcpsim/dcpsim/hwbackend/cuda"
-	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/job"
-	"github.com/dcpsim/dcpsim/report"
-	"github.com/dcpsim/dcpsim/sim/network"
 )
 
 // defaultCPUBase is the profile a CPU calibration keeps the unmeasured
@@ -183,93 +180,20 @@ func calibrateFrom(f calibrateFlags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	flagName, path := "--from", f.from
+	t := calibrate.Target{Name: name, Out: f.out}
 	if f.ncclTests != "" {
-		flagName, path = "--from-nccl-tests", f.ncclTests
+		run := calibrate.NCCLTestsRun{Program: f.ncclProgram, Ranks: f.ncclRanks, GPUsPerNode: f.ncclGPUsPerNode}
+		return flagged("--from-nccl-tests", calibrate.FromNCCLTests(f.ncclTests, run, base, t, stdout))
 	}
-	file, err := os.Open(path)
-	if err != nil {
+	return flagged("--from", calibrate.FromMeasurements(f.from, base, t, stdout))
+}
+
+// flagged prefixes a bad-input error with the flag that named the input.
+func flagged(flagName string, err error) error {
+	if err != nil && badinput.Is(err) {
 		return badInput("%s: %v", flagName, err)
 	}
-	defer file.Close()
-	in := safeio.Limit(file, safeio.MaxMeasurementBytes, path)
-	var ms []calib.Measurement
-	var nt *calib.NCCLTests
-	if f.ncclTests != "" {
-		nt, err = calib.ReadNCCLTests(in, path, f.ncclProgram, f.ncclRanks, f.ncclGPUsPerNode)
-		if err != nil {
-			return badInput("--from-nccl-tests: %v", err)
-		}
-		fmt.Fprintf(stdout, "%s: %s over %d ranks on %d node(s) (%d per node)%s: %d sizes, %d timings (out-of-place and in-place)\n",
-			path, nt.Collective, nt.Ranks, nt.Nodes, nt.GPUsPerNode, deviceNote(nt.Devices), nt.Rows, len(nt.Measurements))
-		ms = nt.Measurements
-	} else {
-		ms, err = calib.ReadMeasurements(in, path)
-		if err != nil {
-			return badInput("--from: %v", err)
-		}
-	}
-	if len(ms) == 0 {
-		return badInput("%s %s: no measurements", flagName, path)
-	}
-	prof, err := fitProfile(ms, base, path, stdout)
-	if err != nil {
-		return badInput("%s %s: %v", flagName, path, err) // the file is the input: whatever fails to fit is in it
-	}
-	if nt != nil {
-		if err := printNCCLTestsBeside(stdout, nt, base, prof); err != nil {
-			return err
-		}
-	}
-	prof.Name = name
-	prof.Description = fmt.Sprintf("curves fitted by dcpsim calibrate from %s; other constants from %s (%s)", path, base.Name, base.Description)
-	return writeProfile(prof, f.out, stdout)
-}
-
-// printNCCLTestsBeside prints an nccl-tests output's out-of-place times
-// beside what the cost model predicts for them with the base profile and
-// with the fitted one (sim/network, the collective alone on its links), at
-// every fourth size.
-func printNCCLTestsBeside(w io.Writer, nt *calib.NCCLTests, base, fitted *calib.Profile) error {
-	c, err := network.ParseCollective(strings.ReplaceAll(nt.Collective, "_", "-"))
-	if err != nil {
-		return err
-	}
-	cluster := job.Cluster{GPU: base.Name, GPUs: nt.Ranks, GPUsPerNode: nt.GPUsPerNode}
-	tb, err := network.NewTopology(*base, cluster, 1, 1)
-	if err != nil {
-		return err
-	}
-	tf, err := network.NewTopology(*fitted, cluster, 1, 1)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nmeasured (out-of-place) beside the cost model, %s over %d × %s-priced GPUs (%d per node):\n", nt.Collective, nt.Ranks, base.Name, nt.GPUsPerNode)
-	fmt.Fprintf(w, "%14s  %14s  %16s  %10s  %16s  %10s\n", "bytes", "measured (us)", "base model (us)", "base err", "fitted (us)", "fitted err")
-	var outOfPlace []calib.Measurement
-	for i, m := range nt.Measurements {
-		if i%2 == 0 || len(nt.Measurements) == nt.Rows {
-			outOfPlace = append(outOfPlace, m)
-		}
-	}
-	for i, m := range outOfPlace {
-		if i%4 != 0 && i != len(outOfPlace)-1 {
-			continue
-		}
-		b := float64(m.Shape["bytes"])
-		pb, _ := network.NCCLTestsShared(tb, c, nt.Ranks, b, 0)
-		pf, _ := network.NCCLTestsShared(tf, c, nt.Ranks, b, 0)
-		fmt.Fprintf(w, "%14.0f  %14.1f  %16.1f  %+9.1f%%  %16.1f  %+9.1f%%\n", b, m.Seconds*1e6, pb*1e6, 100*(pb/m.Seconds-1), pf*1e6, 100*(pf/m.Seconds-1))
-	}
-	return nil
-}
-
-// deviceNote is " on NAME" for the devices an output names.
-func deviceNote(devices []string) string {
-	if len(devices) == 0 {
-		return ""
-	}
-	return " on " + strings.Join(devices, ", ")
+	return err
 }
 
 // calibrateMeasure runs a sweep on a backend, writes the measurements, fits them
@@ -357,26 +281,11 @@ func calibrateMeasure(f calibrateFlags, stdout, stderr io.Writer) error {
 
 	ctx, stop := interruptContext()
 	defer stop()
-	fmt.Fprintf(stderr, "calibrate: %s: %d ops (%d warmup + %d timed runs each), budget %v\n", b.Name(), len(sw.Ops), sw.Warmups, sw.Repeats, f.budget)
-	start := time.Now()
-	ms, err := hwbackend.Measure(ctx, b, sw, stderr)
-	if err != nil {
+	m := calibrate.Measurement{Backend: b, Sweep: sw, BackendLabel: f.backend, CSV: f.measurements}
+	if err := calibrate.Measure(ctx, m, base, calibrate.Target{Name: name, Out: f.out}, stdout, stderr); err != nil {
 		return interrupted(ctx, err)
 	}
-	fmt.Fprintf(stderr, "calibrate: %d measurements in %.1f s\n", len(ms), time.Since(start).Seconds())
-	if err := report.WriteFileAtomic(f.measurements, func(w io.Writer) error {
-		fmt.Fprintf(w, "# dcpsim calibrate --backend %s on %s, %s\n", f.backend, b.Name(), start.UTC().Format(time.RFC3339))
-		return calib.WriteMeasurements(w, ms)
-	}); err != nil {
-		return err
-	}
-	prof, err := fitProfile(ms, base, f.measurements, stdout)
-	if err != nil {
-		return err
-	}
-	prof.Name = name
-	prof.Description = fmt.Sprintf("%s, curves fitted by dcpsim calibrate from %s; other constants from %s (%s)", b.Name(), f.measurements, base.Name, base.Description)
-	return writeProfile(prof, f.out, stdout)
+	return nil
 }
 
 // Bounds of calibrate's numeric flags.
@@ -408,37 +317,4 @@ func profileName(name, baseName string) (string, error) {
 		return "", badInput("--name: %v", err)
 	}
 	return name, nil
-}
-
-// fitProfile fits ms over base with source "fit:<file>" (calib.FitDetermined:
-// curves the data cannot determine keep the base's values) and prints the
-// table, listing the refused curves with the reason; it fails when no curve
-// fits or a measurement is unusable.
-func fitProfile(ms []calib.Measurement, base *calib.Profile, file string, stdout io.Writer) (*calib.Profile, error) {
-	fit, err := calib.FitDetermined(ms, base, "fit:"+file)
-	if errors.Is(err, calib.ErrNoCurveFitted) {
-		report.WriteFitTable(stdout, base, nil, fit.Refused)
-		return nil, fmt.Errorf("no curve could be fitted from %s (see the table)", file)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := report.WriteFitTable(stdout, fit.Profile, fit.Reports, fit.Refused); err != nil {
-		return nil, err
-	}
-	return fit.Profile, nil
-}
-
-// writeProfile writes prof to out atomically (calib.Profile.Encode checks
-// that it reads back).
-func writeProfile(prof *calib.Profile, out string, stdout io.Writer) error {
-	b, err := prof.Encode()
-	if err != nil {
-		return err
-	}
-	if err := report.WriteFileAtomic(out, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote profile %q to %s\n", prof.Name, out)
-	return nil
 }

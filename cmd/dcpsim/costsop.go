@@ -8,7 +8,7 @@ import (
 	"math"
 
 	"github.com/dcpsim/dcpsim/calib"
-	"github.com/dcpsim/dcpsim/costmodel/compute"
+	"github.com/dcpsim/dcpsim/calibrate"
 	"github.com/dcpsim/dcpsim/job"
 )
 
@@ -43,50 +43,8 @@ const costsOpUsage = `  dcpsim costs attention --gpu KIND --seq S [--heads H] [-
 
   Sizes in [1, 2^40] (heads and head dims in [1, 2^16], S in [1, 2^25]).`
 
-// attentionCost is dcpsim costs attention --json's object.
-type attentionCost struct {
-	GPU         string  `json:"gpu"`
-	SeqTokens   int     `json:"seq_tokens"`
-	Heads       int     `json:"heads"`
-	HeadDimQK   int     `json:"qk_head_dim"`
-	HeadDimV    int     `json:"v_head_dim"`
-	Causal      bool    `json:"causal"`
-	FwdFLOPs    float64 `json:"fwd_flops"`
-	BwdFLOPs    float64 `json:"bwd_flops"`
-	FwdSeconds  float64 `json:"fwd_seconds"`
-	BwdSeconds  float64 `json:"bwd_seconds"`
-	FwdTFLOPs   float64 `json:"fwd_tflops"`
-	BwdTFLOPs   float64 `json:"bwd_tflops"`
-	PeakTFLOPs  float64 `json:"peak_tflops"`
-	FwdFraction float64 `json:"fwd_efficiency"`
-	BwdFraction float64 `json:"bwd_efficiency"`
-}
-
-// gemmCost is dcpsim costs gemm --json's object.
-type gemmCost struct {
-	GPU        string  `json:"gpu"`
-	M          float64 `json:"m"`
-	N          float64 `json:"n"`
-	K          float64 `json:"k"`
-	Precision  string  `json:"precision"`
-	FLOPs      float64 `json:"flops"`
-	Seconds    float64 `json:"seconds"`
-	TFLOPs     float64 `json:"tflops"`
-	PeakTFLOPs float64 `json:"peak_tflops"`
-	Bound      string  `json:"bound"`
-}
-
-// memoryCost is dcpsim costs memory-bound --json's object.
-type memoryCost struct {
-	GPU     string  `json:"gpu"`
-	Bytes   float64 `json:"bytes"`
-	Seconds float64 `json:"seconds"`
-	GBps    float64 `json:"gbps"`
-}
-
-// opCompute is a Compute of one GPU (tp 1) of the named profile for a model
-// with the given attention heads and dims (the only model fields the ops read).
-func opCompute(kind string, heads, dqk, dv int) (*compute.Compute, error) {
+// opProfile resolves --gpu: the calibration profile of the GPU kind.
+func opProfile(kind string) (*calib.Profile, error) {
 	if kind == "" {
 		return nil, badInput("--gpu: required, a calibration profile name (known: %v)", calib.ProfileNames())
 	}
@@ -94,8 +52,7 @@ func opCompute(kind string, heads, dqk, dv int) (*compute.Compute, error) {
 	if err != nil {
 		return nil, badInput("--gpu %q: %v", kind, err)
 	}
-	m := job.Model{QueryHeads: heads, KVHeads: heads, HeadDimQK: dqk, HeadDimV: dv}
-	return &compute.Compute{Profile: prof, Job: job.Job{Model: m, Parallel: job.Parallel{TP: 1}}}, nil
+	return prof, nil
 }
 
 // sizeFlag checks a positive size flag.
@@ -132,23 +89,16 @@ func runCostsAttention(args []string, stdout, stderr io.Writer) error {
 	if !*causal {
 		return badInput("--causal=false: the cost model prices causal attention only (what training runs); a non-causal kernel is not modelled")
 	}
-	c, err := opCompute(*gpu, int(*heads), int(*dqk), int(*dv))
+	prof, err := opProfile(*gpu)
 	if err != nil {
 		return err
 	}
-	s := int(*seq)
-	m := c.Job.Model
-	out := attentionCost{GPU: c.Profile.Name, SeqTokens: s, Heads: m.QueryHeads, HeadDimQK: m.HeadDimQK, HeadDimV: m.HeadDimV, Causal: true,
-		FwdFLOPs: m.AttentionFwdFLOPs(s), FwdSeconds: c.AttentionFwdSeconds(s, 1, s), BwdSeconds: c.AttentionBwdSeconds(s, 1, s),
-		PeakTFLOPs: c.Profile.PeakBF16FLOPs.Value / 1e12}
-	out.BwdFLOPs = out.FwdFLOPs * m.AttentionBwdFactor()
-	out.FwdTFLOPs, out.BwdTFLOPs = out.FwdFLOPs/out.FwdSeconds/1e12, out.BwdFLOPs/out.BwdSeconds/1e12
-	out.FwdFraction, out.BwdFraction = out.FwdTFLOPs/out.PeakTFLOPs, out.BwdTFLOPs/out.PeakTFLOPs
+	out := calibrate.PriceAttention(prof, int(*seq), int(*heads), int(*dqk), int(*dv))
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(out)
 	}
 	_, err = fmt.Fprintf(stdout, "causal attention of %d tokens, %d heads of d_qk %d, d_v %d on one %s: forward %.6g s (%.1f TFLOP/s, %.1f%% of peak), backward %.6g s (%.1f TFLOP/s, %.1f%%)\n",
-		s, out.Heads, out.HeadDimQK, out.HeadDimV, out.GPU, out.FwdSeconds, out.FwdTFLOPs, 100*out.FwdFraction, out.BwdSeconds, out.BwdTFLOPs, 100*out.BwdFraction)
+		out.SeqTokens, out.Heads, out.HeadDimQK, out.HeadDimV, out.GPU, out.FwdSeconds, out.FwdTFLOPs, 100*out.FwdFraction, out.BwdSeconds, out.BwdTFLOPs, 100*out.BwdFraction)
 	return err
 }
 
@@ -174,29 +124,19 @@ func runCostsGEMM(args []string, stdout, stderr io.Writer) error {
 	if *precision != "bf16" && *precision != "fp8" {
 		return badInput("--precision %q: want bf16 or fp8", *precision)
 	}
-	c, err := opCompute(*gpu, 1, 1, 1)
+	prof, err := opProfile(*gpu)
 	if err != nil {
 		return err
 	}
-	g := compute.GEMMShape{M: *m, N: *n, K: *k, Count: 1}
-	fp8 := *precision == "fp8"
-	if fp8 && !c.Profile.HasFP8() {
-		return badInput("--precision fp8: %s has no FP8 tensor cores (its profile has no peak_fp8_flops and gemm_fp8)", c.Profile.Name)
-	}
-	out := gemmCost{GPU: c.Profile.Name, M: g.M, N: g.N, K: g.K, Precision: *precision, FLOPs: g.FLOPs(), Seconds: c.GEMMSeconds(g),
-		PeakTFLOPs: c.Profile.PeakBF16FLOPs.Value / 1e12, Bound: "compute"}
-	if fp8 {
-		out.Seconds, out.PeakTFLOPs = c.FP8GEMMSeconds(g), c.Profile.PeakFP8FLOPs.Value/1e12
-	}
-	out.TFLOPs = out.FLOPs / out.Seconds / 1e12
-	if compute, memory := c.GEMMRoofline(g, fp8); memory >= compute {
-		out.Bound = "memory"
+	out, err := calibrate.PriceGEMM(prof, *m, *n, *k, *precision == "fp8")
+	if err != nil {
+		return badInput("--precision fp8: %v", err)
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(out)
 	}
 	_, err = fmt.Fprintf(stdout, "GEMM %g×%g by %g×%g (%s) on one %s: %.6g s, %.1f TFLOP/s (%.1f%% of the %.0f TFLOP/s peak), %s-bound\n",
-		g.M, g.K, g.K, g.N, out.Precision, out.GPU, out.Seconds, out.TFLOPs, 100*out.TFLOPs/out.PeakTFLOPs, out.PeakTFLOPs, out.Bound)
+		out.M, out.K, out.K, out.N, out.Precision, out.GPU, out.Seconds, out.TFLOPs, 100*out.TFLOPs/out.PeakTFLOPs, out.PeakTFLOPs, out.Bound)
 	return err
 }
 
@@ -211,12 +151,11 @@ func runCostsMemory(args []string, stdout, stderr io.Writer) error {
 	if err := sizeFlag("bytes", *size, 1<<40); err != nil {
 		return err
 	}
-	c, err := opCompute(*gpu, 1, 1, 1)
+	prof, err := opProfile(*gpu)
 	if err != nil {
 		return err
 	}
-	out := memoryCost{GPU: c.Profile.Name, Bytes: *size, Seconds: c.MemorySeconds(*size)}
-	out.GBps = *size / out.Seconds / 1e9
+	out := calibrate.PriceMemoryBound(prof, *size)
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(out)
 	}

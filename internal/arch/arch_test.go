@@ -49,6 +49,8 @@ var rules = []rule{
 	{dir: "scenarios", forbidden: above, why: "scenarios describe runs; they do not run them"},
 	{dir: "report", forbidden: above, why: "report draws and writes results; experiments fill them"},
 	{dir: "experiment", forbidden: []string{module + "cmd/"}, why: "the CLI sits on top of the experiments"},
+	{dir: "calibrate", forbidden: append([]string{module + "cmd/", module + "experiment", module + "sched", module + "sched/", module + "sim/step", module + "scenarios"}, above...),
+		why: "calibration's flow (measure, fit, compare, write a profile) knows profiles, prices and hardware, not policies, the engine or scenarios"},
 	{dir: "milp", only: true, forbidden: append([]string{"os/exec", module + "milp/cbc", module + "sched", module + "sched/"}, coreForbidden...),
 		why: "the MILP model is pure: solvers that run programs live at the edge (milp/cbc)"},
 	{dir: "extpolicy", forbidden: append([]string{module + "sim", module + "sim/", module + "calib", module + "scenarios", module + "report"}, above...),
