@@ -153,6 +153,9 @@ type Model struct {
 	// the overlapped chunks' reduce-scatters (nil without overlap).
 	gradSync, optimizer []float64
 	chunkSync           [][]chunkSync
+	// syncs are per stage the end of iteration as priced (gradSyncAndOptimizer),
+	// before any overlap: what GradSyncParts breaks down.
+	syncs []stageSync
 	// scratches pools the working storage of Price and Simulate (*scratch):
 	// one per concurrent call, reused by later ones.
 	scratches sync.Pool
@@ -277,6 +280,7 @@ func NewMixed(j job.Job, profs []*calib.Profile, opts Options) (*Model, error) {
 		m.layerKind = append(m.layerKind, chunks)
 		dense, expert := m.stageParams(s)
 		st := m.gradSyncAndOptimizer(s, dense, expert)
+		m.syncs = append(m.syncs, st)
 		sync := st.rs() + st.ag()
 		if par.OverlapGradReduce || par.GradSyncMode() == job.GradFSDP {
 			var cs []chunkSync

@@ -234,6 +234,10 @@ func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, 
 	// (recordShard), domain by domain.
 	it.gOff = append(it.gOff[:0], 0)
 	p.shard, p.record = slices.Grow(it.shard[:0], groupsOf(l.Plan)), true
+	if p.parts != nil {
+		p.parts.off = make([]int32, classes*nd)
+		p.parts.groups = p.parts.groups[:0]
+	}
 	for c := range classes {
 		t := m.topo.ForStage(c)
 		shared := !m.opts.NoComm && t.Contended()
@@ -254,6 +258,9 @@ func (p *pricer) price(it *Iteration, l *step.Layout, lengths []int, exec Exec, 
 				p.pass = passRecord
 			}
 			for k := i; k < j; k++ {
+				if p.parts != nil {
+					p.parts.off[c*nd+k] = int32(len(p.parts.groups))
+				}
 				dc, err := p.domain(t, &l.Domains[k])
 				if err != nil {
 					p.record = false
@@ -396,6 +403,10 @@ type pricer struct {
 	// record makes domain append each group's shard to shard.
 	record bool
 	shard  []groupShard
+	// parts, when set (Model.Breakdown), records what the first pass priced
+	// of every group, class by class and domain by domain, for the
+	// breakdown to read instead of pricing again.
+	parts *partsRecord
 	// memo[dev][tokens] memoises a rank's layer ops and head on device dev
 	// for tokens below memoTokens: many groups of a plan, and of the next,
 	// hold the same per-rank tokens.
@@ -405,6 +416,39 @@ type pricer struct {
 	// the next group and EP block of the MB in the stretched pass.
 	cpWin, moeWin network.Window
 	pass, gi, bi  int
+}
+
+// partsRecord is what the pricer's first pass priced of every group of a
+// layout, for Model.Breakdown: off[class·domains + domain] is the index in
+// groups of the domain's first group, its groups following in order.
+type partsRecord struct {
+	off    []int32
+	groups []groupPrice
+}
+
+// groupPrice is one group's pricing per layer kind [dense, moe], on the
+// slowest device among its ranks, priced alone (the first pass): its
+// compute (c; a CP × HP layout's slowest-rank maxima in lm), whether its CP
+// collectives were priced (comm: a group of more than one rank with
+// communication on) and how (grp, no layout), their exposed seconds
+// [forward, backward] and the layer's TP, FSDP and recomputation extras.
+type groupPrice struct {
+	c       groupCompute
+	lm      layoutMax
+	comm    bool
+	grp     network.CPGroup
+	exposed [2][2]float64
+	x       [2]layerExtra
+}
+
+// recordPart appends a group's record when the first pass records parts
+// (nil otherwise); the record is filled as the group is priced.
+func (p *pricer) recordPart() *groupPrice {
+	if p.parts == nil || p.pass == passStretched {
+		return nil
+	}
+	p.parts.groups = append(p.parts.groups, groupPrice{})
+	return &p.parts.groups[len(p.parts.groups)-1]
 }
 
 // memoTokens bounds the token counts memo holds (a dense table per device up
@@ -633,8 +677,9 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 		if p.record {
 			p.recordShard(g, per)
 		}
+		gp := p.recordPart()
 		if g.Layout != nil {
-			if err := p.layoutGroup(t, d, g, int64(total), &dc); err != nil {
+			if err := p.layoutGroup(t, d, g, int64(total), &dc, gp); err != nil {
 				return dc, fmt.Errorf("costmodel: microbatch %d group at rank %d (degree %d): %w", d.MB, g.FirstRank, g.Size, err)
 			}
 			continue
@@ -650,6 +695,9 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 		}
 		exec, ring := p.cpExec(g.Size)
 		c := p.compute(g, per, ring)
+		if gp != nil {
+			gp.c = c
+		}
 		tg := t
 		if !m.opts.NoComm && g.Size > 1 {
 			tg = p.cpTopology(t)
@@ -675,11 +723,17 @@ func (p *pricer) domain(t network.Topology, d *step.Domain) (domainCost, error) 
 					p.cpWin.Add(network.CPDemand(t, m.job.Model, grp, cp.Fwd))
 					placed = true
 				}
+				if gp != nil {
+					gp.comm, gp.grp = true, grp
+				}
 				f += cp.Fwd.ExposedSeconds
 				b += cp.Bwd.ExposedSeconds
 			}
 			x := m.layerExtra(t, layerIn{kind: kind, perRank: per, ops: c.ops[kind], attn: c.attn, gemm: c.gemm[kind], cpFwd: f - compF}) // TP, FSDP and recomputation (layer.go)
 			p.raise(&dc, kind, g.Size, [2]float64{compF, compB}, [2]float64{f - compF, b - compB}, x)
+			if gp != nil {
+				gp.exposed[kind], gp.x[kind] = [2]float64{f - compF, b - compB}, x
+			}
 			if g.Offload > 0 {
 				o, err := p.offloadExposed(g, kind, per, f+x.tpFwd+x.fsdpFwd, b+x.tpBwd+x.fsdpBwd)
 				if err != nil {
@@ -875,14 +929,14 @@ func (it *Iteration) OptimizerSeconds(stage int) float64 {
 // group's chunk of every sequence (kernel blocks of the chunk's length), the
 // layer's time the slowest rank's ops plus the slowest rank's attention plus
 // the exposed communication of network.LayoutCPLayer.
-func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, total int64, dc *domainCost) error {
+func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, total int64, dc *domainCost, gp *groupPrice) error {
 	m := p.m
 	l := g.Layout
 	heads := m.job.Model.QueryHeads / max(m.topo.TP, 1)
 	if err := l.Check(g, total, heads); err != nil {
 		return err
 	}
-	lm := p.layoutRanks(g, total, heads, func(r, dev, tok int, _, _ float64) {
+	lm := p.layoutRanks(g, total, heads, func(r, dev, tok int) {
 		if m.rankDevice != nil {
 			p.heads[dev] = max(p.heads[dev], tok)
 		}
@@ -890,8 +944,11 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 		if b := (r - d.FirstRank) / m.ep; b >= 0 && b < len(p.blocks) {
 			p.blocks[b] = max(p.blocks[b], tok)
 		}
-	}, false)
+	})
 	ops, window, gemm, attn, most := lm.ops, lm.window, lm.gemm, lm.attn, lm.most
+	if gp != nil {
+		gp.lm = lm
+	}
 	var cp network.CPLayerCost
 	if !m.opts.NoComm && g.Size > 1 {
 		var err error
@@ -909,6 +966,9 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 			exposed := [2]float64{cp.Fwd.ExposedSeconds, cp.Bwd.ExposedSeconds}
 			x := m.layerExtra(t, layerIn{kind: kind, perRank: most, ops: ops[kind], attn: attn, gemm: gemm[kind], cpFwd: exposed[0]})
 			p.raise(dc, kind, g.Size, [2]float64{ops[kind][0] + attn[0], ops[kind][1] + attn[1]}, exposed, x)
+			if gp != nil {
+				gp.comm, gp.exposed[kind], gp.x[kind] = true, exposed, x
+			}
 		}
 		return nil
 	}
@@ -916,6 +976,9 @@ func (p *pricer) layoutGroup(t network.Topology, d *step.Domain, g sched.Group, 
 		if layer >= 0 {
 			x := m.layerExtra(t, layerIn{kind: kind, perRank: most, ops: ops[kind], attn: attn, gemm: gemm[kind]})
 			p.raise(dc, kind, g.Size, [2]float64{ops[kind][0] + attn[0], ops[kind][1] + attn[1]}, [2]float64{}, x)
+			if gp != nil {
+				gp.x[kind] = x
+			}
 		}
 	}
 	return nil
@@ -932,13 +995,11 @@ type layoutMax struct {
 }
 
 // layoutRanks is the per-rank pass of a CP × HP layout group g (layout
-// checked) that the pricing (layoutGroup) and the breakdown (layoutParts)
-// share: each rank's layer ops on its own device at its shard's tokens and
-// its attention, its share of the heads and of its HP group's chunk of each
-// sequence. visit, when not nil, sees every rank with its device, tokens,
-// attention share and (with flops) the forward attention FLOPs of the
-// group's sequences, before the rank's attention is priced.
-func (p *pricer) layoutRanks(g sched.Group, total int64, heads int, visit func(r, dev, tok int, share, attnFLOPs float64), flops bool) layoutMax {
+// checked) for its pricing (layoutGroup): each rank's layer ops on its own
+// device at its shard's tokens and its attention, its share of the heads
+// and of its HP group's chunk of each sequence (layoutShare). visit, when
+// not nil, sees every rank with its device and tokens.
+func (p *pricer) layoutRanks(g sched.Group, total int64, heads int, visit func(r, dev, tok int)) layoutMax {
 	m := p.m
 	l := g.Layout
 	chunks := l.Chunks()
@@ -965,17 +1026,16 @@ func (p *pricer) layoutRanks(g sched.Group, total int64, heads int, visit func(r
 			}
 		}
 		first = false
+		if visit != nil {
+			visit(r, dev, tok)
+		}
 		if l.Heads[i] == 0 || total == 0 {
-			if visit != nil {
-				visit(r, dev, tok, 0, 0)
-			}
 			continue
 		}
 		comp := m.devices[dev].Compute
 		chunk := int64(chunks[hp[i]])
-		share := float64(l.Heads[i]) / float64(heads) * float64(chunk) / float64(total)
+		share := layoutShare(l.Heads[i], heads, chunk, total)
 		var a [2]float64
-		var fl float64
 		for _, id := range g.Seqs {
 			s := int64(p.lengths[id])
 			if s == 0 {
@@ -984,17 +1044,21 @@ func (p *pricer) layoutRanks(g sched.Group, total int64, heads int, visit func(r
 			blk := int(max(1, (s*chunk+total-1)/total))
 			a[0] += comp.AttentionFwdSeconds(int(s), 1, blk)
 			a[1] += comp.AttentionBwdSeconds(int(s), 1, blk)
-			if flops {
-				fl += m.job.Model.AttentionFwdFLOPs(int(s))
-			}
 		}
 		lm.attn[0] = max(lm.attn[0], share*a[0])
 		lm.attn[1] = max(lm.attn[1], share*a[1])
-		if visit != nil {
-			visit(r, dev, tok, share, fl)
-		}
 	}
 	return lm
+}
+
+// layoutShare is the share of a CP × HP layout group's attention that a
+// rank computes: its rankHeads of the TP rank's heads, of its HP group's
+// chunk of each sequence (total the group's tokens; 0 without heads).
+func layoutShare(rankHeads, heads int, chunk, total int64) float64 {
+	if rankHeads == 0 || total == 0 {
+		return 0
+	}
+	return float64(rankHeads) / float64(heads) * float64(chunk) / float64(total)
 }
 
 // raise raises dc's per-layer times of one layer kind (0 dense, 1 MoE) to

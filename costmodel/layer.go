@@ -128,11 +128,7 @@ func (m *Model) gradSyncAndOptimizer(stage int, dense, expert float64) stageSync
 	}
 	mode := m.job.Parallel.GradSyncMode()
 	if !m.opts.NoComm && mode != job.GradFSDPReshard {
-		gb := float64(network.GradBytesPerParam)
-		if mode == job.GradFSDP || m.job.Parallel.GradReduceFP32 {
-			gb = FSDPGradBytesPerParam
-		}
-		c := network.GradSyncBytes(t, dense, expert, m.ep, gb)
+		c := network.GradSyncBytes(t, dense, expert, m.ep, m.gradBytesPerParam())
 		st.denseRS, st.denseAG, st.expertRS, st.expertAG = c.DenseReduceScatterSeconds, c.DenseAllGatherSeconds, c.ExpertReduceScatterSeconds, c.ExpertAllGatherSeconds
 	}
 	stepped := m.steppedParams(dense, expert)
@@ -141,6 +137,16 @@ func (m *Model) gradSyncAndOptimizer(stage int, dense, expert float64) stageSync
 		st.optimizer = max(st.optimizer, d.Compute.OptimizerStepSeconds(stepped)+d.Compute.FP8WeightCastSeconds(dense+expert))
 	}
 	return st
+}
+
+// gradBytesPerParam is the bytes of a gradient element in the job's
+// reduce-scatter: FSDPGradBytesPerParam under FSDP or with
+// job.Parallel.GradReduceFP32, else network.GradBytesPerParam (BF16).
+func (m *Model) gradBytesPerParam() float64 {
+	if m.job.Parallel.GradSyncMode() == job.GradFSDP || m.job.Parallel.GradReduceFP32 {
+		return FSDPGradBytesPerParam
+	}
+	return network.GradBytesPerParam
 }
 
 // FSDPGradBytesPerParam is the bytes of a gradient element in FSDP's

@@ -170,8 +170,17 @@ func TestFSDP(t *testing.T) {
 	if fsdp.chunkSync == nil || fsdp.gradSync[1] != 0 {
 		t.Errorf("FSDP: chunk syncs %v, stage 1 exposed %g s", fsdp.chunkSync, fsdp.gradSync[1])
 	}
+	// The Chakra breakdown of the end of the iteration carries the FP32
+	// bytes and the seconds the pricing used.
+	parts, err := fsdp.GradSyncParts(0, 0)
+	if err != nil || len(parts) == 0 || parts[0].Name != "dp-rs" || parts[0].Bytes != dense*FSDPGradBytesPerParam || parts[0].Seconds != b.denseRS {
+		t.Errorf("FSDP's grad-sync parts %+v, %v: want dp-rs of %g B in %g s", parts, err, dense*FSDPGradBytesPerParam, b.denseRS)
+	}
 	par.GradSync = job.GradFSDPReshard
 	re, _, _ := mechJob(t, job.ModelLlama3With70B, 64, par, 8192)
+	if parts, err := re.GradSyncParts(0, 0); err != nil || parts != nil {
+		t.Errorf("reshard: grad-sync parts %+v, %v: the gathers run in the layers", parts, err)
+	}
 	if re.fsdpLayer[0] == ([2]float64{}) || re.chunkSync != nil {
 		t.Errorf("reshard: per-layer %v, chunk syncs %v", re.fsdpLayer, re.chunkSync)
 	}

@@ -163,16 +163,25 @@ func (p *LayerPart) Seconds() float64 {
 type Breakdown struct {
 	*Iteration
 	p pricer
+	// rec is what the pricing recorded of every group: the breakdown reads
+	// it instead of pricing a group again.
+	rec *partsRecord
 }
 
-// Breakdown prices the layout as Price does and keeps what LayerParts
-// needs.
+// Breakdown prices the layout as Price does, recording each group's
+// pricing (its compute, exposed CP communication and the layer's extras)
+// for LayerParts to read.
 func (m *Model) Breakdown(l *step.Layout, lengths []int, exec Exec, stallSeconds float64) (*Breakdown, error) {
-	it, err := m.Price(l, lengths, exec, stallSeconds)
-	if err != nil {
+	s := m.getScratch()
+	defer m.putScratch(s)
+	rec := &partsRecord{}
+	s.parts = rec
+	defer func() { s.parts = nil }()
+	it := new(Iteration)
+	if err := s.price(it, l, lengths, exec, stallSeconds); err != nil {
 		return nil, err
 	}
-	return &Breakdown{Iteration: it, p: pricer{m: m, lengths: lengths, exec: exec}}, nil
+	return &Breakdown{Iteration: it, p: pricer{m: m, lengths: lengths, exec: exec}, rec: rec}, nil
 }
 
 // passParts is one layer kind's parts on one GPU: forward, backward and the
@@ -214,7 +223,7 @@ func (b *Breakdown) LayerParts(stage, chunk int, d *step.Domain, rank int, backw
 		class = stage
 	}
 	t := m.topo.ForStage(class)
-	rp, err := b.rankParts(t, d, rank)
+	rp, err := b.rankParts(t, class, d, rank)
 	if err != nil {
 		return nil, err
 	}
@@ -333,18 +342,25 @@ func opsWork(ops []compute.Op, pass int) (flops, bytes float64) {
 	return flops, bytes
 }
 
-// rankParts prices what HDP rank rank runs in domain d per layer kind: its
-// CP group's compute, CP and TP collectives, and its EP block's all-to-alls.
-func (b *Breakdown) rankParts(t network.Topology, d *step.Domain, rank int) (*rankParts, error) {
+// rankParts is what HDP rank rank runs in domain d per layer kind, on the
+// stages of class (topology t): its CP group's compute, CP and TP
+// collectives as the pricing recorded them, and its EP block's all-to-alls.
+func (b *Breakdown) rankParts(t network.Topology, class int, d *step.Domain, rank int) (*rankParts, error) {
 	m, p := b.m, &b.p
 	rp := &rankParts{}
 	if m.rankDevice != nil {
 		rp.dev = m.rankDevice[rank]
 	}
 	var g *sched.Group
+	var gp *groupPrice
 	for i := range d.Groups {
 		if gr := &d.Groups[i]; gr.FirstRank <= rank && rank <= gr.LastRank() {
 			g = gr
+			at := int(b.rec.off[class*len(b.layout.Domains)+d.Index]) + i
+			if at >= len(b.rec.groups) {
+				return nil, fmt.Errorf("costmodel: microbatch %d group at rank %d: not recorded by the pricing", d.MB, gr.FirstRank)
+			}
+			gp = &b.rec.groups[at]
 			break
 		}
 	}
@@ -358,12 +374,12 @@ func (b *Breakdown) rankParts(t network.Topology, d *step.Domain, rank int) (*ra
 		}
 		if g.Layout != nil {
 			rp.tokens = g.Layout.ShardTokens[rank-g.FirstRank]
-			if err := b.layoutParts(t, g, rank, int64(total), rp); err != nil {
+			if err := b.layoutParts(t, g, gp, rank, rp); err != nil {
 				return nil, fmt.Errorf("costmodel: microbatch %d group at rank %d (degree %d): %w", d.MB, g.FirstRank, g.Size, err)
 			}
 		} else {
 			rp.tokens = per
-			if err := b.groupParts(t, g, rank, per, total, rp); err != nil {
+			if err := b.groupParts(t, g, gp, rank, per, total, rp); err != nil {
 				return nil, fmt.Errorf("costmodel: microbatch %d group at rank %d (degree %d): %w", d.MB, g.FirstRank, g.Size, err)
 			}
 		}
@@ -407,11 +423,9 @@ func (b *Breakdown) rankParts(t network.Topology, d *step.Domain, rank int) (*ra
 }
 
 // groupParts fills rp for rank of group g (even split: per tokens per rank
-// of total), as domain prices the group.
-func (b *Breakdown) groupParts(t network.Topology, g *sched.Group, rank, per, total int, rp *rankParts) error {
+// of total) from what the pricing recorded of it (gp).
+func (b *Breakdown) groupParts(t network.Topology, g *sched.Group, gp *groupPrice, rank, per, total int, rp *rankParts) error {
 	m, p := b.m, &b.p
-	exec, ring := p.cpExec(g.Size)
-	c := p.compute(*g, per, ring)
 	model := m.job.Model
 	tp := float64(max(m.topo.TP, 1))
 	var attnFLOPs float64
@@ -419,28 +433,13 @@ func (b *Breakdown) groupParts(t network.Topology, g *sched.Group, rank, per, to
 		attnFLOPs += model.AttentionFwdFLOPs(p.lengths[id])
 	}
 	attnFLOPs /= float64(g.Size) * tp
+	c := gp.c
 	for kind, l := range [2]int{m.denseLayer, m.moeLayer} {
 		if l < 0 {
 			continue
 		}
 		compF, compB := c.ops[kind][0]+c.attn[0], c.ops[kind][1]+c.attn[1]
-		var cp network.CPLayerCost
-		var grp network.CPGroup
-		comm := !m.opts.NoComm && g.Size > 1
-		if comm {
-			grp = network.CPGroup{Exec: exec, FirstRank: g.FirstRank, Degree: g.Size,
-				UlyssesDegree: g.Size / ring, OverlapAllToAll: p.exec.OverlapAllToAll}
-			var err error
-			cp, err = network.CPLayer(t, model, grp, total,
-				network.CPOverlap{AttentionFwdSeconds: c.attn[0], AttentionBwdSeconds: c.attn[1],
-					IndependentFwdSeconds: c.window[kind][0], IndependentBwdSeconds: c.window[kind][1]})
-			if err != nil {
-				return err
-			}
-		}
-		f, bw := compF+cp.Fwd.ExposedSeconds, compB+cp.Bwd.ExposedSeconds
-		exposed := [2]float64{f - compF, bw - compB}
-		x := m.layerExtra(t, layerIn{kind: kind, perRank: per, ops: c.ops[kind], attn: c.attn, gemm: c.gemm[kind], cpFwd: exposed[0]})
+		exposed, x := gp.exposed[kind], gp.x[kind]
 		pp := &rp.kinds[kind]
 		p.ops = m.devices[rp.dev].Compute.AppendLayerOps(p.ops[:0], l, per)
 		ff, fb := opsWork(p.ops, 0)
@@ -448,19 +447,25 @@ func (b *Breakdown) groupParts(t network.Topology, g *sched.Group, rank, per, to
 		af, ab := attentionBytes(t, model, per)
 		pp.fwd = Work{Seconds: compF, FLOPs: ff + attnFLOPs, Bytes: fb + af}
 		pp.bwd = Work{Seconds: compB, FLOPs: bf + attnFLOPs*model.AttentionBwdFactor(), Bytes: bb + ab}
-		if comm {
-			pp.fwdComm = b.cpCollectives(t, grp, rank, total, c.window[kind][0], exposed[0], false)
-			pp.bwdComm = b.cpCollectives(t, grp, rank, total, c.window[kind][1], exposed[1], true)
+		if gp.comm {
+			pp.fwdComm = b.cpCollectives(t, gp.grp, rank, total, c.window[kind][0], exposed[0], false)
+			pp.bwdComm = b.cpCollectives(t, gp.grp, rank, total, c.window[kind][1], exposed[1], true)
 		}
 		pp.fwdComm = append(pp.fwdComm, b.tpCollectives(rank, per, x.tpFwd)...)
 		pp.bwdComm = append(pp.bwdComm, b.tpCollectives(rank, per, x.tpBwd)...)
 		b.recompute(pp, x, Work{FLOPs: attnFLOPs, Bytes: af})
-		// The GPU's own layer time, summed as raise sums it.
-		pp.fwdSec = compF + exposed[0] + x.tpFwd + x.fsdpFwd
-		pp.bwdSec = compB + exposed[1] + x.tpBwd + x.fsdpBwd
-		pp.recSec = compB + exposed[1] + x.tpBwd + x.fsdpBwd + x.recomputeCompute + x.recomputeComm
+		b.ownSeconds(pp, [2]float64{compF, compB}, exposed, x)
 	}
 	return nil
+}
+
+// ownSeconds sets pp's own layer times, summed as raise sums them: the
+// compute, its exposed CP communication and the layer's TP and FSDP
+// extras, the recomputed backward adding the forward it runs again.
+func (b *Breakdown) ownSeconds(pp *passParts, comp, exposed [2]float64, x layerExtra) {
+	pp.fwdSec = comp[0] + exposed[0] + x.tpFwd + x.fsdpFwd
+	pp.bwdSec = comp[1] + exposed[1] + x.tpBwd + x.fsdpBwd
+	pp.recSec = pp.bwdSec + x.recomputeCompute + x.recomputeComm
 }
 
 // recompute fills pp's recomputed forward from x (layerExtra): under full
@@ -577,47 +582,41 @@ func (b *Breakdown) cpCollectives(t network.Topology, grp network.CPGroup, rank,
 	return out
 }
 
-// layoutParts fills rp for rank of group g with a CP × HP layout, as
-// layoutGroup prices it: the layer the slowest rank's ops plus the slowest
-// rank's attention plus network.LayoutCPLayer's exposed communication; the
-// collectives the all-to-all of the rank's HP group and the ring across the
-// HP groups (as an all-gather, and a reduce-scatter backward, over the
-// group).
-func (b *Breakdown) layoutParts(t network.Topology, g *sched.Group, rank int, total int64, rp *rankParts) error {
+// layoutParts fills rp for rank of group g with a CP × HP layout from what
+// the pricing (layoutGroup) recorded of it (gp): the layer the slowest
+// rank's ops plus the slowest rank's attention plus network.LayoutCPLayer's
+// exposed communication; the collectives the all-to-all of the rank's HP
+// group and the ring across the HP groups (as an all-gather, and a
+// reduce-scatter backward, over the group).
+func (b *Breakdown) layoutParts(t network.Topology, g *sched.Group, gp *groupPrice, rank int, rp *rankParts) error {
 	m, p := b.m, &b.p
 	l := g.Layout
 	model := m.job.Model
-	heads := model.QueryHeads / max(m.topo.TP, 1)
-	if err := l.Check(*g, total, heads); err != nil {
+	tp := float64(max(m.topo.TP, 1))
+	i := rank - g.FirstRank
+	// The rank's own share of the group's attention FLOPs: its heads of its
+	// HP group's chunk of each sequence (layoutShare, as priced).
+	_, total, err := p.groupTokens(*g)
+	if err != nil {
 		return err
 	}
 	var ownAttnFLOPs float64
-	lm := p.layoutRanks(*g, total, heads, func(r, _, _ int, share, fl float64) {
-		if r == rank {
-			ownAttnFLOPs = share * fl / float64(max(m.topo.TP, 1))
+	chunk := int64(l.Chunks()[l.HPGroupOf()[i]])
+	if share := layoutShare(l.Heads[i], model.QueryHeads/max(m.topo.TP, 1), chunk, int64(total)); share > 0 {
+		for _, id := range g.Seqs {
+			if s := p.lengths[id]; s > 0 {
+				ownAttnFLOPs += model.AttentionFwdFLOPs(s)
+			}
 		}
-	}, true)
-	ops, window, attn, most := lm.ops, lm.window, lm.attn, lm.most
-	i := rank - g.FirstRank
+		ownAttnFLOPs *= share / tp
+	}
+	lm := gp.lm
 	for kind, layer := range [2]int{m.denseLayer, m.moeLayer} {
 		if layer < 0 {
 			continue
 		}
-		var cp network.CPLayerCost
-		comm := !m.opts.NoComm && g.Size > 1
-		if comm {
-			var err error
-			cp, err = network.LayoutCPLayer(t, model, g.FirstRank, l, total, heads, network.LayoutOverlap{
-				AttentionFwdSeconds: attn[0], AttentionBwdSeconds: attn[1],
-				IndependentFwdSeconds: window[kind][0], IndependentBwdSeconds: window[kind][1],
-				OverlapAllToAll: p.exec.OverlapAllToAll})
-			if err != nil {
-				return err
-			}
-		}
-		exposed := [2]float64{cp.Fwd.ExposedSeconds, cp.Bwd.ExposedSeconds}
-		x := m.layerExtra(t, layerIn{kind: kind, perRank: most, ops: lm.ops[kind], attn: attn, gemm: lm.gemm[kind], cpFwd: exposed[0]})
-		comp := [2]float64{ops[kind][0] + attn[0], ops[kind][1] + attn[1]}
+		exposed, x := gp.exposed[kind], gp.x[kind]
+		comp := [2]float64{lm.ops[kind][0] + lm.attn[0], lm.ops[kind][1] + lm.attn[1]}
 		pp := &rp.kinds[kind]
 		p.ops = m.devices[rp.dev].Compute.AppendLayerOps(p.ops[:0], layer, l.ShardTokens[i])
 		ff, fb := opsWork(p.ops, 0)
@@ -625,16 +624,14 @@ func (b *Breakdown) layoutParts(t network.Topology, g *sched.Group, rank int, to
 		af, ab := attentionBytes(t, model, l.ShardTokens[i])
 		pp.fwd = Work{Seconds: comp[0], FLOPs: ff + ownAttnFLOPs, Bytes: fb + af}
 		pp.bwd = Work{Seconds: comp[1], FLOPs: bf + ownAttnFLOPs*model.AttentionBwdFactor(), Bytes: bb + ab}
-		if comm {
+		if gp.comm {
 			pp.fwdComm = b.layoutCollectives(t, g, rank, exposed[0], false)
 			pp.bwdComm = b.layoutCollectives(t, g, rank, exposed[1], true)
 		}
-		pp.fwdComm = append(pp.fwdComm, b.tpCollectives(rank, most, x.tpFwd)...)
-		pp.bwdComm = append(pp.bwdComm, b.tpCollectives(rank, most, x.tpBwd)...)
+		pp.fwdComm = append(pp.fwdComm, b.tpCollectives(rank, lm.most, x.tpFwd)...)
+		pp.bwdComm = append(pp.bwdComm, b.tpCollectives(rank, lm.most, x.tpBwd)...)
 		b.recompute(pp, x, Work{FLOPs: ownAttnFLOPs, Bytes: af})
-		pp.fwdSec = comp[0] + exposed[0] + x.tpFwd + x.fsdpFwd
-		pp.bwdSec = comp[1] + exposed[1] + x.tpBwd + x.fsdpBwd
-		pp.recSec = comp[1] + exposed[1] + x.tpBwd + x.fsdpBwd + x.recomputeCompute + x.recomputeComm
+		b.ownSeconds(pp, comp, exposed, x)
 	}
 	return nil
 }
@@ -748,23 +745,29 @@ func (b *Breakdown) P2PBytes(d *step.Domain, rank int) float64 {
 }
 
 // GradSyncParts is the end of the iteration on stage for a GPU of HDP rank
-// rank, in the order it runs: under the distributed optimizer the dense
-// gradients' reduce-scatter over the pool, the expert gradients' over the
-// rank's expert-DP group, then the parameters' all-gathers in the same
-// order (network.GradSync); under job.GradAllReduce the two all-reduces
-// (network.GradAllReduce). Their seconds sum to GradSyncSeconds (to
-// rounding); a group of one rank or no bytes is left out. The optimizer step
-// that follows is OptimizerSeconds.
+// rank, in the order it runs, as the cost model priced it: under the
+// distributed optimizer (and FSDP) the dense gradients' reduce-scatter over
+// the pool, the expert gradients' over the rank's expert-DP group, then the
+// parameters' all-gathers in the same order; under job.GradAllReduce the two
+// all-reduces. Gradients travel at the job's bytes per element (FP32 under
+// FSDP or job.Parallel.GradReduceFP32). The collectives are whole: with
+// gradient-reduce overlap (or FSDP) GradSyncSeconds is only what they leave
+// exposed after the last backward; without it their seconds sum to
+// GradSyncSeconds (to rounding). Under job.GradFSDPReshard the gathers and
+// reduce-scatters run with each layer, and there is nothing here. A group
+// of one rank or no bytes is left out. The optimizer step that follows is
+// OptimizerSeconds.
 func (m *Model) GradSyncParts(stage, rank int) ([]Collective, error) {
 	if stage < 0 || stage >= m.topo.PP || rank < 0 || rank >= m.topo.PoolRanks {
 		return nil, fmt.Errorf("costmodel: stage %d rank %d outside [0, %d) × [0, %d)", stage, rank, m.topo.PP, m.topo.PoolRanks)
 	}
-	if m.opts.NoComm {
+	mode := m.job.Parallel.GradSyncMode()
+	if m.opts.NoComm || mode == job.GradFSDPReshard {
 		return nil, nil
 	}
-	t := m.topo.ForStage(stage)
 	g := m.topo.PoolRanks
 	dense, expert := m.stageParams(stage)
+	st := m.syncs[stage]
 	dp := network.Contiguous(0, g)
 	edp := network.Ranks{First: rank % m.ep, Count: g / m.ep, Stride: m.ep}
 	var out []Collective
@@ -773,19 +776,16 @@ func (m *Model) GradSyncParts(stage, rank int) ([]Collective, error) {
 			out = append(out, c)
 		}
 	}
-	if m.job.Parallel.GradSyncMode() == job.GradAllReduce {
-		c := network.GradAllReduce(t, dense, expert, m.ep)
-		add(Collective{Name: "dp-ar", Kind: AllReduce, Group: GroupDP, Ranks: dp, Bytes: dense * network.GradBytesPerParam,
-			Seconds: c.DenseReduceScatterSeconds + c.DenseAllGatherSeconds})
-		add(Collective{Name: "edp-ar", Kind: AllReduce, Group: GroupExpertDP, Ranks: edp, Bytes: expert * network.GradBytesPerParam,
-			Seconds: c.ExpertReduceScatterSeconds + c.ExpertAllGatherSeconds})
+	if mode == job.GradAllReduce {
+		add(Collective{Name: "dp-ar", Kind: AllReduce, Group: GroupDP, Ranks: dp, Bytes: dense * network.GradBytesPerParam, Seconds: st.denseRS + st.denseAG})
+		add(Collective{Name: "edp-ar", Kind: AllReduce, Group: GroupExpertDP, Ranks: edp, Bytes: expert * network.GradBytesPerParam, Seconds: st.expertRS + st.expertAG})
 		return out, nil
 	}
-	c := network.GradSync(t, dense, expert, m.ep)
-	add(Collective{Name: "dp-rs", Kind: ReduceScatter, Group: GroupDP, Ranks: dp, Bytes: dense * network.GradBytesPerParam, Seconds: c.DenseReduceScatterSeconds})
-	add(Collective{Name: "edp-rs", Kind: ReduceScatter, Group: GroupExpertDP, Ranks: edp, Bytes: expert * network.GradBytesPerParam, Seconds: c.ExpertReduceScatterSeconds})
-	add(Collective{Name: "dp-ag", Kind: AllGather, Group: GroupDP, Ranks: dp, Bytes: dense * network.ParamBytesPerParam, Seconds: c.DenseAllGatherSeconds})
-	add(Collective{Name: "edp-ag", Kind: AllGather, Group: GroupExpertDP, Ranks: edp, Bytes: expert * network.ParamBytesPerParam, Seconds: c.ExpertAllGatherSeconds})
+	gb := m.gradBytesPerParam()
+	add(Collective{Name: "dp-rs", Kind: ReduceScatter, Group: GroupDP, Ranks: dp, Bytes: dense * gb, Seconds: st.denseRS})
+	add(Collective{Name: "edp-rs", Kind: ReduceScatter, Group: GroupExpertDP, Ranks: edp, Bytes: expert * gb, Seconds: st.expertRS})
+	add(Collective{Name: "dp-ag", Kind: AllGather, Group: GroupDP, Ranks: dp, Bytes: dense * network.ParamBytesPerParam, Seconds: st.denseAG})
+	add(Collective{Name: "edp-ag", Kind: AllGather, Group: GroupExpertDP, Ranks: edp, Bytes: expert * network.ParamBytesPerParam, Seconds: st.expertAG})
 	return out, nil
 }
 
