@@ -55,7 +55,7 @@ func WriteProfile(prof *calib.Profile, out string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := report.WriteFileAtomic(out, func(f io.Writer) error { _, err := f.Write(b); return err }); err != nil {
+	if err := safeio.WriteFileAtomic(out, func(f io.Writer) error { _, err := f.Write(b); return err }); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "wrote profile %q to %s\n", prof.Name, out)

@@ -3,12 +3,12 @@ package calibrate
 import (
 	"context"
 	"fmt"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"io"
 	"time"
 
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/hwbackend"
-	"github.com/dcpsim/dcpsim/report"
 )
 
 // Measurement is a calibration run on hardware: the backend and its sweep,
@@ -33,7 +33,7 @@ func Measure(ctx context.Context, m Measurement, base *calib.Profile, t Target, 
 		return err
 	}
 	fmt.Fprintf(stderr, "calibrate: %d measurements in %.1f s\n", len(ms), time.Since(start).Seconds())
-	if err := report.WriteFileAtomic(m.CSV, func(w io.Writer) error {
+	if err := safeio.WriteFileAtomic(m.CSV, func(w io.Writer) error {
 		fmt.Fprintf(w, "# dcpsim calibrate --backend %s on %s, %s\n", m.BackendLabel, m.Backend.Name(), start.UTC().Format(time.RFC3339))
 		return calib.WriteMeasurements(w, ms)
 	}); err != nil {

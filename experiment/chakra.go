@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"io"
 	"io/fs"
 	"math"
@@ -15,7 +16,6 @@ import (
 	"strconv"
 
 	"github.com/dcpsim/dcpsim/costmodel"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/report/chakra"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sim"
@@ -383,7 +383,7 @@ func CheckChakraPrefix(prefix string) error {
 // WriteFiles writes every trace of the set into dir (created if absent) as
 // ChakraFileName(prefix, npu), then comm_groups.json and
 // comm_groups.names.json, each through a temporary file renamed into place
-// (report.WriteFileAtomic); wrote is called after each file with its path
+// (safeio.WriteFileAtomic); wrote is called after each file with its path
 // and its nodes (0 for the JSON files). It stops between files once ctx is
 // done. dir must be a folder (or absent): a file or a link (which would
 // send the traces into its target) is refused as bad input.
@@ -400,7 +400,7 @@ func (c *ChakraTraces) WriteFiles(ctx context.Context, dir, prefix string, wrote
 		}
 		path := filepath.Join(dir, ChakraFileName(prefix, g.NPU))
 		var n int
-		err := report.WriteFileAtomic(path, func(w io.Writer) error {
+		err := safeio.WriteFileAtomic(path, func(w io.Writer) error {
 			var err error
 			n, err = c.WriteTrace(w, g.NPU)
 			return err
@@ -417,7 +417,7 @@ func (c *ChakraTraces) WriteFiles(ctx context.Context, dir, prefix string, wrote
 		write func(io.Writer) error
 	}{{ChakraCommGroupsFile, c.WriteCommGroups}, {ChakraGroupNamesFile, c.WriteGroupNames}} {
 		path := filepath.Join(dir, f.name)
-		if err := report.WriteFileAtomic(path, f.write); err != nil {
+		if err := safeio.WriteFileAtomic(path, f.write); err != nil {
 			return err
 		}
 		if wrote != nil {
@@ -533,7 +533,7 @@ func (c *ChakraTraces) WriteAstraConfig(dir string, wrote func(path string)) err
 		{chakra.AstraRemoteMemoryFile, chakra.WriteAstraRemoteMemory},
 	} {
 		path := filepath.Join(dir, f.name)
-		if err := report.WriteFileAtomic(path, f.write); err != nil {
+		if err := safeio.WriteFileAtomic(path, f.write); err != nil {
 			return err
 		}
 		if wrote != nil {

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"strings"
 	"time"
 
@@ -28,7 +29,7 @@ func descriptorFor(sc *scenarios.Scenario, name string) (policies.Descriptor, er
 }
 
 // externalLogName is the results-folder file of an external policy's stderr.
-func externalLogName(name string) string { return "external-" + report.SafeName(name) + ".log" }
+func externalLogName(name string) string { return "external-" + safeio.SafeName(name) + ".log" }
 
 // startExternal starts the process of the scenario's external policy name,
 // in the scenario's folder, with the job's token costs, when allow says the

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"errors"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
@@ -192,7 +192,7 @@ func copyPoint(src, dst string, want *PointRecord) (err error) {
 	}()
 	for k, n := range pf.names {
 		b := pf.data[k]
-		if err := report.WriteFileAtomic(filepath.Join(st.tmp, n), func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+		if err := safeio.WriteFileAtomic(filepath.Join(st.tmp, n), func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 			return err
 		}
 	}

@@ -33,12 +33,12 @@ type pointFolder struct {
 }
 
 // checkName applies the rule for every name read back from a results
-// folder that becomes part of a path: it must equal report.SafeName(name)
+// folder that becomes part of a path: it must equal safeio.SafeName(name)
 // (so it is not empty, ".", ".." or a dot-name, and holds no separator).
 // file and key name where the name came from.
 func checkName(file, key, name string) error {
-	if name != report.SafeName(name) || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
-		return badInput("%s: %s = %q: must be a file-safe name of [a-z0-9._-] (as report.SafeName makes), not starting with a dot",
+	if name != safeio.SafeName(name) || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+		return badInput("%s: %s = %q: must be a file-safe name of [a-z0-9._-] (as safeio.SafeName makes), not starting with a dot",
 			file, key, name)
 	}
 	return nil

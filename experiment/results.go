@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"io"
 	"path/filepath"
 	"runtime/debug"
@@ -104,7 +105,7 @@ func (w *resultWriter) write(name string, f func(io.Writer) error) error {
 	if err := w.check(name); err != nil {
 		return err
 	}
-	if err := report.WriteFileAtomic(filepath.Join(w.dir, name), f); err != nil {
+	if err := safeio.WriteFileAtomic(filepath.Join(w.dir, name), f); err != nil {
 		return err
 	}
 	w.files = append(w.files, name)
@@ -170,7 +171,7 @@ func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Sc
 	}
 	for i := range out.Timelines {
 		tl := &out.Timelines[i]
-		if err := w.write("trace-"+report.SafeName(tl.Policy)+".json", func(f io.Writer) error { return report.WriteTrace(f, tl) }); err != nil {
+		if err := w.write("trace-"+safeio.SafeName(tl.Policy)+".json", func(f io.Writer) error { return report.WriteTrace(f, tl) }); err != nil {
 			return nil, err
 		}
 	}

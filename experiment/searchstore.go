@@ -111,7 +111,7 @@ func openEvalStore(dir string, sc *scenarios.Scenario) (*evalStore, error) {
 		return nil, badInput("%s: %s must be a folder", dir, evals)
 	}
 	removeStaleTemporaries(evals) // a killed search's half-written evaluations
-	if err := report.WriteFileAtomic(filepath.Join(dir, searchStateFile), func(w io.Writer) error {
+	if err := safeio.WriteFileAtomic(filepath.Join(dir, searchStateFile), func(w io.Writer) error {
 		return encodeJSON(w, searchState{Search: sc.Name, SearchSHA: sha})
 	}); err != nil {
 		return nil, err
@@ -304,7 +304,7 @@ func validEvalStatus(st string) bool {
 // save writes an evaluation.
 func (s *evalStore) save(ev *searchEval) error {
 	ev.SearchSHA, ev.Revision = s.sha, s.revision
-	return report.WriteFileAtomic(s.evalPath(ev.ID, ev.Rung), func(w io.Writer) error { return encodeJSON(w, ev) })
+	return safeio.WriteFileAtomic(s.evalPath(ev.ID, ev.Rung), func(w io.Writer) error { return encodeJSON(w, ev) })
 }
 
 // writeSearch writes search.json, search.csv and (with figures) the figures
@@ -511,7 +511,7 @@ func MergeSearch(ctx context.Context, out string, srcs []string, figures bool) (
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, badInput("%s: %v", out, err)
 	}
-	if err := report.WriteFileAtomic(filepath.Join(out, searchStateFile), func(w io.Writer) error {
+	if err := safeio.WriteFileAtomic(filepath.Join(out, searchStateFile), func(w io.Writer) error {
 		return encodeJSON(w, searchState{Search: merged.Search, SearchSHA: merged.SearchSHA})
 	}); err != nil {
 		return nil, err

@@ -382,7 +382,7 @@ var pointFiles = []string{"iterations.csv", "manifest.json", "point.json", "summ
 // pointDir is the folder of point i: points/p<index>-<safe point name>.
 func pointDir(dir string, i int, name string) string {
 	_, suffix, _ := strings.Cut(name, "/")
-	return filepath.Join(dir, "points", fmt.Sprintf("p%04d-%s", i, report.SafeName(suffix)))
+	return filepath.Join(dir, "points", fmt.Sprintf("p%04d-%s", i, safeio.SafeName(suffix)))
 }
 
 // runPoint simulates point i unless its folder already holds a complete
@@ -437,15 +437,15 @@ func writeSweep(ctx context.Context, dir, name, hash string, recs []*PointRecord
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := report.WriteFileAtomic(filepath.Join(dir, "sweep.json"), func(w io.Writer) error { return encodeJSON(w, sf) }); err != nil {
+	if err := safeio.WriteFileAtomic(filepath.Join(dir, "sweep.json"), func(w io.Writer) error { return encodeJSON(w, sf) }); err != nil {
 		return nil, err
 	}
-	if err := report.WriteFileAtomic(filepath.Join(dir, "sweep.csv"), func(w io.Writer) error {
+	if err := safeio.WriteFileAtomic(filepath.Join(dir, "sweep.csv"), func(w io.Writer) error {
 		return report.WriteCSV(w, report.SweepRows(sf.Points))
 	}); err != nil {
 		return nil, err
 	}
-	if err := report.WriteFileAtomic(filepath.Join(dir, "timings.json"), func(w io.Writer) error { return encodeJSON(w, timings) }); err != nil {
+	if err := safeio.WriteFileAtomic(filepath.Join(dir, "timings.json"), func(w io.Writer) error { return encodeJSON(w, timings) }); err != nil {
 		return nil, err
 	}
 	files := []string{"sweep.json", "sweep.csv", "timings.json"}

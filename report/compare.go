@@ -8,6 +8,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"image/color"
 	"io"
 	"math"
@@ -350,11 +351,11 @@ var CompareFiles = []string{"compare.csv", "compare.json", "compare.png", "compa
 // returns the names written, sorted (those written so far on an error).
 func WriteComparison(dir string, c *Comparison) ([]string, error) {
 	var names []string
-	if err := WriteFileAtomic(filepath.Join(dir, "compare.json"), func(w io.Writer) error { return WriteComparisonJSON(w, c) }); err != nil {
+	if err := safeio.WriteFileAtomic(filepath.Join(dir, "compare.json"), func(w io.Writer) error { return WriteComparisonJSON(w, c) }); err != nil {
 		return names, err
 	}
 	names = append(names, "compare.json")
-	if err := WriteFileAtomic(filepath.Join(dir, "compare.csv"), func(w io.Writer) error { return WriteCSV(w, c.Rows) }); err != nil {
+	if err := safeio.WriteFileAtomic(filepath.Join(dir, "compare.csv"), func(w io.Writer) error { return WriteCSV(w, c.Rows) }); err != nil {
 		return names, err
 	}
 	names = append(names, "compare.csv")

@@ -6,6 +6,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"image/color"
 	"io"
 	"math"
@@ -76,7 +77,7 @@ func writeFigure(path string, f figure, ext string) error {
 		}
 		f.legend.Draw(draw.Crop(dc, f.w+0.1*vg.Inch, 0, 0, -top-0.1*vg.Inch))
 	}
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return safeio.WriteFileAtomic(path, func(w io.Writer) error {
 		_, err := c.WriteTo(w)
 		return err
 	})

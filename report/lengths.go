@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"io"
 	"math"
 	"path/filepath"
@@ -95,7 +96,7 @@ func SavePlot(p *plot.Plot, path string, width, height vg.Length) error {
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	return WriteFileAtomic(path, func(f io.Writer) error {
+	return safeio.WriteFileAtomic(path, func(f io.Writer) error {
 		_, err := w.WriteTo(f)
 		return err
 	})

@@ -71,7 +71,7 @@ func kindOrFolder(m fs.FileMode) string {
 	if m.IsDir() {
 		return "a folder"
 	}
-	return "a " + kindOf(m)
+	return "a " + safeio.KindOf(m)
 }
 
 // summaryPaths lists every summary.json the report reads under dir, in order.

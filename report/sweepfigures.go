@@ -7,6 +7,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"image/color"
 	"math"
 	"slices"
@@ -577,7 +578,7 @@ func sweepOptionFigure(pts []SweepPoint, colors map[string]int, key string) (*fi
 			}
 		}
 	}
-	name := "sweep-" + SafeName(policy+"-"+option)
+	name := "sweep-" + safeio.SafeName(policy+"-"+option)
 	p := plot.New()
 	p.Title.Text = policy + " step time vs " + option
 	p.X.Label.Text = policy + " option " + option

@@ -5,6 +5,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"image/color"
 	"slices"
 
@@ -241,13 +242,13 @@ func layOutTimelines(s *Summary, tls []Timeline) []timelineDrawn {
 func timelineNames(drawn []timelineDrawn) []string {
 	count := map[string]int{}
 	for _, d := range drawn {
-		count[SafeName(d.tl.Policy)]++
+		count[safeio.SafeName(d.tl.Policy)]++
 	}
 	used := map[string]bool{}
 	names := make([]string, len(drawn))
 	for i, d := range drawn {
-		name := "timeline-" + SafeName(d.tl.Policy)
-		if count[SafeName(d.tl.Policy)] > 1 {
+		name := "timeline-" + safeio.SafeName(d.tl.Policy)
+		if count[safeio.SafeName(d.tl.Policy)] > 1 {
 			name += fmt.Sprintf("-it%d", d.tl.Iteration)
 		}
 		for base, k := name, 2; used[name]; k++ {

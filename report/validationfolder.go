@@ -9,6 +9,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"image/color"
 	"io"
 	"math"
@@ -85,7 +86,7 @@ func WriteValidationFolder(dir string, rs []ValidationResult, software map[strin
 		rows.Runs = append(rows.Runs, RecordOf(r))
 	}
 	var names []string
-	err := WriteFileAtomic(filepath.Join(dir, ValidationRowsFile), func(w io.Writer) error {
+	err := safeio.WriteFileAtomic(filepath.Join(dir, ValidationRowsFile), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
@@ -94,7 +95,7 @@ func WriteValidationFolder(dir string, rs []ValidationResult, software map[strin
 		return nil, err
 	}
 	names = append(names, ValidationRowsFile)
-	err = WriteFileAtomic(filepath.Join(dir, ValidationCSVFile), func(w io.Writer) error {
+	err = safeio.WriteFileAtomic(filepath.Join(dir, ValidationCSVFile), func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		_ = cw.Write([]string{"name", "source", "gpu", "kind", "predicted_seconds", "measured_seconds", "error", "measured_value", "measured_unit", "layout", "assumed"})
 		for _, r := range rows.Runs {

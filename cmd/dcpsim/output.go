@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"io"
 	"os"
 
 	"github.com/dcpsim/dcpsim/badinput"
-	"github.com/dcpsim/dcpsim/report"
 )
 
 // Single-file outputs (plan/run --batches --out, calibrate --out and
@@ -14,11 +14,11 @@ import (
 // absent or a regular file (never a FIFO, a device node or a folder), in a
 // folder that takes a new file, and not one of the command's inputs.
 
-// checkOutFile checks the output file path of flag (report.CheckOutputFile),
+// checkOutFile checks the output file path of flag (safeio.CheckOutputFile),
 // so a bad one is refused (exit 2, naming the flag and the path) before any
 // simulation.
 func checkOutFile(flag, path string) error {
-	if err := report.CheckOutputFile(path); err != nil {
+	if err := safeio.CheckOutputFile(path); err != nil {
 		return badinput.Errorf("%s %w", flag, err)
 	}
 	return nil

@@ -62,7 +62,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if err := report.WriteFileAtomic(*out, func(w io.Writer) error { return report.WriteReproduction(w, *dir) }); err != nil {
+	if err := safeio.WriteFileAtomic(*out, func(w io.Writer) error { return report.WriteReproduction(w, *dir) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
@@ -81,7 +81,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return badInput("--readme %s: %v", *readme, err)
 	}
-	if err := report.WriteFileAtomic(*readme, func(w io.Writer) error { _, err := w.Write(fresh); return err }); err != nil {
+	if err := safeio.WriteFileAtomic(*readme, func(w io.Writer) error { _, err := w.Write(fresh); return err }); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "refreshed the tables of %s\n", *readme)

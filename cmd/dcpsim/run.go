@@ -2,12 +2,12 @@ package main
 
 import (
 	"flag"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/dcpsim/dcpsim/experiment"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched/policies"
 )
@@ -143,7 +143,7 @@ func withBatches(file, out string, stdout io.Writer, do func(r io.Reader, w io.W
 	if err := checkNotInput("--out", out, "--batches", file); err != nil {
 		return err
 	}
-	err := report.WriteFileAtomic(out, func(w io.Writer) error {
+	err := safeio.WriteFileAtomic(out, func(w io.Writer) error {
 		return untilDone(ctx, func() error { return do(ctxReader{ctx, r}, ctxWriter{ctx, w}) })
 	})
 	return interrupted(ctx, err)

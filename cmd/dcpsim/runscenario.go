@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"io"
 	"path/filepath"
 	"slices"
@@ -51,7 +52,7 @@ func allowExec(sc *scenarios.Scenario, allow bool, stderr io.Writer, policies ..
 // the repository, so a run never rewrites the committed results/ (make figures
 // names it).
 func defaultResultsDir(sc *scenarios.Scenario) string {
-	return filepath.Join("runs", report.SafeName(sc.Name))
+	return filepath.Join("runs", safeio.SafeName(sc.Name))
 }
 
 // runScenario simulates every policy of the scenario (or only one) on the same

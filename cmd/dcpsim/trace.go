@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/dcpsim/dcpsim/internal/safeio"
 	"io"
 	"os"
 	"slices"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/dcpsim/dcpsim/experiment"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched/policies"
 )
@@ -106,7 +106,7 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *prefix == "" {
-		*prefix = report.SafeName(*policy)
+		*prefix = safeio.SafeName(*policy)
 	}
 	if err := experiment.CheckChakraPrefix(*prefix); err != nil {
 		return badInput("--prefix: %w", err)

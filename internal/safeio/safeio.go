@@ -1,6 +1,9 @@
-// Package safeio reads untrusted files with a size bound enforced while
-// reading, so a hostile input (/dev/zero, a 10 GB "scenario") is refused with
-// the limit named instead of exhausting memory.
+// Package safeio is dcpsim's file safety at the edge: it reads untrusted
+// files with a size bound enforced while reading, so a hostile input
+// (/dev/zero, a 10 GB "scenario") is refused with the limit named instead of
+// exhausting memory, and it writes outputs atomically (WriteFileAtomic: a
+// temporary file in the destination folder renamed into place, so a crash
+// never leaves a half-written output) under safe names (SafeName).
 package safeio
 
 import (

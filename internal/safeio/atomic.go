@@ -1,10 +1,4 @@
-// Package report turns results into things people read: tables, JSON, figures,
-// Perfetto traces and the reproduction report (REPORT.md).
-// It lives at the edge of dcpsim: it writes files (always to a temporary name in
-// the destination folder, renamed into place once complete, so a crash never
-// leaves a half-written output) and it is the only package that imports
-// gonum/plot.
-package report
+package safeio
 
 import (
 	"errors"
@@ -76,11 +70,11 @@ func checkReplaceable(path string) error {
 	case fi.IsDir():
 		return badinput.Errorf("%s: is a folder; give the file to write", path)
 	}
-	return badinput.Errorf("%s: is a %s, not a regular file: refusing to replace it; give a regular file or a new name", path, kindOf(fi.Mode()))
+	return badinput.Errorf("%s: is a %s, not a regular file: refusing to replace it; give a regular file or a new name", path, KindOf(fi.Mode()))
 }
 
-// kindOf names a file mode's type for messages.
-func kindOf(m fs.FileMode) string {
+// KindOf names a file mode's type for messages (a named pipe, a device, ...).
+func KindOf(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
 		return "named pipe (FIFO)"
