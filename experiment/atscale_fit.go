@@ -5,6 +5,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"math"
 	"slices"
@@ -12,7 +13,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/dcpsim/dcpsim/calib"
-	"github.com/dcpsim/dcpsim/report"
 )
 
 // AtScaleHalves splits runs into the halves a fit uses and the halves it
@@ -41,7 +41,7 @@ type SustainedFit struct {
 	Value float64
 	// Fit and Held are the runs fitted on (half A) and held out (half B),
 	// predicted with Value.
-	Fit, Held []report.ValidationResult
+	Fit, Held []results.ValidationResult
 }
 
 // FitSustainedEfficiency fits gpu's calib.Profile.SustainedEfficiency: the
@@ -62,7 +62,7 @@ func FitSustainedEfficiency(runs []AtScaleRun, gpu string) (SustainedFit, error)
 	if err != nil {
 		return SustainedFit{}, badInput("%w", err)
 	}
-	predict := func(rs []AtScaleRun, s float64) ([]report.ValidationResult, error) {
+	predict := func(rs []AtScaleRun, s float64) ([]results.ValidationResult, error) {
 		return predictSustained(rs, base, s)
 	}
 	var fitErr error
@@ -111,7 +111,7 @@ func WriteSustainedFit(w io.Writer, f SustainedFit) error {
 	fmt.Fprintln(tw, "half\trun\tpredicted (s)\tmeasured (s)\terror (%)\t")
 	for _, h := range []struct {
 		name string
-		rs   []report.ValidationResult
+		rs   []results.ValidationResult
 	}{{"A (fitted)", f.Fit}, {"B (held out)", f.Held}} {
 		for _, r := range h.rs {
 			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%+.1f\t\n", h.name, r.Name, r.PredictedSeconds, r.MeasuredSeconds, 100*r.Error)
@@ -122,9 +122,9 @@ func WriteSustainedFit(w io.Writer, f SustainedFit) error {
 	}
 	for _, h := range []struct {
 		name string
-		rs   []report.ValidationResult
+		rs   []results.ValidationResult
 	}{{"A (fitted)", f.Fit}, {"B (held out)", f.Held}} {
-		s := report.SummarizeValidation(h.rs)
+		s := results.SummarizeValidation(h.rs)
 		fmt.Fprintf(w, "half %s: %d runs, mean |error| %.1f%%, max %.1f%%\n", h.name, s.Rows, 100*s.MeanAbsError, 100*s.MaxAbsError)
 	}
 	return nil
@@ -132,10 +132,10 @@ func WriteSustainedFit(w io.Writer, f SustainedFit) error {
 
 // predictSustained predicts rs on base with its sustained efficiency set to
 // s.
-func predictSustained(rs []AtScaleRun, base *calib.Profile, s float64) ([]report.ValidationResult, error) {
+func predictSustained(rs []AtScaleRun, base *calib.Profile, s float64) ([]results.ValidationResult, error) {
 	p := *base
 	p.SustainedEfficiency = calib.Const{Value: s, Source: "fit"}
-	out := make([]report.ValidationResult, 0, len(rs))
+	out := make([]results.ValidationResult, 0, len(rs))
 	for _, r := range rs {
 		v, err := predictAtScaleOn(r, &p)
 		if err != nil {

@@ -7,6 +7,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"slices"
 	"strings"
@@ -15,7 +16,6 @@ import (
 	"github.com/dcpsim/dcpsim/costmodel"
 	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/job"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/static"
 )
@@ -439,27 +439,27 @@ func (r AtScaleRun) Kind() string {
 // A run whose predicted peak memory exceeds its GPU's says so among its
 // assumptions (the run did fit, so the memory model is the one off) and is
 // timed as stated.
-func PredictAtScale(r AtScaleRun) (report.ValidationResult, error) {
+func PredictAtScale(r AtScaleRun) (results.ValidationResult, error) {
 	return predictAtScaleOn(r, nil)
 }
 
 // predictAtScaleOn is PredictAtScale on prof instead of the row's embedded
 // profile when prof is not nil (the fit of a sustained efficiency).
-func predictAtScaleOn(r AtScaleRun, prof *calib.Profile) (report.ValidationResult, error) {
+func predictAtScaleOn(r AtScaleRun, prof *calib.Profile) (results.ValidationResult, error) {
 	su, err := AtScaleJob(r)
 	if err != nil {
-		return report.ValidationResult{}, err
+		return results.ValidationResult{}, err
 	}
 	if prof != nil {
 		su.Profile = prof
 	}
 	meas, err := r.MeasuredSeconds(su.Job.Model, su.Profile)
 	if err != nil {
-		return report.ValidationResult{}, err
+		return results.ValidationResult{}, err
 	}
 	out, err := su.simulate()
 	if err != nil {
-		return report.ValidationResult{}, err
+		return results.ValidationResult{}, err
 	}
 	res := out.Result
 	t := res.IterationSeconds()
@@ -474,7 +474,7 @@ func predictAtScaleOn(r AtScaleRun, prof *calib.Profile) (report.ValidationResul
 		layout += fmt.Sprintf(" ep%d etp%d", mem.EP, mem.ExpertTP())
 	}
 	layout += fmt.Sprintf(" dp%d, %d MBs of %d, %s, %s", r.DP, su.Microbatches, su.MBS, mem.RecomputeMode(), mem.PrecisionMode())
-	v := report.ValidationResult{
+	v := results.ValidationResult{
 		Name: r.ID, PredictedSeconds: t, MeasuredSeconds: meas, Error: t/meas - 1,
 		MeasuredValue: r.MeasuredValue, MeasuredUnit: r.MeasuredUnit, Kind: r.Kind(),
 		Source: su.Family.Name, GPU: r.GPU, Assumed: su.Assumed, Layout: layout,

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"slices"
 	"strings"
@@ -9,7 +10,6 @@ import (
 	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/job"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/sched"
 )
 
@@ -342,7 +342,7 @@ func TestAtScaleAccuracy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res []report.ValidationResult
+	var res []results.ValidationResult
 	for _, r := range runs {
 		v, err := PredictAtScale(r)
 		if err != nil {
@@ -350,7 +350,7 @@ func TestAtScaleAccuracy(t *testing.T) {
 		}
 		res = append(res, v)
 	}
-	s := report.SummarizeValidation(res)
+	s := results.SummarizeValidation(res)
 	if s.MeanAbsError > 0.12 || s.MaxAbsError > 0.30 {
 		t.Errorf("at-scale: mean |error| %.1f%%, max %.1f%% (%s): above 12%% / 30%%", 100*s.MeanAbsError, 100*s.MaxAbsError, s.MaxName)
 	}
@@ -362,7 +362,7 @@ func TestAtScaleAccuracy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := report.SummarizeValidation(ov); s.MeanAbsError > 0.05 {
+	if s := results.SummarizeValidation(ov); s.MeanAbsError > 0.05 {
 		t.Errorf("megatron-lm.csv: mean |error| %.1f%%, above 5%%", 100*s.MeanAbsError)
 	}
 }

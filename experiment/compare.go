@@ -3,7 +3,7 @@ package experiment
 // dcpsim compare: two results folders of one scenario (two runs, or two
 // sweeps point by point) read back as untrusted input, paired policy by
 // policy, and their per-iteration step times compared with Welch's t
-// interval. The layout of the result is report.Comparison's.
+// interval. The layout of the result is results.Comparison's.
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"io/fs"
 	"math"
@@ -23,8 +24,6 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
-
-	"github.com/dcpsim/dcpsim/report"
 )
 
 // CompareOptions choose how Compare treats two folders.
@@ -47,7 +46,7 @@ const (
 // merge (points/<point>/, each such a folder), and compares them policy by
 // policy (for sweeps, each point paired by its swept axes, then policy by
 // policy): the measured iterations' step times of iterations.csv with
-// Welch's t interval on the difference of the means (report.CompareMethod),
+// Welch's t interval on the difference of the means (results.CompareMethod),
 // and tokens/day, the PP and DP bubbles and the peak memory from
 // summary.json. A policy or point in one folder only, or one that failed on
 // a side, is a row saying so, not an error.
@@ -60,7 +59,7 @@ const (
 // scenarios (by name) are refused, naming both, unless opts.Force; a
 // different seed or scenario hash is reported in Differences. Every error
 // matches badinput.Err and names the file.
-func Compare(a, b string, opts CompareOptions) (*report.Comparison, error) {
+func Compare(a, b string, opts CompareOptions) (*results.Comparison, error) {
 	sa, err := readCompareSide("A", a)
 	if err != nil {
 		return nil, err
@@ -76,9 +75,9 @@ func Compare(a, b string, opts CompareOptions) (*report.Comparison, error) {
 		return nil, badInput("A %s is of scenario %q and B %s of scenario %q: compare results of one scenario (--force compares them anyway)",
 			a, sa.folder.Scenario, b, sb.folder.Scenario)
 	}
-	c := &report.Comparison{Kind: sa.kind, A: sa.folder, B: sb.folder, Method: report.CompareMethod,
-		ConfidenceLevel: report.CompareConfidence, Differences: []report.Difference{}, Rows: []report.ComparisonRow{}}
-	diffs := &differences{seen: map[report.Difference]bool{}}
+	c := &results.Comparison{Kind: sa.kind, A: sa.folder, B: sb.folder, Method: results.CompareMethod,
+		ConfidenceLevel: results.CompareConfidence, Differences: []results.Difference{}, Rows: []results.ComparisonRow{}}
+	diffs := &differences{seen: map[results.Difference]bool{}}
 	diffs.add("scenario", sa.folder.Scenario, sb.folder.Scenario)
 	diffs.add("scenario_sha256", sa.folder.Hash, sb.folder.Hash)
 	diffs.add("dcpsim_version", sa.version, sb.version)
@@ -121,7 +120,7 @@ func Compare(a, b string, opts CompareOptions) (*report.Comparison, error) {
 type compareSide struct {
 	// kind is "run" or "sweep".
 	kind   string
-	folder report.ComparedFolder
+	folder results.ComparedFolder
 	// version is the dcpsim version of a run's manifest ("" for sweeps,
 	// whose points record only the revision).
 	version string
@@ -134,7 +133,7 @@ type compareSide struct {
 type compareUnit struct {
 	// point and axes name a sweep point ("" for a run); points pair by axes.
 	point, axes string
-	sum         *report.Summary
+	sum         *results.Summary
 	steps       map[string][]float64
 }
 
@@ -177,7 +176,7 @@ func readCompareRun(dir string) (*compareSide, error) {
 		return nil, err
 	}
 	spath := filepath.Join(dir, "summary.json")
-	var sum report.Summary
+	var sum results.Summary
 	if _, err := readDecoded(readCompareFile, spath, &sum); err != nil {
 		return nil, err
 	}
@@ -203,7 +202,7 @@ func readCompareRun(dir string) (*compareSide, error) {
 		rev += "+modified"
 	}
 	return &compareSide{kind: "run", version: man.Version,
-		folder: report.ComparedFolder{Path: dir, Scenario: sum.Scenario, Hash: sum.Hash, Seed: sum.Seed, Revision: rev},
+		folder: results.ComparedFolder{Path: dir, Scenario: sum.Scenario, Hash: sum.Hash, Seed: sum.Seed, Revision: rev},
 		units:  []compareUnit{{sum: &sum, steps: steps}}}, nil
 }
 
@@ -220,7 +219,7 @@ func readCompareSweep(dir string) (*compareSide, error) {
 		}
 		rec := pf.rec
 		if len(side.units) == 0 {
-			side.folder = report.ComparedFolder{Path: dir, Scenario: rec.Sweep, Hash: rec.SweepHash,
+			side.folder = results.ComparedFolder{Path: dir, Scenario: rec.Sweep, Hash: rec.SweepHash,
 				Seed: rec.Point.Summary.Seed, Revision: rec.Revision}
 		} else if rec.Sweep != side.folder.Scenario || rec.SweepHash != side.folder.Hash {
 			return badInput("%s: from sweep %s (sha256 %.12s), not %s (%.12s) as the folder's other points",
@@ -257,8 +256,8 @@ func readCompareSweep(dir string) (*compareSide, error) {
 // [minCompareStepSeconds, maxCompareStepSeconds], and per policy as many
 // measured rows as sum's iterations with the mean sum records. Policy names
 // must be non-empty and distinct.
-func parseSteps(spath, ipath string, b []byte, sum *report.Summary) (map[string][]float64, error) {
-	ok := map[string]*report.PolicySummary{}
+func parseSteps(spath, ipath string, b []byte, sum *results.Summary) (map[string][]float64, error) {
+	ok := map[string]*results.PolicySummary{}
 	seen := map[string]bool{}
 	for i := range sum.Policies {
 		ps := &sum.Policies[i]
@@ -334,12 +333,12 @@ func parseSteps(spath, ipath string, b []byte, sum *report.Summary) (map[string]
 // compareUnits compares one run (or sweep point) of A with B's (either may
 // be nil: the point is in one folder only): one row per policy, A's in A's
 // order, then B's others in B's.
-func compareUnits(ua, ub *compareUnit) ([]report.ComparisonRow, error) {
-	var rows []report.ComparisonRow
-	head := func(u *compareUnit, policy string) report.ComparisonRow {
-		return report.ComparisonRow{Point: u.point, Axes: u.axes, Policy: policy}
+func compareUnits(ua, ub *compareUnit) ([]results.ComparisonRow, error) {
+	var rows []results.ComparisonRow
+	head := func(u *compareUnit, policy string) results.ComparisonRow {
+		return results.ComparisonRow{Point: u.point, Axes: u.axes, Policy: policy}
 	}
-	find := func(u *compareUnit, policy string) *report.PolicySummary {
+	find := func(u *compareUnit, policy string) *results.PolicySummary {
 		if u == nil {
 			return nil
 		}
@@ -360,7 +359,7 @@ func compareUnits(ua, ub *compareUnit) ([]report.ComparisonRow, error) {
 			pb := find(ub, pa.Policy)
 			row := head(ua, pa.Policy)
 			if pb == nil {
-				row.Status, row.Note = report.CompareOnlyInA, missing
+				row.Status, row.Note = results.CompareOnlyInA, missing
 				sideA(&row, pa, ua.steps[pa.Policy])
 				rows = append(rows, row)
 				continue
@@ -384,7 +383,7 @@ func compareUnits(ua, ub *compareUnit) ([]report.ComparisonRow, error) {
 			continue
 		}
 		row := head(ub, pb.Policy)
-		row.Status, row.Note = report.CompareOnlyInB, missing
+		row.Status, row.Note = results.CompareOnlyInB, missing
 		sideB(&row, pb, ub.steps[pb.Policy])
 		rows = append(rows, row)
 	}
@@ -393,7 +392,7 @@ func compareUnits(ua, ub *compareUnit) ([]report.ComparisonRow, error) {
 
 // sideA and sideB fill a row's figures of one side from its summary and
 // step times (nothing for a policy that failed).
-func sideA(row *report.ComparisonRow, p *report.PolicySummary, steps []float64) {
+func sideA(row *results.ComparisonRow, p *results.PolicySummary, steps []float64) {
 	if p.Error != "" {
 		return
 	}
@@ -402,7 +401,7 @@ func sideA(row *report.ComparisonRow, p *report.PolicySummary, steps []float64) 
 	row.PeakMemoryMaxBytesA = p.PeakMemoryMaxBytes
 }
 
-func sideB(row *report.ComparisonRow, p *report.PolicySummary, steps []float64) {
+func sideB(row *results.ComparisonRow, p *results.PolicySummary, steps []float64) {
 	if p.Error != "" {
 		return
 	}
@@ -422,22 +421,22 @@ func sampleSD(xs []float64) float64 {
 // comparePolicies fills row for a policy present on both sides: a failure
 // on either side is its status, else the Welch comparison of the step
 // times.
-func comparePolicies(row *report.ComparisonRow, pa, pb *report.PolicySummary, a, b []float64) error {
+func comparePolicies(row *results.ComparisonRow, pa, pb *results.PolicySummary, a, b []float64) error {
 	sideA(row, pa, a)
 	sideB(row, pb, b)
 	switch {
 	case pa.Error != "" && pb.Error != "":
-		row.Status, row.Note = report.CompareFailedInBoth, "A: "+pa.Error+"; B: "+pb.Error
+		row.Status, row.Note = results.CompareFailedInBoth, "A: "+pa.Error+"; B: "+pb.Error
 		return nil
 	case pa.Error != "":
-		row.Status, row.Note = report.CompareFailedInA, pa.Error
+		row.Status, row.Note = results.CompareFailedInA, pa.Error
 		return nil
 	case pb.Error != "":
-		row.Status, row.Note = report.CompareFailedInB, pb.Error
+		row.Status, row.Note = results.CompareFailedInB, pb.Error
 		return nil
 	}
-	w := welch(a, b, report.CompareConfidence)
-	row.Status = report.CompareCompared
+	w := welch(a, b, results.CompareConfidence)
+	row.Status = results.CompareCompared
 	row.DiffSeconds, row.WelchDF, row.CIDefined, row.Significant = w.diff, w.df, w.defined, w.significant
 	ref := row.StepSecondsMeanA
 	row.ChangePct = 100 * w.diff / ref
@@ -503,15 +502,15 @@ func welch(a, b []float64, level float64) welchInterval {
 // differences collects what two folders record differently, each key, A
 // and B value once, in the order found.
 type differences struct {
-	list []report.Difference
-	seen map[report.Difference]bool
+	list []results.Difference
+	seen map[results.Difference]bool
 }
 
 func (d *differences) add(key, a, b string) {
 	if a == b {
 		return
 	}
-	x := report.Difference{Key: key, A: a, B: b}
+	x := results.Difference{Key: key, A: a, B: b}
 	if !d.seen[x] {
 		d.seen[x] = true
 		d.list = append(d.list, x)
@@ -529,14 +528,14 @@ var policyKeysCompared = []string{"cp_exec", "overlap_all_to_all", "chosen_optio
 // summaries adds the differences between two summaries of paired runs: the
 // scenario-level keys of summary.json (seed, iterations, layout, stall,
 // profiles, ...), the policy list, and how each policy in both ran.
-func (d *differences) summaries(a, b *report.Summary) {
+func (d *differences) summaries(a, b *results.Summary) {
 	fa, fb := jsonFields(reflect.ValueOf(*a)), jsonFields(reflect.ValueOf(*b))
 	for i := range fa { // the same type: the same keys in the same order
 		if !summaryKeysSkipped[fa[i].key] {
 			d.add(fa[i].key, fa[i].value, fb[i].value)
 		}
 	}
-	names := func(s *report.Summary) string {
+	names := func(s *results.Summary) string {
 		n := make([]string, len(s.Policies))
 		for i, p := range s.Policies {
 			n[i] = p.Policy
@@ -546,7 +545,7 @@ func (d *differences) summaries(a, b *report.Summary) {
 	d.add("policies", names(a), names(b))
 	for i := range a.Policies {
 		pa := &a.Policies[i]
-		j := slices.IndexFunc(b.Policies, func(p report.PolicySummary) bool { return p.Policy == pa.Policy })
+		j := slices.IndexFunc(b.Policies, func(p results.PolicySummary) bool { return p.Policy == pa.Policy })
 		if j < 0 {
 			continue
 		}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/dcpsim/dcpsim/badinput"
-	"github.com/dcpsim/dcpsim/report"
 )
 
 // compareTiny is a 48-GPU scenario of three policies (well under a second
@@ -50,7 +50,7 @@ func compareRun(t *testing.T, root, name, src string) string {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, name)
-	if _, err := WriteRun(context.Background(), dir, sc, out, false); err != nil {
+	if _, err := WriteRun(context.Background(), dir, sc, out, nil); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -81,7 +81,7 @@ func copyDir(t *testing.T, src, dst string) {
 }
 
 // rowOf is the row of policy (at the point with axes) in c.
-func rowOf(t *testing.T, c *report.Comparison, axes, policy string) report.ComparisonRow {
+func rowOf(t *testing.T, c *results.Comparison, axes, policy string) results.ComparisonRow {
 	t.Helper()
 	for _, r := range c.Rows {
 		if r.Axes == axes && r.Policy == policy {
@@ -89,11 +89,11 @@ func rowOf(t *testing.T, c *report.Comparison, axes, policy string) report.Compa
 		}
 	}
 	t.Fatalf("no row for %q %s in %+v", axes, policy, c.Rows)
-	return report.ComparisonRow{}
+	return results.ComparisonRow{}
 }
 
 // diffKeys are the keys of c's differences, in order.
-func diffKeys(c *report.Comparison) []string {
+func diffKeys(c *results.Comparison) []string {
 	var keys []string
 	for _, d := range c.Differences {
 		keys = append(keys, d.Key)
@@ -183,7 +183,7 @@ func TestCompareSeeds(t *testing.T) {
 	}
 	for _, r := range c.Rows {
 		t.Logf("%s: %+.2f%% [%+.2f, %+.2f], df %.1f", r.Policy, r.ChangePct, r.CILowPct, r.CIHighPct, r.WelchDF)
-		if r.Status != report.CompareCompared || r.IterationsA != 15 || r.IterationsB != 15 || !r.CIDefined {
+		if r.Status != results.CompareCompared || r.IterationsA != 15 || r.IterationsB != 15 || !r.CIDefined {
 			t.Errorf("%s: %+v", r.Policy, r)
 		}
 		if r.Significant || !(r.CILowPct < 0 && r.CIHighPct > 0) {
@@ -250,7 +250,7 @@ func TestCompareIdentical(t *testing.T) {
 			t.Errorf("differences %+v, rows %d", c.Differences, len(c.Rows))
 		}
 		for _, r := range c.Rows {
-			if r.Status != report.CompareCompared || r.ChangePct != 0 || r.DiffSeconds != 0 || r.Significant ||
+			if r.Status != results.CompareCompared || r.ChangePct != 0 || r.DiffSeconds != 0 || r.Significant ||
 				r.StepSecondsMeanA != r.StepSecondsMeanB || r.TokensPerDayA != r.TokensPerDayB {
 				t.Errorf("%s: %+v", r.Policy, r)
 			}
@@ -372,7 +372,7 @@ func TestCompareBadInput(t *testing.T) {
 		}
 	}
 	c, err := Compare(good, other, CompareOptions{Force: true})
-	if err != nil || c.B.Scenario != "other" || !slices.Contains(diffKeys(c), "scenario") || rowOf(t, c, "", "hydra").Status != report.CompareCompared {
+	if err != nil || c.B.Scenario != "other" || !slices.Contains(diffKeys(c), "scenario") || rowOf(t, c, "", "hydra").Status != results.CompareCompared {
 		t.Errorf("--force: %+v, %v", c, err)
 	}
 }
@@ -435,7 +435,7 @@ func TestCompareSweeps(t *testing.T) {
 		t.Errorf("rows %+v, differences %+v", c.Rows, c.Differences)
 	}
 	for _, r := range c.Rows {
-		if r.Status != report.CompareCompared || r.ChangePct == 0 {
+		if r.Status != results.CompareCompared || r.ChangePct == 0 {
 			t.Errorf("%s: %+v", r.Label(), r)
 		}
 	}

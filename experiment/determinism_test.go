@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"github.com/dcpsim/dcpsim/report"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -53,11 +54,11 @@ func resultsOf(t *testing.T, dir string, procs int, sequential bool) map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := WriteRun(context.Background(), filepath.Join(dir, "run"), sc, out, true); err != nil {
+	if _, err := WriteRun(context.Background(), filepath.Join(dir, "run"), sc, out, report.Figures{}); err != nil {
 		t.Fatal(err)
 	}
 	sw := parse(t, src+"\n[sweep]\ngpus = [48, 96]\n")
-	if _, err := Sweep(context.Background(), sw, SweepOptions{Dir: filepath.Join(dir, "sweep"), Jobs: procs, Figures: true}); err != nil {
+	if _, err := Sweep(context.Background(), sw, SweepOptions{Dir: filepath.Join(dir, "sweep"), Jobs: procs, Figures: report.Figures{}}); err != nil {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{}

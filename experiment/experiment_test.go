@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/dcpsim/dcpsim/badinput"
+	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/results"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/hydra"
@@ -68,7 +69,7 @@ func parse(t testing.TB, src string) *scenarios.Scenario {
 // that differ between runs.
 func withoutWallTimes(o *Outcome) *Outcome {
 	c := *o
-	c.Timings = report.Timings{}
+	c.Timings = results.Timings{}
 	return &c
 }
 
@@ -152,7 +153,7 @@ func TestWriteRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	files, err := WriteRun(context.Background(), dir, sc, out, false)
+	files, err := WriteRun(context.Background(), dir, sc, out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func TestSweepAxes(t *testing.T) {
 	src = strings.Replace(src, "\n[run.options.mcore]\nstall_model = \"megatron-dev\"\n", "", 1)
 	sc := parse(t, src+"\n[sweep]\ngpus = [48]\n\n[sweep.options.hydra]\ncap = [4, 8]\n")
 	dir := t.TempDir()
-	res, err := Sweep(context.Background(), sc, SweepOptions{Dir: dir, Jobs: 2, Figures: true})
+	res, err := Sweep(context.Background(), sc, SweepOptions{Dir: dir, Jobs: 2, Figures: report.Figures{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func TestSweepAxes(t *testing.T) {
 	if err := json.Unmarshal(b, &sf); err != nil {
 		t.Fatal(err)
 	}
-	if want := []report.Axis{{Key: "gpus", Value: "48"}, {Key: "hydra.cap", Value: "8"}}; !slices.Equal(sf.Points[1].Axes, want) {
+	if want := []results.Axis{{Key: "gpus", Value: "48"}, {Key: "hydra.cap", Value: "8"}}; !slices.Equal(sf.Points[1].Axes, want) {
 		t.Errorf("axes %+v, want %+v", sf.Points[1].Axes, want)
 	}
 	rows := readCSV(t, filepath.Join(dir, "sweep.csv"))

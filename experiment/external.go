@@ -3,11 +3,11 @@ package experiment
 import (
 	"context"
 	"github.com/dcpsim/dcpsim/internal/safeio"
+	"github.com/dcpsim/dcpsim/results"
 	"strings"
 	"time"
 
 	"github.com/dcpsim/dcpsim/extpolicy"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"
@@ -53,7 +53,7 @@ func (r *policyRun) closeExternal(out *Outcome) {
 	if r.ext == nil {
 		return
 	}
-	run := &report.ExternalRun{Command: r.sc.Run.External[r.desc.Name].Command, Log: externalLogName(r.desc.Name), MeasuredStall: r.ext.MeasuredStall()}
+	run := &results.ExternalRun{Command: r.sc.Run.External[r.desc.Name].Command, Log: externalLogName(r.desc.Name), MeasuredStall: r.ext.MeasuredStall()}
 	if err := r.ext.Close(); err != nil {
 		run.CloseError = err.Error()
 	}

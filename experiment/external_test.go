@@ -84,7 +84,7 @@ func TestExternalPoliciesFail(t *testing.T) {
 		t.Errorf("logs %v", logs)
 	}
 	dir := t.TempDir()
-	files, err := WriteRun(context.Background(), filepath.Join(dir, "r"), sc, out, false)
+	files, err := WriteRun(context.Background(), filepath.Join(dir, "r"), sc, out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dcpsim/dcpsim/job"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 )
@@ -219,7 +219,7 @@ func TestStepLowerBoundProperty(t *testing.T) {
 			continue // every policy failed (out of memory, no plan)
 		}
 		ran++
-		byPolicy := map[string][]report.IterationRow{}
+		byPolicy := map[string][]results.IterationRow{}
 		for _, row := range out.Rows {
 			byPolicy[row.Policy] = append(byPolicy[row.Policy], row)
 		}

@@ -41,7 +41,7 @@ type MergeResult struct {
 // may be out) of the same sweep; point folders of an earlier version of the
 // sweep that the merged sweep does not have are removed from it (Removed).
 // Merge checks ctx between points.
-func Merge(ctx context.Context, out string, srcs []string, figures bool) (*MergeResult, error) {
+func Merge(ctx context.Context, out string, srcs []string, figures Drawer) (*MergeResult, error) {
 	if out == "" || len(srcs) == 0 {
 		return nil, badInput("merge needs an output folder and at least one shard folder")
 	}

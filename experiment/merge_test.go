@@ -62,7 +62,7 @@ func FuzzReadPoint(f *testing.F) {
 			}
 		}
 		out := filepath.Join(root, "a", "b", "out")
-		_, err := Merge(context.Background(), out, []string{shard}, false)
+		_, err := Merge(context.Background(), out, []string{shard}, nil)
 		if err != nil && !badinput.Is(err) {
 			t.Fatalf("not bad input: %v", err)
 		}

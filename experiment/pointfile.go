@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"io/fs"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/dcpsim/dcpsim/internal/safeio"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
@@ -119,7 +119,7 @@ func checkPointRecord(path, base string, rec *PointRecord) error {
 
 // loadPoint reads and checks a complete sweep point folder: manifest.json,
 // point.json and summary.json decode strictly into Manifest, PointRecord and
-// report.Summary; iterations.csv has the iterations header; the folder holds
+// results.Summary; iterations.csv has the iterations header; the folder holds
 // exactly the files the manifest lists (dot-names aside) plus manifest.json
 // and point.json, each a regular file; the counts and the point's name are
 // bounded (checkPointRecord); summary.json is the summary in point.json and
@@ -167,7 +167,7 @@ func loadPoint(pdir string, keep bool) (*pointFolder, error) {
 	}
 
 	spath := filepath.Join(pdir, "summary.json")
-	var sum report.Summary
+	var sum results.Summary
 	sb, err := readDecoded(readResultFile, spath, &sum)
 	if err != nil {
 		return nil, err

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/dcpsim/dcpsim/internal/safeio"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
@@ -132,13 +132,13 @@ func encodeJSON(w io.Writer, v any) error {
 // the error matches badinput.Err and nothing is written. WriteRun checks ctx between
 // files; on any error, cancellation included, it leaves no temporary file or
 // folder. It returns the names of the files written, manifest.json last.
-func WriteRun(ctx context.Context, dir string, sc *scenarios.Scenario, out *Outcome, figures bool) ([]string, error) {
+func WriteRun(ctx context.Context, dir string, sc *scenarios.Scenario, out *Outcome, figures Drawer) ([]string, error) {
 	return writeRun(ctx, dir, nil, sc, out, figures, nil)
 }
 
 // writeRun is WriteRun; legacy is as for newStagedDir, and extra, when set,
 // writes more files just before the manifest (a sweep point's point.json).
-func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Scenario, out *Outcome, figures bool,
+func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Scenario, out *Outcome, figures Drawer,
 	extra func(*resultWriter) error) (_ []string, err error) {
 	st, err := newStagedDir(dir, legacy)
 	if err != nil {
@@ -153,17 +153,17 @@ func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Sc
 	if err := w.json("summary.json", out.Summary); err != nil {
 		return nil, err
 	}
-	if err := w.write("iterations.csv", func(f io.Writer) error { return report.WriteCSV(f, out.Rows) }); err != nil {
+	if err := w.write("iterations.csv", func(f io.Writer) error { return results.WriteCSV(f, out.Rows) }); err != nil {
 		return nil, err
 	}
 	if err := w.json("timings.json", out.Timings); err != nil {
 		return nil, err
 	}
-	if figures {
+	if figures != nil {
 		if err := w.check("the figures"); err != nil {
 			return nil, err
 		}
-		names, err := report.WriteRunFigures(st.tmp, &out.Summary, out.Rows, out.Timelines)
+		names, err := figures.RunFigures(st.tmp, &out.Summary, out.Rows, out.Timelines)
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +171,7 @@ func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Sc
 	}
 	for i := range out.Timelines {
 		tl := &out.Timelines[i]
-		if err := w.write("trace-"+safeio.SafeName(tl.Policy)+".json", func(f io.Writer) error { return report.WriteTrace(f, tl) }); err != nil {
+		if err := w.write("trace-"+safeio.SafeName(tl.Policy)+".json", func(f io.Writer) error { return results.WriteTrace(f, tl) }); err != nil {
 			return nil, err
 		}
 	}
@@ -199,9 +199,9 @@ func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Sc
 	return w.files, nil
 }
 
-// iterationsHeader is the header of iterations.csv: report.IterationRow's
+// iterationsHeader is the header of iterations.csv: results.IterationRow's
 // columns.
-var iterationsHeader = must(report.CSVHeader[report.IterationRow]())
+var iterationsHeader = must(results.CSVHeader[results.IterationRow]())
 
 // must is v, or a panic at start-up when a results type has no CSV form (a
 // programming error the tests catch).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/dcpsim/dcpsim/badinput"
+	"github.com/dcpsim/dcpsim/report"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,7 +100,7 @@ func TestWriteRunConcurrent(t *testing.T) {
 				if g%2 == 1 {
 					out, sc = b, sb
 				}
-				_, errs[g] = WriteRun(context.Background(), dir, sc, out, false)
+				_, errs[g] = WriteRun(context.Background(), dir, sc, out, nil)
 			})
 		}
 		wg.Wait()
@@ -123,13 +124,13 @@ func TestWriteRunConcurrent(t *testing.T) {
 func TestWriteRunReplacesStaleFiles(t *testing.T) {
 	a, b, sa, sb := twoOutcomes(t)
 	dir := filepath.Join(t.TempDir(), "out")
-	if _, err := WriteRun(context.Background(), dir, sa, a, false); err != nil {
+	if _, err := WriteRun(context.Background(), dir, sa, a, nil); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "NOTES.md"), []byte("mine"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "extra"), 0o755)
 	os.WriteFile(filepath.Join(dir, "extra", "x"), []byte("mine"), 0o644)
-	files, err := WriteRun(context.Background(), dir, sb, b, false)
+	files, err := WriteRun(context.Background(), dir, sb, b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestWriteRunReplacesStaleFiles(t *testing.T) {
 	// A name of the user's that the new run writes: refused, nothing changed.
 	os.WriteFile(filepath.Join(dir, "trace-hydra.json"), []byte("mine"), 0o644)
 	before, _ := os.ReadDir(dir)
-	if _, err := WriteRun(context.Background(), dir, sa, a, false); !badinput.Is(err) || !strings.Contains(err.Error(), "trace-hydra.json") {
+	if _, err := WriteRun(context.Background(), dir, sa, a, nil); !badinput.Is(err) || !strings.Contains(err.Error(), "trace-hydra.json") {
 		t.Errorf("a user's trace-hydra.json: %v, want bad input naming it", err)
 	}
 	after, _ := os.ReadDir(dir)
@@ -192,7 +193,7 @@ func TestWriteRunRefusesForeignFolder(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(root, "empty"), 0o755)
 	for _, dir := range []string{home, file, link, "/"} {
-		_, err := WriteRun(context.Background(), dir, sc, out, false)
+		_, err := WriteRun(context.Background(), dir, sc, out, nil)
 		if !badinput.Is(err) || !strings.Contains(err.Error(), dir) {
 			t.Errorf("%s: %v, want bad input naming it", dir, err)
 		}
@@ -210,12 +211,12 @@ func TestWriteRunRefusesForeignFolder(t *testing.T) {
 	noTemporaries(t, root)
 	// The working folder would vanish under the process.
 	t.Chdir(filepath.Join(root, "empty"))
-	if _, err := WriteRun(context.Background(), ".", sc, out, false); !badinput.Is(err) {
+	if _, err := WriteRun(context.Background(), ".", sc, out, nil); !badinput.Is(err) {
 		t.Errorf("--out .: %v, want bad input", err)
 	}
 	// An empty folder is replaced.
 	t.Chdir(root)
-	if _, err := WriteRun(context.Background(), "empty", sc, out, false); err != nil {
+	if _, err := WriteRun(context.Background(), "empty", sc, out, nil); err != nil {
 		t.Errorf("empty folder: %v", err)
 	}
 	checkFolder(t, filepath.Join(root, "empty"))
@@ -250,7 +251,7 @@ func TestWriteRunInterrupted(t *testing.T) {
 		dir := filepath.Join(root, "out")
 		var before []byte
 		if earlier {
-			if _, err := WriteRun(context.Background(), dir, sb, b, false); err != nil {
+			if _, err := WriteRun(context.Background(), dir, sb, b, nil); err != nil {
 				t.Fatal(err)
 			}
 			before, _ = os.ReadFile(filepath.Join(dir, "manifest.json"))
@@ -279,12 +280,16 @@ func TestWriteRunInterrupted(t *testing.T) {
 			figures bool
 		}{{0, false}, {1, false}, {2, false}, {4, false}, {5, false}, {2, true}, {3, true}} {
 			writeFailHook = c.after
-			_, err := WriteRun(context.Background(), dir, sa, a, c.figures)
+			var figures Drawer
+			if c.figures {
+				figures = report.Figures{}
+			}
+			_, err := WriteRun(context.Background(), dir, sa, a, figures)
 			writeFailHook = -1
 			check(fmt.Sprintf("fail after %d (figures %v)", c.after, c.figures), err, "injected failure")
 		}
 		for n := range int64(7) {
-			_, err := WriteRun(newCancelAfter(n), dir, sa, a, false)
+			_, err := WriteRun(newCancelAfter(n), dir, sa, a, nil)
 			check(fmt.Sprint("cancel after ", n), err, "context canceled")
 		}
 	}

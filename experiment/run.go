@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"slices"
 	"time"
 
@@ -16,7 +17,6 @@ import (
 
 	"github.com/dcpsim/dcpsim/costmodel"
 	"github.com/dcpsim/dcpsim/extpolicy"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"
@@ -63,14 +63,14 @@ type Options struct {
 type Outcome struct {
 	// Summary has one PolicySummary per policy, in the scenario's order; a
 	// policy that failed has its Error set.
-	Summary report.Summary
+	Summary results.Summary
 	// Rows are iterations.csv: every policy's iterations, policy by policy.
-	Rows []report.IterationRow
+	Rows []results.IterationRow
 	// Timelines are one per policy that ran (Options.Timelines).
-	Timelines []report.Timeline
+	Timelines []results.Timeline
 	// Timings are the measured wall times (timings.json), apart from the
 	// deterministic Summary and Rows.
-	Timings report.Timings
+	Timings results.Timings
 	// Logs are the external policies' stderr, one file each.
 	Logs []Log
 }
@@ -168,7 +168,7 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Summary: summaryHead(sc, setup.Inputs, opts, profiles), Timings: report.Timings{Scenario: sc.Name}}
+	out := &Outcome{Summary: summaryHead(sc, setup.Inputs, opts, profiles), Timings: results.Timings{Scenario: sc.Name}}
 	for _, r := range runs {
 		r.finish()
 		r.closeExternal(out)
@@ -184,16 +184,16 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 }
 
 // summaryHead is the scenario part of a Summary.
-func summaryHead(sc *scenarios.Scenario, in sched.Inputs, opts Options, profiles []scenarios.ProfileRef) report.Summary {
+func summaryHead(sc *scenarios.Scenario, in sched.Inputs, opts Options, profiles []scenarios.ProfileRef) results.Summary {
 	j, par := sc.Job, sc.Job.Parallel
 	dollars := sc.Run.DollarsPerGPUHour
 	if opts.DollarsPerGPUHour > 0 {
 		dollars = opts.DollarsPerGPUHour
 	}
-	return report.Summary{
+	return results.Summary{
 		Scenario: sc.Name, Hash: Hash(sc), Seed: sc.Run.Seed,
 		Iterations: sc.Run.Iterations, WarmupIterations: sc.Run.WarmupIterations,
-		Layout: report.Layout{GPUs: j.Cluster.GPUs, GPU: j.Cluster.Label(), Model: j.Model.Name,
+		Layout: results.Layout{GPUs: j.Cluster.GPUs, GPU: j.Cluster.Label(), Model: j.Model.Name,
 			TP: par.TP, PP: in.PP, VPP: in.VPP, EP: in.EPSize(), PoolRanks: in.PoolRanks,
 			BudgetTokens: in.BudgetTokens, ContextTokens: j.ContextTokens, Recompute: string(par.RecomputeMode()),
 			RecomputeLayers: par.RecomputeLayers, Precision: string(par.PrecisionMode()), BudgetAuto: par.BudgetAuto},
@@ -215,14 +215,14 @@ type policyRun struct {
 	sim      *costmodel.Simulator // this run's own scratch for pricing and running plans
 	exec     costmodel.Exec
 	err      error
-	skipped  bool                // err names a program the policy needs that is not installed
-	oom      *report.OutOfMemory // set with err when a plan did not fit
-	lastStep float64             // the previous iteration's step seconds (PlansAhead)
-	sum      report.PolicySummary
-	rows     []report.IterationRow
-	timeline *report.Timeline
+	skipped  bool                 // err names a program the policy needs that is not installed
+	oom      *results.OutOfMemory // set with err when a plan did not fit
+	lastStep float64              // the previous iteration's step seconds (PlansAhead)
+	sum      results.PolicySummary
+	rows     []results.IterationRow
+	timeline *results.Timeline
 	// goSeconds are the measured wall times of the plans, by iteration
-	// (report.Timings; never in the rows).
+	// (results.Timings; never in the rows).
 	goSeconds []float64
 	// mbSeconds pools the measured iterations' microbatch times (the MB-time
 	// figure), bounded by MaxMBSecondsKept.
@@ -231,7 +231,7 @@ type policyRun struct {
 	// fallbackSlots sums costmodel.Iteration.FallbackSlots over iterations.
 	fallbackSlots float64
 	// timings are the measured wall times, once finished.
-	timings report.PolicyTimings
+	timings results.PolicyTimings
 }
 
 func newPolicyRun(ctx context.Context, sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, opts Options) *policyRun {
@@ -247,7 +247,7 @@ func newPolicyRun(ctx context.Context, sc *scenarios.Scenario, d policies.Descri
 	r.skipped = errors.Is(r.err, ErrMissingProgram)
 	cp, overlap := sc.CPExecFor(d, r.policy)
 	r.exec = costmodel.Exec{CP: cp, OverlapAllToAll: overlap}
-	r.sum = report.PolicySummary{Policy: d.Name, CPExec: cp.String(), OverlapAllToAll: overlap}
+	r.sum = results.PolicySummary{Policy: d.Name, CPExec: cp.String(), OverlapAllToAll: overlap}
 	return r
 }
 
@@ -268,7 +268,7 @@ func (r *policyRun) iteration(k int, b workload.Batch) {
 // measured is one iteration's outcome: its row, and what the summary and
 // the timeline take beyond it.
 type measured struct {
-	row      report.IterationRow
+	row      results.IterationRow
 	plan     *sched.Plan
 	result   *step.Result
 	stats    sched.Stats
@@ -311,7 +311,7 @@ func (r *policyRun) step(k int, b workload.Batch) (*measured, error) {
 		return nil, err
 	}
 	if oom := out.OutOfMemory; oom != nil {
-		r.oom = &report.OutOfMemory{Iteration: k, Stage: oom.Stage, Rank: oom.Rank, Kind: oom.Kind,
+		r.oom = &results.OutOfMemory{Iteration: k, Stage: oom.Stage, Rank: oom.Rank, Kind: oom.Kind,
 			NeededBytes: oom.TotalBytes(), AvailableBytes: oom.HBMBytes,
 			StatesBytes: oom.StatesBytes, ReserveBytes: oom.ReserveBytes, ActivationBytes: oom.ActivationBytes}
 		return nil, oom
@@ -323,9 +323,9 @@ func (r *policyRun) step(k int, b workload.Batch) (*measured, error) {
 	cv, maxMin := spread(res.MBSeconds)
 	r0 := res.Stages[0].Ranks[0]
 	it := float64(res.Iteration)
-	row := report.IterationRow{
+	row := results.IterationRow{
 		Policy: r.desc.Name, Iteration: k, Warmup: k < r.sc.Run.WarmupIterations, StepSeconds: t, Tokens: tokens, Sequences: len(lengths),
-		Measures: report.Measures{
+		Measures: results.Measures{
 			ComputeShare: res.ComputeShare, ExposedCommShare: res.ExposedCommShare,
 			PPBubbleShare: res.PPBubbleShare, DPBubbleShare: res.DPBubbleShare, PlannerStallShare: res.StallShare, SyncShare: res.SyncShare,
 			PPBubbleRank0Share: float64(r0.PPBubble) / it, DPBubbleRank0Share: float64(r0.DPBubble) / it,
@@ -340,7 +340,7 @@ func (r *policyRun) step(k int, b workload.Batch) (*measured, error) {
 	return &measured{row: row, plan: plan, result: res, stats: st, fallback: out.FallbackSlots, memory: out.Memory}, nil
 }
 
-// dpStraggler is report.Measures.DPStragglerRatio of a result: per stage,
+// dpStraggler is results.Measures.DPStragglerRatio of a result: per stage,
 // the slowest rank's span from the planner stall's end to its last backward
 // over the median rank's (ranks in no microbatch left out), averaged over
 // the stages with a median span above 0.
@@ -431,7 +431,7 @@ func (r *policyRun) chosenOptions(plan *sched.Plan) {
 	}
 }
 
-// finish computes the summary from the rows (report.Means and the step
+// finish computes the summary from the rows (results.Means and the step
 // times' mean, p95 and tokens/day), or turns it into an error line.
 func (r *policyRun) finish() {
 	ps := &r.sum
@@ -439,9 +439,9 @@ func (r *policyRun) finish() {
 		r.err = errors.New("no iteration after the warm-up")
 	}
 	if r.err != nil {
-		*ps = report.PolicySummary{Policy: ps.Policy, CPExec: ps.CPExec, OverlapAllToAll: ps.OverlapAllToAll, Error: r.err.Error(), Skipped: r.skipped, OutOfMemory: r.oom}
+		*ps = results.PolicySummary{Policy: ps.Policy, CPExec: ps.CPExec, OverlapAllToAll: ps.OverlapAllToAll, Error: r.err.Error(), Skipped: r.skipped, OutOfMemory: r.oom}
 		r.rows, r.timeline, r.goSeconds = nil, nil, nil
-		r.timings = report.PolicyTimings{Policy: ps.Policy}
+		r.timings = results.PolicyTimings{Policy: ps.Policy}
 		return
 	}
 	var steps, goSeconds []float64
@@ -453,7 +453,7 @@ func (r *policyRun) finish() {
 			tokens += float64(row.Tokens)
 		}
 	}
-	ps.Measures = report.Means(r.rows, r.desc.Name)
+	ps.Measures = results.Means(r.rows, r.desc.Name)
 	ps.StepSecondsMean, ps.StepSecondsP95, ps.TokensPerDay = stepFigures(steps, tokens)
 	ps.DegreeShares = sched.SharesOf(r.slots)
 	ps.MBSeconds = r.mbSeconds
@@ -464,12 +464,12 @@ func (r *policyRun) finish() {
 	if all > 0 {
 		ps.UlyssesFallbackShare = r.fallbackSlots / all
 	}
-	r.timings = report.PolicyTimings{Policy: ps.Policy, PlannerGoSecondsMean: stat.Mean(goSeconds, nil), PlannerGoSeconds: r.goSeconds}
+	r.timings = results.PolicyTimings{Policy: ps.Policy, PlannerGoSecondsMean: stat.Mean(goSeconds, nil), PlannerGoSeconds: r.goSeconds}
 }
 
 // compare fills the columns that compare policies or need the layout: the
 // first policy's speedup and the cost per 10^12 tokens.
-func compare(s *report.Summary) {
+func compare(s *results.Summary) {
 	var ref float64
 	if len(s.Policies) > 0 && s.Policies[0].Error == "" {
 		ref = s.Policies[0].StepSecondsMean

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"slices"
 	"sync"
@@ -12,7 +13,6 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched/policies"
 	"github.com/dcpsim/dcpsim/workload"
@@ -80,8 +80,8 @@ type SearchOptions struct {
 	Shard, Shards int
 	// Jobs is how many candidates are simulated at once (>= 1).
 	Jobs int
-	// Figures draws the search figures (unsharded searches only).
-	Figures bool
+	// Figures draws the search figures (unsharded searches only; nil: none).
+	Figures Drawer
 	// Progress, when set, is called with the candidates settled (a final
 	// status known) and the total, from one goroutine at a time.
 	Progress func(done, total int)
@@ -133,7 +133,7 @@ type SearchFile struct {
 	Groups []string       `json:"groups"`
 	Counts map[string]int `json:"counts"`
 	// Candidates are every candidate of the file's groups, by ID.
-	Candidates []report.SearchRow `json:"candidates"`
+	Candidates []results.SearchRow `json:"candidates"`
 }
 
 // searchRungs returns the iterations of each rung for a scenario of n
@@ -155,7 +155,7 @@ func rungWarmup(w, n int) int { return min(w, n-1) }
 // searchCand is one candidate's state during a search.
 type searchCand struct {
 	c   *scenarios.Candidate
-	row report.SearchRow
+	row results.SearchRow
 }
 
 // searcher is one search's shared state.
@@ -290,18 +290,18 @@ func (s *searcher) file(groups []string, mine []int, shards int) SearchFile {
 // finishSearchFile ranks the ok candidates by tokens per day (then ID) and
 // counts the statuses.
 func finishSearchFile(f *SearchFile) {
-	slices.SortFunc(f.Candidates, func(a, b report.SearchRow) int { return cmp.Compare(a.ID, b.ID) })
-	var ok []*report.SearchRow
+	slices.SortFunc(f.Candidates, func(a, b results.SearchRow) int { return cmp.Compare(a.ID, b.ID) })
+	var ok []*results.SearchRow
 	f.Counts = map[string]int{}
 	for i := range f.Candidates {
 		r := &f.Candidates[i]
 		r.Rank = 0
 		f.Counts[r.Status]++
-		if r.Status == report.SearchOK {
+		if r.Status == results.SearchOK {
 			ok = append(ok, r)
 		}
 	}
-	slices.SortStableFunc(ok, func(a, b *report.SearchRow) int { return cmp.Compare(b.TokensPerDay, a.TokensPerDay) })
+	slices.SortStableFunc(ok, func(a, b *results.SearchRow) int { return cmp.Compare(b.TokensPerDay, a.TokensPerDay) })
 	for i, r := range ok {
 		r.Rank = i + 1
 	}
@@ -311,16 +311,16 @@ func finishSearchFile(f *SearchFile) {
 // out of memory.
 func (s *searcher) newCand(c *scenarios.Candidate) *searchCand {
 	j, par := c.Scenario.Job, c.Scenario.Job.Parallel
-	row := report.SearchRow{ID: c.ID, Group: c.Group, GPUs: j.Cluster.GPUs, GPU: j.Cluster.Label(), Model: j.Model.Name,
+	row := results.SearchRow{ID: c.ID, Group: c.Group, GPUs: j.Cluster.GPUs, GPU: j.Cluster.Label(), Model: j.Model.Name,
 		TP: par.TP, PP: par.PP, VPP: par.VPP, EP: par.EP, FirstStageLayers: par.FirstStageLayers, LastStageLayers: par.LastStageLayers,
 		BudgetTokens: par.BudgetTokens, BudgetAuto: par.BudgetAuto, Recompute: string(par.RecomputeMode()), Precision: string(par.PrecisionMode()),
 		Policy: c.Policy, Rung: -1}
 	st := &searchCand{c: c, row: row}
 	switch {
 	case c.OutOfMemory:
-		st.row.Status, st.row.Reason = report.SearchOutOfMemory, c.Problem
+		st.row.Status, st.row.Reason = results.SearchOutOfMemory, c.Problem
 	case c.Problem != "":
-		st.row.Status, st.row.Reason = report.SearchInvalid, c.Problem
+		st.row.Status, st.row.Reason = results.SearchInvalid, c.Problem
 	}
 	if st.row.Status != "" {
 		s.settle(1)
@@ -384,7 +384,7 @@ func (s *searcher) group(cands []*searchCand) error {
 			var run []*searchCand
 			for _, st := range wave {
 				if st.row.LowerBoundSeconds > cut {
-					st.row.Status = report.SearchPrunedBound
+					st.row.Status = results.SearchPrunedBound
 					st.row.Reason = fmt.Sprintf("rung %d (%d iterations): lower bound %.4g s > %.4g s, (1 + %g) × the %d-th best mean step simulated", r, n, st.row.LowerBoundSeconds, cut, sr.Margin, keep)
 					s.settle(1)
 					continue
@@ -402,7 +402,7 @@ func (s *searcher) group(cands []*searchCand) error {
 		}
 		if final {
 			for _, st := range done {
-				st.row.Status = report.SearchOK
+				st.row.Status = results.SearchOK
 			}
 			s.settle(len(done))
 			break
@@ -430,7 +430,7 @@ func (s *searcher) halve(done []*searchCand, keep, r, n int) []*searchCand {
 			alive = append(alive, st)
 			continue
 		}
-		st.row.Status = report.SearchPrunedHalving
+		st.row.Status = results.SearchPrunedHalving
 		st.row.Reason = fmt.Sprintf("rung %d (%d iterations): mean step %.4g s > %.4g s, (1 + %g) × the %d-th best of %d simulated", r, n, st.row.StepSecondsMean, cut, margin, keep, len(done))
 		pruned++
 	}
@@ -563,7 +563,7 @@ func (s *searcher) evaluate(st *searchCand, r, n int) error {
 			if s.ctx.Err() != nil {
 				return s.ctx.Err()
 			}
-			ev = searchEval{Status: report.SearchFailed, Reason: err.Error()}
+			ev = searchEval{Status: results.SearchFailed, Reason: err.Error()}
 		} else {
 			ev = evalOf(out)
 		}
@@ -595,13 +595,13 @@ func evalOf(out *Outcome) searchEval {
 	ev := searchEval{BudgetTokens: out.Summary.BudgetTokens}
 	switch {
 	case ps.Skipped:
-		ev.Status, ev.Reason = report.SearchSkipped, ps.Error
+		ev.Status, ev.Reason = results.SearchSkipped, ps.Error
 		return ev
 	case ps.OutOfMemory != nil:
-		ev.Status, ev.Reason = report.SearchOutOfMemory, ps.Error
+		ev.Status, ev.Reason = results.SearchOutOfMemory, ps.Error
 		return ev
 	case ps.Error != "":
-		ev.Status, ev.Reason = report.SearchFailed, ps.Error
+		ev.Status, ev.Reason = results.SearchFailed, ps.Error
 		return ev
 	}
 	for _, row := range out.Rows {
@@ -609,7 +609,7 @@ func evalOf(out *Outcome) searchEval {
 			ev.Steps, ev.Tokens = append(ev.Steps, row.StepSeconds), append(ev.Tokens, row.Tokens)
 		}
 	}
-	ev.SearchFigures = report.SearchFiguresOf(&ps)
+	ev.SearchFigures = results.SearchFiguresOf(&ps)
 	return ev
 }
 
@@ -622,7 +622,7 @@ func (st *searchCand) apply(ev *searchEval) {
 	}
 	if ev.Status != "" {
 		// No figures of an earlier rung stay beside a failure.
-		*row = report.SearchRow{Rank: row.Rank, ID: row.ID, Group: row.Group, GPUs: row.GPUs, GPU: row.GPU, Model: row.Model,
+		*row = results.SearchRow{Rank: row.Rank, ID: row.ID, Group: row.Group, GPUs: row.GPUs, GPU: row.GPU, Model: row.Model,
 			TP: row.TP, PP: row.PP, VPP: row.VPP, EP: row.EP, FirstStageLayers: row.FirstStageLayers, LastStageLayers: row.LastStageLayers,
 			BudgetTokens: row.BudgetTokens, BudgetAuto: row.BudgetAuto, Recompute: row.Recompute, Precision: row.Precision, Policy: row.Policy,
 			Rung: row.Rung, Iterations: row.Iterations, LowerBoundSeconds: row.LowerBoundSeconds, Status: ev.Status, Reason: ev.Reason}

@@ -2,9 +2,10 @@ package experiment
 
 import (
 	"context"
+	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/results"
 	"testing"
 
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
@@ -21,7 +22,7 @@ func BenchmarkSearchPreset(b *testing.B) {
 	}
 	var res *SearchResult
 	for b.Loop() {
-		res, err = Search(context.Background(), sc, SearchOptions{Dir: b.TempDir(), Jobs: 2, Figures: true})
+		res, err = Search(context.Background(), sc, SearchOptions{Dir: b.TempDir(), Jobs: 2, Figures: report.Figures{}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -29,9 +30,9 @@ func BenchmarkSearchPreset(b *testing.B) {
 	n := float64(len(res.File.Candidates))
 	c := res.File.Counts
 	b.ReportMetric(n*float64(b.N)/b.Elapsed().Seconds(), "candidates/s")
-	b.ReportMetric(100*float64(c[report.SearchOutOfMemory]+c[report.SearchInvalid])/n, "%memory+invalid")
-	b.ReportMetric(100*float64(c[report.SearchPrunedBound])/n, "%bound")
-	b.ReportMetric(100*float64(c[report.SearchPrunedHalving])/n, "%halving")
-	b.ReportMetric(100*float64(c[report.SearchOK])/n, "%ok")
+	b.ReportMetric(100*float64(c[results.SearchOutOfMemory]+c[results.SearchInvalid])/n, "%memory+invalid")
+	b.ReportMetric(100*float64(c[results.SearchPrunedBound])/n, "%bound")
+	b.ReportMetric(100*float64(c[results.SearchPrunedHalving])/n, "%halving")
+	b.ReportMetric(100*float64(c[results.SearchOK])/n, "%ok")
 	b.ReportMetric(float64(res.SimulatedIterations), "iterations")
 }

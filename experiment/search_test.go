@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"github.com/dcpsim/dcpsim/results"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/badinput"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
@@ -83,7 +83,7 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 	type full struct {
 		id  int
 		tpd float64
-		ps  report.PolicySummary
+		ps  results.PolicySummary
 	}
 	var all []full
 	for _, c := range cands {
@@ -100,7 +100,7 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 		}
 	}
 	slices.SortStableFunc(all, func(a, b full) int { return cmp.Or(cmp.Compare(b.tpd, a.tpd), cmp.Compare(a.id, b.id)) })
-	ranked := report.RankedSearchRows(res.File.Candidates)
+	ranked := results.RankedSearchRows(res.File.Candidates)
 	if len(ranked) < 5 || len(all) < 5 {
 		t.Fatalf("%d ranked, %d exhaustive: want at least 5 of each", len(ranked), len(all))
 	}
@@ -109,14 +109,14 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 			t.Errorf("rank %d: search has candidate %d (%.4g tokens/day), exhaustive %d (%.4g)", i+1, ranked[i].ID, ranked[i].TokensPerDay, all[i].id, all[i].tpd)
 		}
 	}
-	byID := map[int]report.PolicySummary{}
+	byID := map[int]results.PolicySummary{}
 	for _, f := range all {
 		byID[f.id] = f.ps
 	}
 	counts := map[string]int{}
 	for _, r := range res.File.Candidates {
 		counts[r.Status]++
-		if r.Status == report.SearchOK {
+		if r.Status == results.SearchOK {
 			ps, ok := byID[r.ID]
 			if !ok || ps.StepSecondsMean != r.StepSecondsMean || ps.TokensPerDay != r.TokensPerDay ||
 				ps.StepSecondsP95 != r.StepSecondsP95 || ps.PeakMemoryMaxBytes != r.PeakMemoryBytes || ps.DollarsPer1TTokens != r.DollarsPer1TTokens {
@@ -126,11 +126,11 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 		if r.Rung >= 0 && r.StepSecondsMean > 0 && r.LowerBoundSeconds > r.StepSecondsMean*(1+1e-9) {
 			t.Errorf("candidate %d: lower bound %g above the simulated mean step %g", r.ID, r.LowerBoundSeconds, r.StepSecondsMean)
 		}
-		if r.Status != report.SearchOK && r.Reason == "" {
+		if r.Status != results.SearchOK && r.Reason == "" {
 			t.Errorf("candidate %d: status %s without a reason", r.ID, r.Status)
 		}
 	}
-	for _, st := range []string{report.SearchOK, report.SearchInvalid, report.SearchPrunedHalving} {
+	for _, st := range []string{results.SearchOK, results.SearchInvalid, results.SearchPrunedHalving} {
 		if counts[st] == 0 {
 			t.Errorf("no %s candidate: the space does not exercise the rule (counts %v)", st, counts)
 		}
@@ -161,13 +161,13 @@ func TestSearchDeterministic(t *testing.T) {
 	s0, s1, merged := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "merged")
 	runSearch(t, sc, SearchOptions{Dir: s0, Shard: 0, Shards: 2})
 	runSearch(t, sc, SearchOptions{Dir: s1, Shard: 1, Shards: 2})
-	if _, err := MergeSearch(context.Background(), merged, []string{s1}, false); err == nil || !badinput.Is(err) {
+	if _, err := MergeSearch(context.Background(), merged, []string{s1}, nil); err == nil || !badinput.Is(err) {
 		t.Errorf("merge of one shard of two: %v, want bad input", err)
 	}
-	if _, err := MergeSearch(context.Background(), merged, []string{s0, s0}, false); err == nil || !strings.Contains(err.Error(), "twice") {
+	if _, err := MergeSearch(context.Background(), merged, []string{s0, s0}, nil); err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Errorf("merge of a shard twice: %v", err)
 	}
-	if _, err := MergeSearch(context.Background(), merged, []string{s1, s0}, false); err != nil {
+	if _, err := MergeSearch(context.Background(), merged, []string{s1, s0}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{searchJSONFile, searchCSVFile} {
@@ -296,7 +296,7 @@ func TestSearchPresetExhaustive(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.SortStableFunc(all, func(a, b full) int { return cmp.Or(cmp.Compare(b.tpd, a.tpd), cmp.Compare(a.id, b.id)) })
-	ranked := report.RankedSearchRows(res.File.Candidates)
+	ranked := results.RankedSearchRows(res.File.Candidates)
 	for i := range min(10, len(ranked)) {
 		if ranked[i].ID != all[i].id || ranked[i].TokensPerDay != all[i].tpd {
 			t.Errorf("rank %d: search %d (%g), exhaustive %d (%g)", i+1, ranked[i].ID, ranked[i].TokensPerDay, all[i].id, all[i].tpd)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"io/fs"
 	"maps"
@@ -18,7 +19,6 @@ import (
 	"strings"
 
 	"github.com/dcpsim/dcpsim/internal/safeio"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched/policies"
 )
@@ -62,7 +62,7 @@ type searchEval struct {
 	// a resumed search checks that they are; evalStore.load).
 	Steps  []float64 `json:"steps"`
 	Tokens []int64   `json:"tokens"`
-	report.SearchFigures
+	results.SearchFigures
 }
 
 // searchState is search-state.json: the mark of a dcpsim search folder.
@@ -216,7 +216,7 @@ func (s *evalStore) parseEval(data []byte, c *scenarios.Candidate, r, n int) (se
 // search resumes only from folders one trusts.
 func (s *evalStore) checkEval(ev *searchEval, c *scenarios.Candidate) error {
 	if ev.Status != "" {
-		if len(ev.Steps) != 0 || len(ev.Tokens) != 0 || ev.SearchFigures != (report.SearchFigures{}) {
+		if len(ev.Steps) != 0 || len(ev.Tokens) != 0 || ev.SearchFigures != (results.SearchFigures{}) {
 			return errors.New("a failure with figures")
 		}
 		return nil
@@ -298,7 +298,7 @@ func (s *searcher) batchTokens(c *scenarios.Candidate, k int) (int64, error) {
 
 // validEvalStatus reports whether st is a status an evaluation may carry.
 func validEvalStatus(st string) bool {
-	return slices.Contains([]string{"", report.SearchFailed, report.SearchOutOfMemory, report.SearchSkipped}, st)
+	return slices.Contains([]string{"", results.SearchFailed, results.SearchOutOfMemory, results.SearchSkipped}, st)
 }
 
 // save writes an evaluation.
@@ -309,19 +309,19 @@ func (s *evalStore) save(ev *searchEval) error {
 
 // writeSearch writes search.json, search.csv and (with figures) the figures
 // into dir, and removes a shard file an earlier sharded run left there.
-func writeSearch(ctx context.Context, dir string, f *SearchFile, figures bool) ([]string, error) {
+func writeSearch(ctx context.Context, dir string, f *SearchFile, figures Drawer) ([]string, error) {
 	w := &resultWriter{ctx: ctx, dir: dir}
 	if err := w.write(searchJSONFile, func(out io.Writer) error { return writeSearchJSON(out, f) }); err != nil {
 		return nil, err
 	}
-	if err := w.write(searchCSVFile, func(out io.Writer) error { return report.WriteCSV(out, f.Candidates) }); err != nil {
+	if err := w.write(searchCSVFile, func(out io.Writer) error { return results.WriteCSV(out, f.Candidates) }); err != nil {
 		return nil, err
 	}
-	if figures {
+	if figures != nil {
 		if err := w.check("the figures"); err != nil {
 			return nil, err
 		}
-		names, err := report.WriteSearchFigures(dir, f.Candidates)
+		names, err := figures.SearchFigures(dir, f.Candidates)
 		if err != nil {
 			return nil, err
 		}
@@ -407,7 +407,7 @@ type MergeSearchResult struct {
 // candidate of the space (CandidatesTotal), each file's counts those of its
 // candidates; else the error matches badinput.Err and names the file. out
 // must not be a shard's folder (the merge would replace its shard file).
-func MergeSearch(ctx context.Context, out string, srcs []string, figures bool) (*MergeSearchResult, error) {
+func MergeSearch(ctx context.Context, out string, srcs []string, figures Drawer) (*MergeSearchResult, error) {
 	var files []SearchFile
 	for _, dir := range srcs {
 		if sameFolder(out, dir) {
@@ -544,8 +544,8 @@ func checkShardFile(path string, f *SearchFile) error {
 		if !groups[r.Group] {
 			return badInput("%s: candidate %d's group %q is not in groups", path, r.ID, r.Group)
 		}
-		if !slices.Contains(report.SearchStatuses, r.Status) {
-			return badInput("%s: candidate %d: status %q; known: %s", path, r.ID, r.Status, strings.Join(report.SearchStatuses, ", "))
+		if !slices.Contains(results.SearchStatuses, r.Status) {
+			return badInput("%s: candidate %d: status %q; known: %s", path, r.ID, r.Status, strings.Join(results.SearchStatuses, ", "))
 		}
 		if r.ID < 0 || r.ID >= f.CandidatesTotal {
 			return badInput("%s: candidate id %d out of [0, %d) (candidates_total)", path, r.ID, f.CandidatesTotal)

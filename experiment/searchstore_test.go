@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/dcpsim/dcpsim/results"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dcpsim/dcpsim/badinput"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
@@ -167,7 +167,7 @@ func TestMergeSearchComplete(t *testing.T) {
 	} {
 		os.WriteFile(shardFile, c.data, 0o644)
 		out := filepath.Join(dir, "merged")
-		_, err := MergeSearch(context.Background(), out, []string{s0, s1}, false)
+		_, err := MergeSearch(context.Background(), out, []string{s0, s1}, nil)
 		if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
@@ -177,7 +177,7 @@ func TestMergeSearchComplete(t *testing.T) {
 	}
 	os.WriteFile(shardFile, good, 0o644)
 	for _, out := range []string{s0, s0 + "/.", filepath.Join(s0, "..", "s0")} {
-		_, err := MergeSearch(context.Background(), out, []string{s0, s1}, false)
+		_, err := MergeSearch(context.Background(), out, []string{s0, s1}, nil)
 		if err == nil || !strings.Contains(err.Error(), "is the shard folder") {
 			t.Errorf("merge --out %s: %v", out, err)
 		}
@@ -185,7 +185,7 @@ func TestMergeSearchComplete(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s0, searchShardFile)); err != nil {
 		t.Errorf("the shard's file: %v", err)
 	}
-	if _, err := MergeSearch(context.Background(), filepath.Join(dir, "merged"), []string{s0, s1}, false); err != nil {
+	if _, err := MergeSearch(context.Background(), filepath.Join(dir, "merged"), []string{s0, s1}, nil); err != nil {
 		t.Errorf("the untouched shards: %v", err)
 	}
 }
@@ -196,7 +196,7 @@ func TestMergeSearchComplete(t *testing.T) {
 func TestWriteSearchJSON(t *testing.T) {
 	sc := parseSearch(t, strings.Replace(searchSmall, "gpus = [32, 64]", "gpus = [32]", 1))
 	res := runSearch(t, sc, SearchOptions{Dir: t.TempDir()})
-	for _, cands := range [][]report.SearchRow{res.File.Candidates, {}, nil} {
+	for _, cands := range [][]results.SearchRow{res.File.Candidates, {}, nil} {
 		f := res.File
 		f.Candidates = cands
 		var want, got bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"io/fs"
 	"maps"
@@ -19,7 +20,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dcpsim/dcpsim/internal/safeio"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
@@ -32,19 +32,19 @@ type PointRecord struct {
 	TotalPoints int `json:"total_points"`
 	// Revision is the VCS revision of the dcpsim that simulated the point
 	// (empty for builds without one): a resumed sweep reruns points of another.
-	Revision string            `json:"vcs_revision,omitempty"`
-	Point    report.SweepPoint `json:"point"`
+	Revision string             `json:"vcs_revision,omitempty"`
+	Point    results.SweepPoint `json:"point"`
 	// Timings are the point's measured wall times, from its timings.json
 	// (the one file of a point that differs from run to run); not in
 	// point.json.
-	Timings report.Timings `json:"-"`
+	Timings results.Timings `json:"-"`
 }
 
 // SweepFile is sweep.json: every point of a sweep, in order.
 type SweepFile struct {
-	Sweep     string              `json:"sweep"`
-	SweepHash string              `json:"sweep_sha256"`
-	Points    []report.SweepPoint `json:"points"`
+	Sweep     string               `json:"sweep"`
+	SweepHash string               `json:"sweep_sha256"`
+	Points    []results.SweepPoint `json:"points"`
 }
 
 // SweepOptions choose where and how much of a sweep runs.
@@ -56,8 +56,8 @@ type SweepOptions struct {
 	Shard, Shards int
 	// Jobs is how many points run at once (>= 1).
 	Jobs int
-	// Figures draws the sweep figures (unsharded sweeps only).
-	Figures bool
+	// Figures draws the sweep figures (unsharded sweeps only; nil: none).
+	Figures Drawer
 	// Progress, when set, is called once before the first point (done 0)
 	// and after every point of the shard (from the goroutine that ran it,
 	// one call at a time) with the points done, how many of them were
@@ -399,21 +399,21 @@ func runPoint(ctx context.Context, dir string, sc *scenarios.Scenario, hash stri
 	if err != nil {
 		return nil, false, err
 	}
-	rec := &PointRecord{Sweep: sc.Name, SweepHash: hash, TotalPoints: len(points), Revision: rev, Point: report.SweepPoint{
+	rec := &PointRecord{Sweep: sc.Name, SweepHash: hash, TotalPoints: len(points), Revision: rev, Point: results.SweepPoint{
 		Index: i, Name: filepath.Base(pdir), Axes: pointAxes(points[i]), GPUs: pt.Job.Cluster.GPUs, Model: pt.Job.Model.Name,
 		ContextTokens: pt.Job.ContextTokens, Summary: out.Summary}, Timings: out.Timings}
 	// point.json before the manifest, which lists it.
-	if _, err := writeRun(ctx, pdir, pointFiles, pt, out, false, func(w *resultWriter) error { return w.json("point.json", rec) }); err != nil {
+	if _, err := writeRun(ctx, pdir, pointFiles, pt, out, nil, func(w *resultWriter) error { return w.json("point.json", rec) }); err != nil {
 		return nil, false, err
 	}
 	return rec, false, nil
 }
 
 // pointAxes converts a point's axis values for the results.
-func pointAxes(pt scenarios.Point) []report.Axis {
-	axes := make([]report.Axis, len(pt.Axes))
+func pointAxes(pt scenarios.Point) []results.Axis {
+	axes := make([]results.Axis, len(pt.Axes))
 	for i, a := range pt.Axes {
-		axes[i] = report.Axis{Key: a.Key, Value: a.Value}
+		axes[i] = results.Axis{Key: a.Key, Value: a.Value}
 	}
 	return axes
 }
@@ -421,15 +421,15 @@ func pointAxes(pt scenarios.Point) []report.Axis {
 // writeSweep writes sweep.json, sweep.csv, timings.json (the points'
 // measured wall times) and the sweep figures from complete point records, and
 // returns the files' names.
-func writeSweep(ctx context.Context, dir, name, hash string, recs []*PointRecord, figures bool) ([]string, error) {
+func writeSweep(ctx context.Context, dir, name, hash string, recs []*PointRecord, figures Drawer) ([]string, error) {
 	sf := SweepFile{Sweep: name, SweepHash: hash}
-	timings := report.SweepTimings{Sweep: name}
+	timings := results.SweepTimings{Sweep: name}
 	for i, r := range recs {
 		if r == nil {
 			return nil, fmt.Errorf("point %d missing", i)
 		}
 		sf.Points = append(sf.Points, r.Point)
-		timings.Points = append(timings.Points, report.PointTiming{Index: r.Point.Index, Name: r.Point.Name, Timings: r.Timings})
+		timings.Points = append(timings.Points, results.PointTiming{Index: r.Point.Index, Name: r.Point.Name, Timings: r.Timings})
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -441,7 +441,7 @@ func writeSweep(ctx context.Context, dir, name, hash string, recs []*PointRecord
 		return nil, err
 	}
 	if err := safeio.WriteFileAtomic(filepath.Join(dir, "sweep.csv"), func(w io.Writer) error {
-		return report.WriteCSV(w, report.SweepRows(sf.Points))
+		return results.WriteCSV(w, results.SweepRows(sf.Points))
 	}); err != nil {
 		return nil, err
 	}
@@ -452,13 +452,8 @@ func writeSweep(ctx context.Context, dir, name, hash string, recs []*PointRecord
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if figures {
-		names, err := report.WriteSweepFigures(dir, sf.Points)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, names...)
-		names, err = report.WriteSweepTimingFigures(dir, sf.Points, &timings)
+	if figures != nil {
+		names, err := figures.SweepFigures(dir, sf.Points, &timings)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/dcpsim/dcpsim/badinput"
+	"github.com/dcpsim/dcpsim/report"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,7 +57,7 @@ func TestSweepInterrupted(t *testing.T) {
 	// publication; so 12 stops in the second point.
 	for _, n := range []int64{0, 1, 3, 6, 8, 12} {
 		dir := filepath.Join(t.TempDir(), "sweep")
-		_, err := Sweep(newCancelAfter(n), sc, SweepOptions{Dir: dir, Jobs: 1, Figures: true})
+		_, err := Sweep(newCancelAfter(n), sc, SweepOptions{Dir: dir, Jobs: 1, Figures: report.Figures{}})
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("cancel after %d: %v", n, err)
 		}

@@ -3,9 +3,9 @@ package experiment
 import (
 	"cmp"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"slices"
 
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/pipeline"
 	"github.com/dcpsim/dcpsim/sim/step"
@@ -46,13 +46,13 @@ func timelineRanks(res *step.Result, want []int) (ranks []int, roles map[int]str
 // of every stage on those ranks, the planner stall, gradient sync and
 // optimizer, and the p2p flows between stages (from the producing op's end to
 // the consuming op's start, following Megatron's dependencies).
-func buildTimeline(policy string, iteration int, plan *sched.Plan, res *step.Result, want []int) (*report.Timeline, error) {
+func buildTimeline(policy string, iteration int, plan *sched.Plan, res *step.Result, want []int) (*results.Timeline, error) {
 	ranks, roles := timelineRanks(res, want)
 	if len(ranks) == 0 {
 		return nil, fmt.Errorf("no trace rank inside the pool [0, %d)", plan.PoolRanks)
 	}
 	pp, v := res.PP, res.VPP
-	tl := &report.Timeline{Policy: policy, Iteration: iteration, IterationNanos: int64(res.Iteration),
+	tl := &results.Timeline{Policy: policy, Iteration: iteration, IterationNanos: int64(res.Iteration),
 		PlannerStallNanos: int64(res.PlannerStall), Stages: pp, Ranks: ranks, RankRoles: roles}
 	var sch *pipeline.Schedule
 	for _, r := range ranks {
@@ -65,14 +65,14 @@ func buildTimeline(policy string, iteration int, plan *sched.Plan, res *step.Res
 		}
 		for s := range pp {
 			if res.PlannerStall > 0 {
-				tl.Slices = append(tl.Slices, report.Slice{Stage: s, Rank: r, Kind: report.PlannerStall, MB: -1, Chunk: -1,
+				tl.Slices = append(tl.Slices, results.Slice{Stage: s, Rank: r, Kind: results.PlannerStall, MB: -1, Chunk: -1,
 					EndNanos: int64(res.PlannerStall)})
 			}
 			st := &res.Stages[s]
 			tl.Slices = append(tl.Slices,
-				report.Slice{Stage: s, Rank: r, Kind: report.GradSync, MB: -1, Chunk: -1,
+				results.Slice{Stage: s, Rank: r, Kind: results.GradSync, MB: -1, Chunk: -1,
 					StartNanos: int64(st.GradSyncStart), EndNanos: int64(st.GradSyncEnd)},
-				report.Slice{Stage: s, Rank: r, Kind: report.Optimizer, MB: -1, Chunk: -1,
+				results.Slice{Stage: s, Rank: r, Kind: results.Optimizer, MB: -1, Chunk: -1,
 					StartNanos: int64(st.GradSyncEnd), EndNanos: int64(st.OptimizerEnd)})
 		}
 		if len(doms) == 0 {
@@ -90,25 +90,25 @@ func buildTimeline(policy string, iteration int, plan *sched.Plan, res *step.Res
 				for c := range v {
 					for _, b := range []bool{false, true} {
 						op := res.Ops[res.OpIndex(s, di, c, b)]
-						kind := report.Forward
+						kind := results.Forward
 						if b {
-							kind = report.Backward
+							kind = results.Backward
 						}
-						tl.Slices = append(tl.Slices, report.Slice{Stage: s, Rank: r, Kind: kind, MB: mb, Chunk: c,
+						tl.Slices = append(tl.Slices, results.Slice{Stage: s, Rank: r, Kind: kind, MB: mb, Chunk: c,
 							StartNanos: int64(op.Start), EndNanos: int64(op.End), ExposedCommNanos: int64(op.ExposedComm)})
 						ds, dop, ok := sch.Dep(s, pipeline.Op{Backward: b, Chunk: int32(c)})
 						if !ok || ds == s {
 							continue
 						}
 						from := res.Ops[res.OpIndex(ds, di, int(dop.Chunk), dop.Backward)]
-						tl.Flows = append(tl.Flows, report.Flow{Rank: r, FromStage: ds, ToStage: s, MB: mb, Chunk: c, Backward: b,
+						tl.Flows = append(tl.Flows, results.Flow{Rank: r, FromStage: ds, ToStage: s, MB: mb, Chunk: c, Backward: b,
 							FromNanos: int64(from.End), ToNanos: int64(op.Start)})
 					}
 				}
 			}
 		}
 	}
-	slices.SortFunc(tl.Slices, func(a, b report.Slice) int {
+	slices.SortFunc(tl.Slices, func(a, b results.Slice) int {
 		return cmp.Or(cmp.Compare(a.Stage, b.Stage), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.StartNanos, b.StartNanos),
 			cmp.Compare(b.EndNanos, a.EndNanos))
 	})

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dcpsim/dcpsim/badinput"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"math"
 	"regexp"
@@ -23,7 +24,6 @@ import (
 	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/static"
 	"github.com/dcpsim/dcpsim/sim/step"
@@ -349,46 +349,46 @@ func ValidationJob(r ValidationRun) (job.Job, *calib.Profile, error) {
 // sequences), priced by the cost model with Megatron-LM's pre-FlashAttention
 // core attention (compute.MegatronSoftmax), no planner stall, and timed by the
 // engine (1F1B, interleaved when VPP > 1).
-func ValidateRun(r ValidationRun) (report.ValidationResult, error) {
+func ValidateRun(r ValidationRun) (results.ValidationResult, error) {
 	return validateRunOn(r, nil)
 }
 
 // validateRunOn is ValidateRun on prof instead of the run's embedded profile
 // when prof is not nil (the fit of the A100's GEMM asymptote).
-func validateRunOn(r ValidationRun, prof *calib.Profile) (report.ValidationResult, error) {
+func validateRunOn(r ValidationRun, prof *calib.Profile) (results.ValidationResult, error) {
 	j, embedded, err := ValidationJob(r)
 	if err != nil {
-		return report.ValidationResult{}, err
+		return results.ValidationResult{}, err
 	}
 	if prof == nil {
 		prof = embedded
 	}
 	mod, err := costmodel.New(j, prof, costmodel.Options{AttentionKernel: compute.MegatronSoftmax})
 	if err != nil {
-		return report.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
+		return results.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
 	}
 	policy, err := static.New(static.Options{Degree: 1})
 	if err != nil {
-		return report.ValidationResult{}, err
+		return results.ValidationResult{}, err
 	}
 	in := sched.Inputs{PoolRanks: j.PoolRanks(), BudgetTokens: j.Parallel.BudgetTokens, PP: r.PP, VPP: r.VPP, EP: 1,
 		ContextTokens: r.SeqLen}
 	lengths := slices.Repeat([]int{r.SeqLen}, r.GlobalBatch)
 	plan, err := policy.Plan(lengths, in)
 	if err != nil {
-		return report.ValidationResult{}, fmt.Errorf("%s: plan: %w", r.Name, err)
+		return results.ValidationResult{}, fmt.Errorf("%s: plan: %w", r.Name, err)
 	}
 	if got := len(plan.Microbatches); got != r.Microbatches() {
-		return report.ValidationResult{}, fmt.Errorf("%s: the plan has %d microbatches, want %d", r.Name, got, r.Microbatches())
+		return results.ValidationResult{}, fmt.Errorf("%s: the plan has %d microbatches, want %d", r.Name, got, r.Microbatches())
 	}
 	exec, overlap := policy.CPExec()
 	out, err := mod.Simulate(plan, lengths, costmodel.Exec{CP: exec, OverlapAllToAll: overlap}, 0)
 	if err != nil {
-		return report.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
+		return results.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
 	}
 	mem, err := memory.New(j, compute.MegatronSoftmax)
 	if err != nil {
-		return report.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
+		return results.ValidationResult{}, fmt.Errorf("%s: %w", r.Name, err)
 	}
 	var act float64
 	if len(out.Memory.Stages) > 0 {
@@ -400,7 +400,7 @@ func validateRunOn(r ValidationRun, prof *calib.Profile) (report.ValidationResul
 	if !r.SequenceParallel {
 		sp = "no SP"
 	}
-	return report.ValidationResult{
+	return results.ValidationResult{
 		Name: r.Name, PredictedSeconds: t, MeasuredSeconds: r.MeasuredSeconds, Error: t/r.MeasuredSeconds - 1,
 		MeasuredValue: r.MeasuredSeconds, MeasuredUnit: UnitSecondsPerStep, Kind: "dense", Source: MegatronLM2022, GPU: r.GPU,
 		Layout: fmt.Sprintf("%d×%s tp%d pp%d vpp%d dp%d, %d MBs of %d, %s, %s", r.GPUs, r.GPU, r.TP, r.PP, r.VPP, r.DP(),
@@ -450,7 +450,7 @@ const ValidateUsage = `  dcpsim validate --table FILE.csv [--table FILE.csv ...]
 // the at-scale header, ReadAtScaleTable) and predicts every run (Validate,
 // PredictAtScale), in order; atScale says whether any table was of the
 // at-scale form.
-func ValidateTables(paths []string) (res []report.ValidationResult, atScale bool, err error) {
+func ValidateTables(paths []string) (res []results.ValidationResult, atScale bool, err error) {
 	for _, path := range paths {
 		b, err := safeio.ReadFile(path, safeio.MaxValidationTableBytes)
 		if err != nil {
@@ -495,42 +495,12 @@ func FamilySoftware() map[string]string {
 	return software
 }
 
-// ValidateTable predicts the tables at paths (ValidateTables) and writes
-// the predictions beside the measurements: one Megatron-LM table as
-// report.WriteValidationTable, anything else grouped by source family
-// (report.WriteAtScaleValidation); with asJSON one object per run and line
-// (report.WriteValidationJSON). With out set it also writes the results
-// folder out (WriteValidationFolder).
-func ValidateTable(paths []string, asJSON bool, out string, w io.Writer) error {
-	if out != "" {
-		if err := CheckResultsFolder(out); err != nil {
-			return err
-		}
-	}
-	res, atScale, err := ValidateTables(paths)
-	if err != nil {
-		return err
-	}
-	switch {
-	case asJSON:
-		err = report.WriteValidationJSON(w, res)
-	case !atScale && len(paths) == 1:
-		err = report.WriteValidationTable(w, res)
-	default:
-		err = report.WriteAtScaleValidation(w, res, FamilySoftware())
-	}
-	if err != nil || out == "" {
-		return err
-	}
-	return WriteValidationFolder(out, paths, res)
-}
-
 // WriteValidationFolder writes a validation's results folder dir as a run's
 // is written (built aside, swapped in whole, manifest.json last):
-// validation.json, validation.csv and the predicted-vs-measured figure
-// (report.WriteValidationFolder). The manifest names the tables and their
-// SHA-256 in place of a scenario.
-func WriteValidationFolder(dir string, tables []string, rs []report.ValidationResult) (err error) {
+// validation.json and validation.csv (results.WriteValidationRows) and,
+// with figures, the predicted-vs-measured figure. The manifest names the
+// tables and their SHA-256 in place of a scenario.
+func WriteValidationFolder(dir string, tables []string, rs []results.ValidationResult, figures Drawer) (err error) {
 	st, err := newStagedDir(dir, nil)
 	if err != nil {
 		return err
@@ -540,9 +510,17 @@ func WriteValidationFolder(dir string, tables []string, rs []report.ValidationRe
 			st.discard()
 		}
 	}()
-	files, err := report.WriteValidationFolder(st.tmp, rs, FamilySoftware())
+	files, err := results.WriteValidationRows(st.tmp, rs, FamilySoftware())
 	if err != nil {
 		return err
+	}
+	if figures != nil {
+		names, err := figures.ValidationFigures(st.tmp, rs)
+		if err != nil {
+			return err
+		}
+		files = append(files, names...)
+		slices.Sort(files)
 	}
 	var sums []string
 	for _, t := range tables {
@@ -563,13 +541,13 @@ func WriteValidationFolder(dir string, tables []string, rs []report.ValidationRe
 }
 
 // MegatronLM2022 is the source family of validation/megatron-lm.csv's runs.
-const MegatronLM2022 = report.MegatronLM2022
+const MegatronLM2022 = results.MegatronLM2022
 
 const megatronLM2022Software = "Megatron-LM of 2021-22 (Narayanan et al. SC'21, Korthikanti et al. 2022), the megatron-lm.csv form"
 
 // Validate predicts every run of a table (ValidateRun), in order.
-func Validate(runs []ValidationRun) ([]report.ValidationResult, error) {
-	out := make([]report.ValidationResult, 0, len(runs))
+func Validate(runs []ValidationRun) ([]results.ValidationResult, error) {
+	out := make([]results.ValidationResult, 0, len(runs))
 	for _, r := range runs {
 		v, err := ValidateRun(r)
 		if err != nil {

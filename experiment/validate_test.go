@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dcpsim/dcpsim/badinput"
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,7 +17,6 @@ import (
 	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/memory"
-	"github.com/dcpsim/dcpsim/report"
 )
 
 const validationHeader = "name,gpu,gpus,hidden,ffn,heads,layers,vocab,seq_len,tp,pp,vpp,global_batch,micro_batch,recompute,sequence_parallel,measured_seconds"
@@ -220,7 +220,7 @@ func committedRuns(t *testing.T) []ValidationRun {
 
 // fittedRun names the one validation run a constant was fitted on (the A100
 // profile's gemm.max); every other run is out of sample.
-const fittedRun = report.ValidationFittedRun
+const fittedRun = results.ValidationFittedRun
 
 // TestValidateCommittedTable runs dcpsim validate's logic end to end on the
 // committed table: every published run gets a positive prediction with error
@@ -305,7 +305,7 @@ func TestA100GEMMFittedPoint(t *testing.T) {
 // drifts from the cost model (run make figures, or the validate line of its
 // recipe, after changing either).
 func TestCommittedValidationUpToDate(t *testing.T) {
-	want, err := os.ReadFile(filepath.Join("..", "results", report.ValidationFile))
+	want, err := os.ReadFile(filepath.Join("..", "results", results.ValidationFile))
 	if err != nil {
 		t.Skipf("no committed validation results: %v", err)
 	}
@@ -314,12 +314,12 @@ func TestCommittedValidationUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := report.WriteValidationJSON(&b, res); err != nil {
+	if err := results.WriteValidationJSON(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	if b.String() != string(want) {
 		t.Errorf("results/%s is stale: run make figures (or bin/dcpsim validate --table validation/megatron-lm.csv --json > results/%s, then dcpsim report) and commit it",
-			report.ValidationFile, report.ValidationFile)
+			results.ValidationFile, results.ValidationFile)
 	}
 }
 

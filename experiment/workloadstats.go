@@ -1,7 +1,7 @@
 package experiment
 
 import (
-	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/results"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/workload"
 )
@@ -33,8 +33,8 @@ type WorkloadRequest struct {
 // drawn, listed and counted (workload.Accumulator), then dropped, so memory
 // does not grow with the iterations. An error that blames the request
 // matches badinput.Err.
-func WorkloadStats(req WorkloadRequest) (report.WorkloadStats, *workload.Accumulator, error) {
-	var rep report.WorkloadStats
+func WorkloadStats(req WorkloadRequest) (results.WorkloadStats, *workload.Accumulator, error) {
+	var rep results.WorkloadStats
 	var sampler *workload.Sampler
 	acc := new(workload.Accumulator)
 	n := req.Iterations

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/dcpsim/dcpsim/results"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -16,25 +17,25 @@ import (
 // significant slowdown, a change within the noise, a row without an
 // interval, one policy on one side each, one failed, and a policy name a
 // hostile summary could hold.
-func testComparison() *Comparison {
-	return &Comparison{
+func testComparison() *results.Comparison {
+	return &results.Comparison{
 		Kind:   "run",
-		A:      ComparedFolder{Path: "runs/a", Scenario: "tiny", Hash: strings.Repeat("a", 64), Seed: 1, Revision: strings.Repeat("1", 40) + "+modified"},
-		B:      ComparedFolder{Path: "runs/b", Scenario: "tiny", Hash: strings.Repeat("b", 64), Seed: 2},
-		Method: CompareMethod, ConfidenceLevel: CompareConfidence,
-		Differences: []Difference{{"scenario_sha256", strings.Repeat("a", 64), strings.Repeat("b", 64)}, {"seed", "1", "2"}, {"vcs_revision", "abc", ""}},
-		Rows: []ComparisonRow{
-			{Policy: "hydra", Status: CompareCompared, IterationsA: 15, IterationsB: 15, StepSecondsMeanA: 1.2, StepSecondsMeanB: 1.8,
+		A:      results.ComparedFolder{Path: "runs/a", Scenario: "tiny", Hash: strings.Repeat("a", 64), Seed: 1, Revision: strings.Repeat("1", 40) + "+modified"},
+		B:      results.ComparedFolder{Path: "runs/b", Scenario: "tiny", Hash: strings.Repeat("b", 64), Seed: 2},
+		Method: results.CompareMethod, ConfidenceLevel: results.CompareConfidence,
+		Differences: []results.Difference{{Key: "scenario_sha256", A: strings.Repeat("a", 64), B: strings.Repeat("b", 64)}, {Key: "seed", A: "1", B: "2"}, {Key: "vcs_revision", A: "abc", B: ""}},
+		Rows: []results.ComparisonRow{
+			{Policy: "hydra", Status: results.CompareCompared, IterationsA: 15, IterationsB: 15, StepSecondsMeanA: 1.2, StepSecondsMeanB: 1.8,
 				DiffSeconds: 0.6, ChangePct: 50, CIDefined: true, CILowPct: 30.5, CIHighPct: 69.5, WelchDF: 20, Significant: true,
 				TokensPerDayA: 9.7e9, TokensPerDayB: 6.4e9, PPBubbleShareA: 0.467, PPBubbleShareB: 0.58, DPBubbleShareA: 0.06, DPBubbleShareB: 0.093,
 				PeakMemoryMaxBytesA: 36e9, PeakMemoryMaxBytesB: 35.8e9},
-			{Policy: "mcore", Status: CompareCompared, IterationsA: 15, IterationsB: 15, StepSecondsMeanA: 1.8, StepSecondsMeanB: 1.75,
+			{Policy: "mcore", Status: results.CompareCompared, IterationsA: 15, IterationsB: 15, StepSecondsMeanA: 1.8, StepSecondsMeanB: 1.75,
 				ChangePct: -2.78, CIDefined: true, CILowPct: -17.5, CIHighPct: 12, WelchDF: 27},
-			{Policy: "one", Status: CompareCompared, IterationsA: 1, IterationsB: 1, StepSecondsMeanA: 1, StepSecondsMeanB: 2, ChangePct: 100,
+			{Policy: "one", Status: results.CompareCompared, IterationsA: 1, IterationsB: 1, StepSecondsMeanA: 1, StepSecondsMeanB: 2, ChangePct: 100,
 				Note: "1 and 1 measured iterations: an interval needs at least 2 on each side"},
-			{Policy: "static", Status: CompareOnlyInA, Note: "not in B", IterationsA: 15},
-			{Policy: "bytescale", Status: CompareFailedInB, Note: "iteration 0: plan: boom"},
-			{Policy: "evil\x1b[2J\tname", Status: CompareOnlyInB, Note: "not in A"},
+			{Policy: "static", Status: results.CompareOnlyInA, Note: "not in B", IterationsA: 15},
+			{Policy: "bytescale", Status: results.CompareFailedInB, Note: "iteration 0: plan: boom"},
+			{Policy: "evil\x1b[2J\tname", Status: results.CompareOnlyInB, Note: "not in A"},
 		},
 	}
 }
@@ -62,7 +63,7 @@ func TestWriteComparisonTable(t *testing.T) {
 		"bytescale: failed in B: iteration 0: plan: boom\n",
 		`"evil\x1b[2J\tname": only in B: not in A` + "\n",
 		"one: 1 and 1 measured iterations",
-		"\n" + CompareMethod,
+		"\n" + results.CompareMethod,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -73,8 +74,8 @@ func TestWriteComparisonTable(t *testing.T) {
 	}
 
 	// A sweep with nothing compared, of two scenarios (--force).
-	c := &Comparison{Kind: "sweep", A: ComparedFolder{Path: "a", Scenario: "x", Points: 2}, B: ComparedFolder{Path: "b", Scenario: "y", Points: 1},
-		Rows: []ComparisonRow{{Point: "p0000-gpus-8", Axes: "gpus=8", Policy: "hydra", Status: CompareOnlyInA, Note: "the point is not in B"}}}
+	c := &results.Comparison{Kind: "sweep", A: results.ComparedFolder{Path: "a", Scenario: "x", Points: 2}, B: results.ComparedFolder{Path: "b", Scenario: "y", Points: 1},
+		Rows: []results.ComparisonRow{{Point: "p0000-gpus-8", Axes: "gpus=8", Policy: "hydra", Status: results.CompareOnlyInA, Note: "the point is not in B"}}}
 	b.Reset()
 	if err := WriteComparisonTable(&b, c); err != nil {
 		t.Fatal(err)
@@ -120,15 +121,15 @@ func TestWriteComparison(t *testing.T) {
 	dir := t.TempDir()
 	c := testComparison()
 	files, err := WriteComparison(dir, c)
-	if err != nil || !slices.Equal(files, CompareFiles) {
-		t.Fatalf("files %v (%v), want %v", files, err, CompareFiles)
+	if err != nil || !slices.Equal(files, results.CompareFiles) {
+		t.Fatalf("files %v (%v), want %v", files, err, results.CompareFiles)
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != len(CompareFiles) {
-		t.Errorf("%d entries in the folder, want %d (a temporary file left?)", len(entries), len(CompareFiles))
+	if len(entries) != len(results.CompareFiles) {
+		t.Errorf("%d entries in the folder, want %d (a temporary file left?)", len(entries), len(results.CompareFiles))
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "compare.json"))
-	var back Comparison
+	var back results.Comparison
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&back); err != nil {
@@ -142,7 +143,7 @@ func TestWriteComparison(t *testing.T) {
 	f, _ := os.Open(filepath.Join(dir, "compare.csv"))
 	recs, err := csv.NewReader(f).ReadAll()
 	f.Close()
-	head, _ := CSVHeader[ComparisonRow]()
+	head, _ := results.CSVHeader[results.ComparisonRow]()
 	if err != nil || len(recs) != len(c.Rows)+1 || !slices.Equal(recs[0], head) || !slices.Contains(head, "ci_low_pct") {
 		t.Errorf("compare.csv: %v, %d records, header %v", err, len(recs), recs[0])
 	}
@@ -159,12 +160,12 @@ func TestWriteComparison(t *testing.T) {
 		t.Error("compare.svg differs on a rewrite")
 	}
 
-	many := &Comparison{Kind: "sweep", A: ComparedFolder{Scenario: "s"}, B: ComparedFolder{Scenario: "s"}}
+	many := &results.Comparison{Kind: "sweep", A: results.ComparedFolder{Scenario: "s"}, B: results.ComparedFolder{Scenario: "s"}}
 	for i := range 2*compareMaxLabels + 1 {
-		many.Rows = append(many.Rows, ComparisonRow{Point: "p", Axes: "gpus=" + strings.Repeat("9", i%5+1), Policy: []string{"hydra", "mcore"}[i%2],
-			Status: CompareCompared, ChangePct: float64(i%7) - 3, CIDefined: i%3 != 0, CILowPct: float64(i%7) - 5, CIHighPct: float64(i%7) - 1, Significant: i%7 > 4})
+		many.Rows = append(many.Rows, results.ComparisonRow{Point: "p", Axes: "gpus=" + strings.Repeat("9", i%5+1), Policy: []string{"hydra", "mcore"}[i%2],
+			Status: results.CompareCompared, ChangePct: float64(i%7) - 3, CIDefined: i%3 != 0, CILowPct: float64(i%7) - 5, CIHighPct: float64(i%7) - 1, Significant: i%7 > 4})
 	}
-	for _, cc := range []*Comparison{many, {Kind: "run"}} {
+	for _, cc := range []*results.Comparison{many, {Kind: "run"}} {
 		d := t.TempDir()
 		if files, err := WriteComparison(d, cc); err != nil || len(files) != 4 {
 			t.Errorf("%d rows: %v %v", len(cc.Rows), files, err)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"github.com/dcpsim/dcpsim/results"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,11 +14,11 @@ import (
 // prose quotes that variant's numbers.
 func TestWriteFabric(t *testing.T) {
 	dir := t.TempDir()
-	point := func(i int, variant string, steps map[string]float64) SweepPoint {
-		return SweepPoint{Index: i, Name: variant, Axes: Axes{{Key: "variant", Value: variant}},
+	point := func(i int, variant string, steps map[string]float64) results.SweepPoint {
+		return results.SweepPoint{Index: i, Name: variant, Axes: results.Axes{{Key: "variant", Value: variant}},
 			Summary: *stepSummary("production-256k-fabric", "H800", 2048, 4, 24, steps, threePolicies)}
 	}
-	sw := sweepJSON{Points: []SweepPoint{
+	sw := sweepJSON{Points: []results.SweepPoint{
 		point(0, "nics8", map[string]float64{"hydra": 8, "mcore": 15.5, "static": 18.8}),
 		point(1, "nics2", map[string]float64{"hydra": 17, "mcore": 20, "static": 28}),
 	}}

@@ -6,6 +6,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ const reviewTolerance = 0.15
 var heteroRuns = []string{"hexiseq-h100-a100", "hetero-long-256k", "hexiseq-flop-mixed", "hexiseq-flop-h100"}
 
 // speedupOver is a's throughput over b's in s (tokens per day), or false.
-func speedupOver(s *Summary, a, b string) (float64, bool) {
+func speedupOver(s *results.Summary, a, b string) (float64, bool) {
 	pa, pb := policyOf(s, a), policyOf(s, b)
 	if pa == nil || pb == nil || pa.TokensPerDay == 0 || pb.TokensPerDay == 0 {
 		return 0, false
@@ -46,7 +47,7 @@ func reviewVerdict(v, r float64) string {
 
 // writeHeteroRun writes one mixed run's table: every policy's step, tokens
 // per day, MFU, DP bubble and throughput over usp.
-func writeHeteroRun(w *strings.Builder, s *Summary) {
+func writeHeteroRun(w *strings.Builder, s *results.Summary) {
 	fmt.Fprintf(w, "%d GPUs (%s), %s, tp%d pp%d, B = %d (the smallest kind's; hexiseq and hydra-hetero plan each kind within its own), %d measured iterations.\n\n",
 		s.GPUs, s.GPU, s.Model, s.TP, s.PP, s.BudgetTokens, s.Iterations-s.WarmupIterations)
 	fmt.Fprintln(w, "| policy | step (s) | tokens/day (B) | MFU (%) | DP bubble (%) | throughput over usp (×) | throughput over hetero-dp (×) |")
@@ -70,7 +71,7 @@ func writeHeteroRun(w *strings.Builder, s *Summary) {
 // writeHeteroSweep writes a mixed sweep's table (one row per point: hexiseq
 // and hydra-hetero over usp, hydra-hetero over hydra) and returns hexiseq's
 // gains over usp at its points.
-func writeHeteroSweep(w *strings.Builder, points []SweepPoint) []float64 {
+func writeHeteroSweep(w *strings.Builder, points []results.SweepPoint) []float64 {
 	fmt.Fprintln(w, "| model | context | memory used by one sequence (%) | hexiseq over usp (×) | hydra-hetero over usp (×) | hydra-hetero over hydra (×) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	var gains []float64
@@ -112,9 +113,9 @@ func writeHetero(w *strings.Builder, dir string) {
 	fmt.Fprintf(w, "up to %.2f×, in simulations of 32-128 GPUs of up to four kinds; on FLOP-comparable pairs, throughput \"close to the strongest\n", reviewFigures.simMax)
 	fmt.Fprintln(w, "homogeneous baseline\". Every setting below is ours, chosen in each preset's header where the review is silent.")
 	fmt.Fprintln(w)
-	sums := map[string]*Summary{}
+	sums := map[string]*results.Summary{}
 	for _, name := range heteroRuns {
-		s, err := readSummary(filepath.Join(dir, name, "summary.json"))
+		s, err := results.ReadSummary(filepath.Join(dir, name, "summary.json"))
 		if s == nil || err != nil { // an error was returned by checkSummaries
 			fmt.Fprintf(w, "Missing: %s (run `make figures`).\n\n", filepath.Join(dir, name, "summary.json"))
 			continue

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"github.com/dcpsim/dcpsim/results"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,15 +24,15 @@ func TestHeteroSection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run := func(tpd map[string]float64) Summary {
-		s := Summary{Iterations: 2, Layout: Layout{GPUs: 64, GPU: "32×H100-SXM + 32×A100-80G", Model: "llama-3-8b", TP: 1, PP: 1, PoolRanks: 64, BudgetTokens: 1000, ContextTokens: 32000}}
+	run := func(tpd map[string]float64) results.Summary {
+		s := results.Summary{Iterations: 2, Layout: results.Layout{GPUs: 64, GPU: "32×H100-SXM + 32×A100-80G", Model: "llama-3-8b", TP: 1, PP: 1, PoolRanks: 64, BudgetTokens: 1000, ContextTokens: 32000}}
 		for _, p := range []string{"hexiseq", "usp", "hydra-hetero", "hydra"} {
-			s.Policies = append(s.Policies, PolicySummary{Policy: p, TokensPerDay: tpd[p], StepSecondsMean: 1e9 / tpd[p]})
+			s.Policies = append(s.Policies, results.PolicySummary{Policy: p, TokensPerDay: tpd[p], StepSecondsMean: 1e9 / tpd[p]})
 		}
 		return s
 	}
 	write("hexiseq-h100-a100", "summary.json", run(map[string]float64{"hexiseq": 2.4e9, "usp": 2e9, "hydra-hetero": 2.2e9, "hydra": 1e9}))
-	pts := []SweepPoint{{Summary: run(map[string]float64{"hexiseq": 2.2e9, "usp": 2e9, "hydra-hetero": 2e9, "hydra": 2e9})},
+	pts := []results.SweepPoint{{Summary: run(map[string]float64{"hexiseq": 2.2e9, "usp": 2e9, "hydra-hetero": 2e9, "hydra": 2e9})},
 		{Summary: run(map[string]float64{"hexiseq": 2.4e9, "usp": 2e9, "hydra-hetero": 2e9, "hydra": 2e9})}}
 	write("hexiseq-contexts", "sweep.json", sweepJSON{Points: pts})
 	var b strings.Builder

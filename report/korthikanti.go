@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"path/filepath"
 	"strings"
 
@@ -148,7 +149,7 @@ func writeMemory(w *strings.Builder, dir string) {
 	fmt.Fprintln(w, "| scenario | recompute | B | policy: peak GiB of HBM GiB (step s: before → now) |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, name := range memoryRuns {
-		s, err := readSummary(filepath.Join(dir, name, "summary.json"))
+		s, err := results.ReadSummary(filepath.Join(dir, name, "summary.json"))
 		if s == nil || err != nil { // an error was returned by checkSummaries
 			fmt.Fprintf(w, "| %s | missing (run `make figures`) | | |\n", name)
 			continue

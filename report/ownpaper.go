@@ -8,6 +8,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"path/filepath"
 	"slices"
@@ -143,7 +144,7 @@ var ownPapers = []ownPaper{
 // ownResults are a comparison's results: the run's summary, or the sweep's
 // points.
 type ownResults struct {
-	points []SweepPoint // a run is one point without axes
+	points []results.SweepPoint // a run is one point without axes
 }
 
 // readOwnResults reads dir/name's sweep.json, else its summary.json; nil
@@ -153,16 +154,16 @@ func readOwnResults(dir, name string) *ownResults {
 	if err := readJSON(filepath.Join(dir, name, "sweep.json"), &sw); err == nil && len(sw.Points) > 0 {
 		return &ownResults{points: sw.Points}
 	}
-	s, err := readSummary(filepath.Join(dir, name, "summary.json"))
+	s, err := results.ReadSummary(filepath.Join(dir, name, "summary.json"))
 	if s == nil || err != nil {
 		return nil
 	}
-	return &ownResults{points: []SweepPoint{{Summary: *s}}}
+	return &ownResults{points: []results.SweepPoint{{Summary: *s}}}
 }
 
 // find returns the system's policy summary at the first point whose axes
 // include all of its Point, or nil.
-func (r *ownResults) find(v ownSystem) *PolicySummary {
+func (r *ownResults) find(v ownSystem) *results.PolicySummary {
 	for i := range r.points {
 		pt := &r.points[i]
 		ok := true
@@ -186,7 +187,7 @@ func (r *ownResults) find(v ownSystem) *PolicySummary {
 // ownRow is one ratio's number here.
 type ownRow struct {
 	r        ownRatio
-	of, over *PolicySummary
+	of, over *results.PolicySummary
 	ratio    float64 // throughput of Of over Over (tokens/day; the same batches)
 	ok       bool
 }
@@ -401,7 +402,7 @@ func whyOffload64K(r *ownResults) string {
 }
 
 // widest is the largest CP degree a policy's plans used (DegreeShares).
-func widest(ps *PolicySummary) int {
+func widest(ps *results.PolicySummary) int {
 	w := 0
 	for _, d := range ps.DegreeShares {
 		if d.Share > 0 {

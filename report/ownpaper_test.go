@@ -1,17 +1,18 @@
 package report
 
 import (
+	"github.com/dcpsim/dcpsim/results"
 	"strings"
 	"testing"
 )
 
 // ownPoint is a sweep point with the given axes running policies at the
 // given tokens per day.
-func ownPoint(axes []Axis, tokensPerDay map[string]float64) SweepPoint {
-	pt := SweepPoint{Axes: axes}
+func ownPoint(axes []results.Axis, tokensPerDay map[string]float64) results.SweepPoint {
+	pt := results.SweepPoint{Axes: axes}
 	for _, name := range []string{"static", "bytescale"} {
 		if v, ok := tokensPerDay[name]; ok {
-			pt.Summary.Policies = append(pt.Summary.Policies, PolicySummary{Policy: name, TokensPerDay: v, StepSecondsMean: 1 / v})
+			pt.Summary.Policies = append(pt.Summary.Policies, results.PolicySummary{Policy: name, TokensPerDay: v, StepSecondsMean: 1 / v})
 		}
 	}
 	return pt
@@ -21,10 +22,10 @@ func ownPoint(axes []Axis, tokensPerDay map[string]float64) SweepPoint {
 // target is ±20% of the paper's, and the order check counts the pairs
 // reversed, leaving readings out and counting near-equal ratios as ties.
 func TestOwnPaperRatios(t *testing.T) {
-	ax := func(bal, off, rule string) []Axis {
-		return []Axis{{Key: "bytescale.balance", Value: bal}, {Key: "bytescale.offload", Value: off}, {Key: "bytescale.offload_rule", Value: rule}}
+	ax := func(bal, off, rule string) []results.Axis {
+		return []results.Axis{{Key: "bytescale.balance", Value: bal}, {Key: "bytescale.offload", Value: off}, {Key: "bytescale.offload_rule", Value: rule}}
 	}
-	r := &ownResults{points: []SweepPoint{
+	r := &ownResults{points: []results.SweepPoint{
 		ownPoint(ax("false", "false", "bounded"), map[string]float64{"static": 10, "bytescale": 17}), // 1.7: within 20% of 1.59
 		ownPoint(ax("false", "true", "bounded"), map[string]float64{"static": 10, "bytescale": 12}),  // 1.2: misses 2.01, below 1.7
 		ownPoint(ax("true", "false", "bounded"), map[string]float64{"static": 10, "bytescale": 30}),

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"maps"
 	"math"
@@ -31,7 +32,7 @@ var reproductionScenarios = [][2]string{
 
 // sweepJSON is the part of a sweep's sweep.json the report reads.
 type sweepJSON struct {
-	Points []SweepPoint `json:"points"`
+	Points []results.SweepPoint `json:"points"`
 }
 
 // WriteReproduction writes the reproduction report (REPORT.md text) for the
@@ -64,7 +65,7 @@ func readJSON(path string, v any) error {
 }
 
 // policyOf returns the named policy's summary, or nil.
-func policyOf(s *Summary, name string) *PolicySummary {
+func policyOf(s *results.Summary, name string) *results.PolicySummary {
 	for i := range s.Policies {
 		if s.Policies[i].Policy == name && s.Policies[i].Error == "" {
 			return &s.Policies[i]
@@ -74,7 +75,7 @@ func policyOf(s *Summary, name string) *PolicySummary {
 }
 
 // ours returns our value of a paper quantity for one policy of a summary.
-func ours(s *Summary, policy, key string) (float64, bool) {
+func ours(s *results.Summary, policy, key string) (float64, bool) {
 	p := policyOf(s, policy)
 	if p == nil {
 		return 0, false
@@ -120,7 +121,7 @@ func ours(s *Summary, policy, key string) (float64, bool) {
 
 // policyNames returns the summary's policies that ran, HyDra first, the
 // others in the summary's order.
-func policyNames(s *Summary) []string {
+func policyNames(s *results.Summary) []string {
 	names := []string{"hydra"}
 	for _, p := range s.Policies {
 		if p.Policy != "hydra" && p.Error == "" {
@@ -161,7 +162,7 @@ func overQuantities(pols []string) [][3]string {
 // (stall off the critical path, as the paper's simulator runs) with the
 // order the paper's ratios give (paper: HyDra's over_<policy> values), or ""
 // when the paper orders none of them.
-func orderings(s *Summary, paper map[string]paperValue) string {
+func orderings(s *results.Summary, paper map[string]paperValue) string {
 	o, ok := scenarioOrder(s, paper)
 	if !ok || len(o.policies) < 2 {
 		return ""
@@ -180,7 +181,7 @@ type order struct {
 // scenarioOrder is the order of HyDra and the policies of s the paper rates
 // (paper: HyDra's over_<policy> values), ours by throughput with the stall
 // off; ok is false without HyDra.
-func scenarioOrder(s *Summary, paper map[string]paperValue) (order, bool) {
+func scenarioOrder(s *results.Summary, paper map[string]paperValue) (order, bool) {
 	h := policyOf(s, "hydra")
 	if h == nil {
 		return order{}, false
@@ -240,7 +241,7 @@ func (o order) reversed() int {
 // HyDra's lead over a policy is the ratio of their throughputs, the paper's
 // measure: a policy that trains fewer tokens per iteration (WLB-LLM delays
 // outliers) is not credited for its shorter steps.
-func throughput(p *PolicySummary, nostall bool) float64 {
+func throughput(p *results.PolicySummary, nostall bool) float64 {
 	if !nostall {
 		return p.TokensPerDay
 	}
@@ -288,10 +289,10 @@ func writeReproduction(w *strings.Builder, dir string) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| scenario | HyDra over Mcore DCP, here / paper | HyDra over static CP, here / paper | over Mcore, stall off the path | over static, stall off the path | paper section |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
-	sums := map[string]*Summary{}
+	sums := map[string]*results.Summary{}
 	var missing []string
 	for _, rs := range reproductionScenarios {
-		s, err := readSummary(filepath.Join(dir, rs[0], "summary.json"))
+		s, err := results.ReadSummary(filepath.Join(dir, rs[0], "summary.json"))
 		if s == nil || err != nil { // an error was returned by checkSummaries
 			missing = append(missing, rs[0])
 			continue
@@ -360,7 +361,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 	// Weak scaling.
 	fmt.Fprintf(w, "## weak-scaling (%s)\n", paperScalingSection)
 	fmt.Fprintln(w)
-	var scaling []SweepPoint // nil when missing
+	var scaling []results.SweepPoint // nil when missing
 	var sw sweepJSON
 	if err := readJSON(filepath.Join(dir, "weak-scaling", "sweep.json"), &sw); err != nil {
 		fmt.Fprintf(w, "Missing: %s (run `make figures`).\n", filepath.Join(dir, "weak-scaling", "sweep.json"))
@@ -368,7 +369,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 	} else {
 		scaling = sw.Points
 		if scaling == nil {
-			scaling = []SweepPoint{}
+			scaling = []results.SweepPoint{}
 		}
 		writeScaling(w, sw.Points)
 		fmt.Fprintf(w, "\nPaper, %s: planner time at 16K GPUs, Mcore DCP %.2f s, HyDra %.2f s.\n\n", paperPlannerSection, paperPlanner["mcore"], paperPlanner["hydra"])
@@ -421,7 +422,7 @@ func writeReproduction(w *strings.Builder, dir string) {
 // HyDra's throughput over each policy, the modelled planner stalls, and per
 // model HyDra's throughput over each policy averaged over the points beside
 // the paper's.
-func writeScaling(w *strings.Builder, points []SweepPoint) {
+func writeScaling(w *strings.Builder, points []results.SweepPoint) {
 	if len(points) == 0 {
 		fmt.Fprintln(w, "No points.")
 		return
@@ -494,7 +495,7 @@ func writeScaling(w *strings.Builder, points []SweepPoint) {
 }
 
 // scalingModels returns the sweep's models in point order.
-func scalingModels(points []SweepPoint) []string {
+func scalingModels(points []results.SweepPoint) []string {
 	var models []string
 	for _, p := range points {
 		if !slices.Contains(models, p.Model) {
@@ -506,7 +507,7 @@ func scalingModels(points []SweepPoint) []string {
 
 // scalingRatio is HyDra's throughput over policy on model's points: the mean
 // over the points, or the largest where the paper states a maximum.
-func scalingRatio(points []SweepPoint, model, policy string, nostall bool) (float64, bool) {
+func scalingRatio(points []results.SweepPoint, model, policy string, nostall bool) (float64, bool) {
 	var xs []float64
 	for _, pt := range points {
 		if pt.Model != model {
@@ -531,7 +532,7 @@ func scalingRatio(points []SweepPoint, model, policy string, nostall bool) (floa
 
 // scalingOrder is the order of HyDra and the policies the paper rates on
 // model: ours by the mean ratio over the sweep, stall off.
-func scalingOrder(points []SweepPoint, model string) order {
+func scalingOrder(points []results.SweepPoint, model string) order {
 	paper := paperScaling[model]
 	ratioHere := map[string]float64{"hydra": 1}
 	for p := range paper {
@@ -646,7 +647,7 @@ func (ts targets) find(where, quantity string) (target, bool) {
 // every headline ratio within 15% of the paper's (with the planner stall on
 // the critical path and off it), PP bubbles on rank 0 within 5 points, testbed
 // step times within 25% beyond the one fitted point.
-func fidelityTargets(sums map[string]*Summary, scaling []SweepPoint) targets {
+func fidelityTargets(sums map[string]*results.Summary, scaling []results.SweepPoint) targets {
 	var ts targets
 	value := func(sc, policy, key string) (float64, bool) {
 		if s := sums[sc]; s != nil {

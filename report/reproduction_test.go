@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"errors"
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"os"
 	"path/filepath"
@@ -84,19 +85,19 @@ func TestPaperValueAndVsPaper(t *testing.T) {
 
 // reproSummary is a scenario of three policies; static failed when
 // staticFails.
-func reproSummary(staticFails bool) *Summary {
-	s := &Summary{Scenario: "testbed-32k",
+func reproSummary(staticFails bool) *results.Summary {
+	s := &results.Summary{Scenario: "testbed-32k",
 		Iterations: 20, WarmupIterations: 2, PlannerStall: "modeled",
-		Policies: []PolicySummary{
-			{Policy: "hydra", StepSecondsMean: 2, TokensPerDay: 184e9, DollarsPer1TTokens: 133e3, DegreeShares: []sched.DegreeShare{{Degree: 0, Share: 0.1}, {Degree: 1, Share: 0.5}, {Degree: 8, Share: 0.4}}, Measures: Measures{StepSecondsNoStall: 1.5, PPBubbleShare: 0.25, DPBubbleShare: 0.02, PPBubbleRank0Share: 0.2, DPBubbleRank0Share: 0.01, ComputeShare: 0.7, MFU: 0.41, MBTimeCV: 0.3, PlannerModeledSeconds: 0.005}},
-			{Policy: "mcore", StepSecondsMean: 3, TokensPerDay: 184e9 * 2 / 3, Measures: Measures{StepSecondsNoStall: 2.5}},
-			{Policy: "static", StepSecondsMean: 4, TokensPerDay: 184e9 / 2, Measures: Measures{StepSecondsNoStall: 4}},
+		Policies: []results.PolicySummary{
+			{Policy: "hydra", StepSecondsMean: 2, TokensPerDay: 184e9, DollarsPer1TTokens: 133e3, DegreeShares: []sched.DegreeShare{{Degree: 0, Share: 0.1}, {Degree: 1, Share: 0.5}, {Degree: 8, Share: 0.4}}, Measures: results.Measures{StepSecondsNoStall: 1.5, PPBubbleShare: 0.25, DPBubbleShare: 0.02, PPBubbleRank0Share: 0.2, DPBubbleRank0Share: 0.01, ComputeShare: 0.7, MFU: 0.41, MBTimeCV: 0.3, PlannerModeledSeconds: 0.005}},
+			{Policy: "mcore", StepSecondsMean: 3, TokensPerDay: 184e9 * 2 / 3, Measures: results.Measures{StepSecondsNoStall: 2.5}},
+			{Policy: "static", StepSecondsMean: 4, TokensPerDay: 184e9 / 2, Measures: results.Measures{StepSecondsNoStall: 4}},
 			// WLB-LLM trains 3/4 of the batch in 1.5 s: its throughput is
 			// HyDra's × 3/4 × 2/1.5 = HyDra's, not 2/1.5 of it.
-			{Policy: "wlb-llm", StepSecondsMean: 1.5, TokensPerDay: 184e9, Measures: Measures{StepSecondsNoStall: 1.5}},
-		}, Layout: Layout{GPUs: 512, GPU: "H20", Model: "m", TP: 1, PP: 4, VPP: 1, EP: 8, BudgetTokens: 4096}}
+			{Policy: "wlb-llm", StepSecondsMean: 1.5, TokensPerDay: 184e9, Measures: results.Measures{StepSecondsNoStall: 1.5}},
+		}, Layout: results.Layout{GPUs: 512, GPU: "H20", Model: "m", TP: 1, PP: 4, VPP: 1, EP: 8, BudgetTokens: 4096}}
 	if staticFails {
-		s.Policies[2] = PolicySummary{Policy: "static", Error: "boom"}
+		s.Policies[2] = results.PolicySummary{Policy: "static", Error: "boom"}
 	}
 	return s
 }
@@ -228,15 +229,15 @@ func TestPaperNumbers(t *testing.T) {
 // paper's (the largest for ring static CP on DeepSeek-V3, "up to"), and the
 // throughput order.
 func TestWriteScaling(t *testing.T) {
-	point := func(model string, gpus int, mcoreStep, staticStep float64) SweepPoint {
-		return SweepPoint{Model: model, GPUs: gpus, Summary: Summary{Policies: []PolicySummary{
-			{Policy: "hydra", StepSecondsMean: 1, TokensPerDay: 100, Measures: Measures{StepSecondsNoStall: 1}},
-			{Policy: "mcore", StepSecondsMean: mcoreStep, TokensPerDay: 100 / mcoreStep, Measures: Measures{StepSecondsNoStall: mcoreStep, PlannerModeledSeconds: 0.5}},
-			{Policy: "static", StepSecondsMean: staticStep, TokensPerDay: 100 / staticStep, Measures: Measures{StepSecondsNoStall: staticStep}},
+	point := func(model string, gpus int, mcoreStep, staticStep float64) results.SweepPoint {
+		return results.SweepPoint{Model: model, GPUs: gpus, Summary: results.Summary{Policies: []results.PolicySummary{
+			{Policy: "hydra", StepSecondsMean: 1, TokensPerDay: 100, Measures: results.Measures{StepSecondsNoStall: 1}},
+			{Policy: "mcore", StepSecondsMean: mcoreStep, TokensPerDay: 100 / mcoreStep, Measures: results.Measures{StepSecondsNoStall: mcoreStep, PlannerModeledSeconds: 0.5}},
+			{Policy: "static", StepSecondsMean: staticStep, TokensPerDay: 100 / staticStep, Measures: results.Measures{StepSecondsNoStall: staticStep}},
 		}}}
 	}
 	var w strings.Builder
-	writeScaling(&w, []SweepPoint{point("deepseek-v3", 8192, 1.5, 10), point("deepseek-v3", 16384, 1.7, 14)})
+	writeScaling(&w, []results.SweepPoint{point("deepseek-v3", 8192, 1.5, 10), point("deepseek-v3", 16384, 1.7, 14)})
 	got := w.String()
 	for _, want := range []string{
 		"| model | GPUs | HyDra | Mcore DCP | static CP |\n|---|---|---|---|---|\n| deepseek-v3 | 8192 | 1.0 | 1.5 (1.50 / 1.50) | 10.0 (10.00 / 10.00) |\n",

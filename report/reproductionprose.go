@@ -14,6 +14,7 @@ import (
 	"cmp"
 	_ "embed"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"slices"
 	"strings"
@@ -304,8 +305,8 @@ type scenariosProse struct {
 // proseInputs are what the prose is computed from; missing collects what the
 // section being built lacks.
 type proseInputs struct {
-	sums    map[string]*Summary
-	scaling []SweepPoint
+	sums    map[string]*results.Summary
+	scaling []results.SweepPoint
 	ts      targets
 	missing []string
 }
@@ -319,17 +320,17 @@ func (in *proseInputs) miss(what string) {
 
 // sum is the scenario's summary; a missing one is recorded and an empty one
 // returned.
-func (in *proseInputs) sum(sc string) *Summary {
+func (in *proseInputs) sum(sc string) *results.Summary {
 	if s := in.sums[sc]; s != nil {
 		return s
 	}
 	in.miss(sc)
-	return &Summary{}
+	return &results.Summary{}
 }
 
 // policy is the scenario's policy; a missing one is recorded and a zero one
 // returned.
-func (in *proseInputs) policy(sc, policy string) *PolicySummary {
+func (in *proseInputs) policy(sc, policy string) *results.PolicySummary {
 	s := in.sum(sc)
 	if p := policyOf(s, policy); p != nil {
 		return p
@@ -337,7 +338,7 @@ func (in *proseInputs) policy(sc, policy string) *PolicySummary {
 	if in.sums[sc] != nil {
 		in.miss(sc + " " + policy)
 	}
-	return &PolicySummary{}
+	return &results.PolicySummary{}
 }
 
 // ours is ours(s, policy, key) of the scenario, recording a missing one.
@@ -367,12 +368,12 @@ func (in *proseInputs) target(where, quantity string) proseTarget {
 
 // points are the weak-scaling sweep's points of model, recording a missing
 // sweep or model.
-func (in *proseInputs) points(model string) []SweepPoint {
+func (in *proseInputs) points(model string) []results.SweepPoint {
 	if in.scaling == nil {
 		in.miss("weak-scaling")
 		return nil
 	}
-	var pts []SweepPoint
+	var pts []results.SweepPoint
 	for _, p := range in.scaling {
 		if p.Model == model {
 			pts = append(pts, p)
@@ -386,7 +387,7 @@ func (in *proseInputs) points(model string) []SweepPoint {
 
 // sweepMean is the mean of f over the points' policy (those where it ran),
 // recording none.
-func (in *proseInputs) sweepMean(pts []SweepPoint, policy string, f func(*PolicySummary) float64) float64 {
+func (in *proseInputs) sweepMean(pts []results.SweepPoint, policy string, f func(*results.PolicySummary) float64) float64 {
 	var xs []float64
 	for i := range pts {
 		if p := policyOf(&pts[i].Summary, policy); p != nil {
@@ -408,7 +409,7 @@ func (in *proseInputs) paperGap(sc, policy, key string) float64 {
 // newProseData computes the prose's numbers from the scenarios' summaries
 // (by name), the weak-scaling sweep's points (nil when missing) and the
 // targets checked on them.
-func newProseData(sums map[string]*Summary, scaling []SweepPoint, ts targets) *proseData {
+func newProseData(sums map[string]*results.Summary, scaling []results.SweepPoint, ts targets) *proseData {
 	in := &proseInputs{sums: sums, scaling: scaling, ts: ts}
 	d := &proseData{Missing: map[string][]string{}}
 	build := func(section string, f func()) bool {
@@ -562,9 +563,9 @@ func simFrom(in *proseInputs) simProse {
 		}
 	}
 	ds := in.points("deepseek-v3")
-	p.BSPPDS = in.sweepMean(ds, "bytescale", func(s *PolicySummary) float64 { return s.PPBubbleShare })
-	p.BSExposedDS = in.sweepMean(ds, "bytescale", func(s *PolicySummary) float64 { return s.ExposedCommShare })
-	p.WLBExposedDS = in.sweepMean(ds, "wlb-llm", func(s *PolicySummary) float64 { return s.ExposedCommShare })
+	p.BSPPDS = in.sweepMean(ds, "bytescale", func(s *results.PolicySummary) float64 { return s.PPBubbleShare })
+	p.BSExposedDS = in.sweepMean(ds, "bytescale", func(s *results.PolicySummary) float64 { return s.ExposedCommShare })
+	p.WLBExposedDS = in.sweepMean(ds, "wlb-llm", func(s *results.PolicySummary) float64 { return s.ExposedCommShare })
 	if len(ds) > 0 {
 		p.DSStages, p.Context = ds[0].Summary.PP, ds[0].ContextTokens
 	}
@@ -637,7 +638,7 @@ func bubblesFrom(in *proseInputs) bubbleProse {
 
 // scenariosFrom says what the compared scenarios run with: tp and
 // recomputation.
-func scenariosFrom(sums map[string]*Summary) scenariosProse {
+func scenariosFrom(sums map[string]*results.Summary) scenariosProse {
 	p := scenariosProse{AllTP1: true, NoRecompute: true}
 	for _, rs := range reproductionScenarios {
 		s := sums[rs[0]]

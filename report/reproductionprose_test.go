@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/dcpsim/dcpsim/results"
 	"strings"
 	"testing"
 )
@@ -8,16 +9,16 @@ import (
 // stepSummary is a scenario whose policies train batchTokens per iteration
 // in the given mean steps (stall off the path: 0.9 of them), on gpus GPUs of
 // kind gpu; HyDra packs mbs microbatches and chooses the cap C* = pool.
-func stepSummary(name, gpu string, gpus, pp int, mbs float64, steps map[string]float64, order []string) *Summary {
+func stepSummary(name, gpu string, gpus, pp int, mbs float64, steps map[string]float64, order []string) *results.Summary {
 	const batchTokens = 1 << 25
-	s := &Summary{Scenario: name, Iterations: 10, WarmupIterations: 1,
-		Layout: Layout{GPUs: gpus, GPU: gpu, Model: "m", TP: 1, PP: pp, VPP: 1, EP: 8, PoolRanks: gpus / pp, BudgetTokens: 8192, ContextTokens: 262144}}
+	s := &results.Summary{Scenario: name, Iterations: 10, WarmupIterations: 1,
+		Layout: results.Layout{GPUs: gpus, GPU: gpu, Model: "m", TP: 1, PP: pp, VPP: 1, EP: 8, PoolRanks: gpus / pp, BudgetTokens: 8192, ContextTokens: 262144}}
 	for _, p := range order {
-		ps := PolicySummary{Policy: p, StepSecondsMean: steps[p], StepSecondsP95: 2 * steps[p], TokensPerDay: batchTokens * 86400 / steps[p],
-			Measures: Measures{StepSecondsNoStall: 0.9 * steps[p], PPBubbleRank0Share: 0.3, PPBubbleShare: 0.25, DPBubbleShare: 0.05,
+		ps := results.PolicySummary{Policy: p, StepSecondsMean: steps[p], StepSecondsP95: 2 * steps[p], TokensPerDay: batchTokens * 86400 / steps[p],
+			Measures: results.Measures{StepSecondsNoStall: 0.9 * steps[p], PPBubbleRank0Share: 0.3, PPBubbleShare: 0.25, DPBubbleShare: 0.05,
 				ExposedCommShare: 0.2, Microbatches: mbs, PlannerModeledSeconds: 0.05 * steps[p]}}
 		if p == "hydra" {
-			ps.ChosenOptions = ChosenOptions{"cap": float64(gpus / pp)}
+			ps.ChosenOptions = results.ChosenOptions{"cap": float64(gpus / pp)}
 		}
 		s.Policies = append(s.Policies, ps)
 	}
@@ -26,7 +27,7 @@ func stepSummary(name, gpu string, gpus, pp int, mbs float64, steps map[string]f
 
 // proseFor is the closing prose of the report on sums and the weak-scaling
 // points; a template that fails to execute fails the test.
-func proseFor(t *testing.T, sums map[string]*Summary, scaling []SweepPoint) string {
+func proseFor(t *testing.T, sums map[string]*results.Summary, scaling []results.SweepPoint) string {
 	t.Helper()
 	var w strings.Builder
 	writeProse(&w, newProseData(sums, scaling, fidelityTargets(sums, scaling)))
@@ -54,8 +55,8 @@ func bullet(t *testing.T, prose, head string) string {
 var threePolicies = []string{"hydra", "mcore", "static"}
 
 // testbedSums are testbed-32k and testbed-256k with steps near the paper's.
-func testbedSums() map[string]*Summary {
-	return map[string]*Summary{
+func testbedSums() map[string]*results.Summary {
+	return map[string]*results.Summary{
 		"testbed-32k":  stepSummary("testbed-32k", "H20", 512, 4, 20, map[string]float64{"hydra": 7.9, "mcore": 8.9, "static": 10.3}, threePolicies),
 		"testbed-256k": stepSummary("testbed-256k", "H20", 512, 4, 7, map[string]float64{"hydra": 15, "mcore": 30, "static": 32}, threePolicies),
 	}
@@ -143,10 +144,10 @@ func TestProseSim(t *testing.T) {
 	sums := testbedSums()
 	sums["hy3-8k"] = stepSummary("hy3-8k", "H800", 8192, 8, 40, steps, six)
 	sums["hy3-8k"].Policies[3].PPBubbleRank0Share = 0.58
-	var points []SweepPoint
+	var points []results.SweepPoint
 	for _, m := range []string{"hy3", "deepseek-v3"} {
 		for _, gpus := range []int{8192, 16384} {
-			points = append(points, SweepPoint{Model: m, GPUs: gpus, ContextTokens: 262144,
+			points = append(points, results.SweepPoint{Model: m, GPUs: gpus, ContextTokens: 262144,
 				Summary: *stepSummary("weak-scaling", "H800", gpus, 16, 40, steps, six)})
 		}
 	}
@@ -176,7 +177,7 @@ func TestProseSim(t *testing.T) {
 // TestProseMissing: with no results, or some, the prose is written, each
 // section naming what it lacks.
 func TestProseMissing(t *testing.T) {
-	got := proseFor(t, map[string]*Summary{}, nil)
+	got := proseFor(t, map[string]*results.Summary{}, nil)
 	for _, w := range []string{
 		"- **Testbed (H20)**: Missing results: testbed-32k, testbed-256k (run `make figures`).",
 		"- **Production**: Missing results: production-256k, testbed-256k (run",
@@ -191,7 +192,7 @@ func TestProseMissing(t *testing.T) {
 	}
 	// A present scenario whose policy failed is named as missing too.
 	sums := testbedSums()
-	sums["testbed-256k"].Policies[1] = PolicySummary{Policy: "mcore", Error: "boom"}
+	sums["testbed-256k"].Policies[1] = results.PolicySummary{Policy: "mcore", Error: "boom"}
 	if got := bullet(t, proseFor(t, sums, nil), "Testbed"); !strings.Contains(got, "Missing results: testbed-256k mcore step") {
 		t.Errorf("failed policy not named:\n%s", got)
 	}

@@ -7,6 +7,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"image/color"
 	"math"
 	"math/bits"
@@ -55,12 +56,12 @@ import (
 // A figure with nothing to draw (no rows, no microbatch times, no degree shares,
 // a timeline without slices) is skipped. On an error it returns the files
 // written so far and the error.
-func WriteRunFigures(dir string, s *Summary, rows []IterationRow, tls []Timeline) ([]string, error) {
+func WriteRunFigures(dir string, s *results.Summary, rows []results.IterationRow, tls []results.Timeline) ([]string, error) {
 	if s == nil {
 		return nil, fmt.Errorf("report: WriteRunFigures: nil summary")
 	}
 	var figs []figure
-	for _, build := range []func(*Summary) (*figure, error){throughputFigure, breakdownFigure, mbTimeFigure, cpDegreesFigure, memoryFigure} {
+	for _, build := range []func(*results.Summary) (*figure, error){throughputFigure, breakdownFigure, mbTimeFigure, cpDegreesFigure, memoryFigure} {
 		f, err := build(s)
 		if err != nil {
 			return nil, err
@@ -85,7 +86,7 @@ func WriteRunFigures(dir string, s *Summary, rows []IterationRow, tls []Timeline
 }
 
 // runTitle is what + the scenario's name, when it has one.
-func runTitle(s *Summary, what string) string {
+func runTitle(s *results.Summary, what string) string {
 	if s.Scenario == "" {
 		return what
 	}
@@ -95,11 +96,11 @@ func runTitle(s *Summary, what string) string {
 // okPolicy is a policy of a Summary that did not fail, with its index.
 type okPolicy struct {
 	idx int
-	ps  *PolicySummary
+	ps  *results.PolicySummary
 }
 
 // okPolicies are s's policies without an Error, in order.
-func okPolicies(s *Summary) []okPolicy {
+func okPolicies(s *results.Summary) []okPolicy {
 	var ok []okPolicy
 	for i := range s.Policies {
 		if s.Policies[i].Error == "" {
@@ -111,7 +112,7 @@ func okPolicies(s *Summary) []okPolicy {
 
 // policyIndex maps policy names onto colour indices: a policy of s gets its
 // index (its first, if repeated); failed reports whether it failed.
-func policyIndex(s *Summary) (idx map[string]int, failed map[string]bool) {
+func policyIndex(s *results.Summary) (idx map[string]int, failed map[string]bool) {
 	idx, failed = map[string]int{}, map[string]bool{}
 	for i, p := range s.Policies {
 		if _, dup := idx[p.Policy]; !dup {
@@ -125,7 +126,7 @@ func policyIndex(s *Summary) (idx map[string]int, failed map[string]bool) {
 }
 
 // throughputFigure is tokens/day per policy; nil without policies.
-func throughputFigure(s *Summary) (*figure, error) {
+func throughputFigure(s *results.Summary) (*figure, error) {
 	ok := okPolicies(s)
 	if len(ok) == 0 {
 		return nil, nil
@@ -173,19 +174,19 @@ func throughputFigure(s *Summary) (*figure, error) {
 var breakdownParts = []struct {
 	name  string
 	color color.Color
-	share func(*PolicySummary) float64
+	share func(*results.PolicySummary) float64
 }{
-	{"compute", color.RGBA{0, 114, 178, 255}, func(p *PolicySummary) float64 { return p.ComputeShare }},
-	{"exposed comm", color.RGBA{213, 94, 0, 255}, func(p *PolicySummary) float64 { return p.ExposedCommShare }},
-	{"PP bubble", color.RGBA{230, 159, 0, 255}, func(p *PolicySummary) float64 { return p.PPBubbleShare }},
-	{"DP bubble", color.RGBA{240, 228, 66, 255}, func(p *PolicySummary) float64 { return p.DPBubbleShare }},
-	{"planner stall", color.RGBA{110, 110, 110, 255}, func(p *PolicySummary) float64 { return p.PlannerStallShare }},
-	{"grad sync + optimizer", color.RGBA{204, 121, 167, 255}, func(p *PolicySummary) float64 { return p.SyncShare }},
+	{"compute", color.RGBA{0, 114, 178, 255}, func(p *results.PolicySummary) float64 { return p.ComputeShare }},
+	{"exposed comm", color.RGBA{213, 94, 0, 255}, func(p *results.PolicySummary) float64 { return p.ExposedCommShare }},
+	{"PP bubble", color.RGBA{230, 159, 0, 255}, func(p *results.PolicySummary) float64 { return p.PPBubbleShare }},
+	{"DP bubble", color.RGBA{240, 228, 66, 255}, func(p *results.PolicySummary) float64 { return p.DPBubbleShare }},
+	{"planner stall", color.RGBA{110, 110, 110, 255}, func(p *results.PolicySummary) float64 { return p.PlannerStallShare }},
+	{"grad sync + optimizer", color.RGBA{204, 121, 167, 255}, func(p *results.PolicySummary) float64 { return p.SyncShare }},
 }
 
 // breakdownFigure is the iteration's shares per policy, stacked; nil without
 // policies.
-func breakdownFigure(s *Summary) (*figure, error) {
+func breakdownFigure(s *results.Summary) (*figure, error) {
 	ok := okPolicies(s)
 	if len(ok) == 0 {
 		return nil, nil
@@ -239,10 +240,10 @@ func breakdownFigure(s *Summary) (*figure, error) {
 
 // stepTimeFigure is the step time per iteration and policy; nil without rows of
 // policies that did not fail.
-func stepTimeFigure(s *Summary, rows []IterationRow) (*figure, error) {
+func stepTimeFigure(s *results.Summary, rows []results.IterationRow) (*figure, error) {
 	idx, failed := policyIndex(s)
 	var order []string
-	byPolicy := map[string][]IterationRow{}
+	byPolicy := map[string][]results.IterationRow{}
 	for _, r := range rows {
 		if failed[r.Policy] || math.IsNaN(r.StepSeconds) || math.IsInf(r.StepSeconds, 0) {
 			continue
@@ -270,7 +271,7 @@ func stepTimeFigure(s *Summary, rows []IterationRow) (*figure, error) {
 	anyWarmup := false
 	for _, pol := range order {
 		rs := byPolicy[pol]
-		slices.SortStableFunc(rs, func(a, b IterationRow) int { return cmp.Compare(a.Iteration, b.Iteration) })
+		slices.SortStableFunc(rs, func(a, b results.IterationRow) int { return cmp.Compare(a.Iteration, b.Iteration) })
 		var measured, warm plotter.XYs
 		for _, r := range rs {
 			pt := plotter.XY{X: float64(r.Iteration), Y: r.StepSeconds}
@@ -314,7 +315,7 @@ func stepTimeFigure(s *Summary, rows []IterationRow) (*figure, error) {
 
 // mbTimeFigure is the empirical CDF of each policy's microbatch times; nil
 // when no policy has any.
-func mbTimeFigure(s *Summary) (*figure, error) {
+func mbTimeFigure(s *results.Summary) (*figure, error) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var with []okPolicy
 	for _, op := range okPolicies(s) {
@@ -369,7 +370,7 @@ func mbTimeFigure(s *Summary) (*figure, error) {
 // cpDegreesFigure is the share of GPU-slots at each CP degree, bars grouped by
 // degree (or by range of degrees, cpDegreeBins); nil when no policy has degree
 // shares.
-func cpDegreesFigure(s *Summary) (*figure, error) {
+func cpDegreesFigure(s *results.Summary) (*figure, error) {
 	var with []okPolicy
 	var degrees []int
 	for _, op := range okPolicies(s) {
@@ -511,7 +512,7 @@ func (b degreeBins) values(shares []sched.DegreeShare) plotter.Values {
 
 // memoryFigure is each policy's peak memory per GPU by stage, against the
 // HBM; nil without a policy that has per-stage peaks.
-func memoryFigure(s *Summary) (*figure, error) {
+func memoryFigure(s *results.Summary) (*figure, error) {
 	var with []okPolicy
 	stages := 0
 	var hbm float64

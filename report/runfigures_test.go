@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"flag"
+	"github.com/dcpsim/dcpsim/results"
 	"image/png"
 	"math"
 	"os"
@@ -21,67 +22,69 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 // testSummary is a run of two policies, plus a failed third that every figure
 // must leave out.
-func testSummary() *Summary {
-	return &Summary{
+func testSummary() *results.Summary {
+	return &results.Summary{
 		Scenario: "figtest", Iterations: 4, WarmupIterations: 1,
-		Policies: []PolicySummary{
+		Policies: []results.PolicySummary{
 			{
 				Policy: "hydra", Iterations: 3, StepSecondsMean: 10, TokensPerDay: 123.4e9,
 				DegreeShares: []sched.DegreeShare{{Degree: 1, Share: 0.5}, {Degree: 2, Share: 0.25}, {Degree: 8, Share: 0.25}},
-				MBSeconds:    []float64{0.01, 0.02, 0.02, 0.5, 1.0}, Measures: Measures{ComputeShare: 0.7, ExposedCommShare: 0.1, PPBubbleShare: 0.1, DPBubbleShare: 0.05, PlannerStallShare: 0.02, SyncShare: 0.03},
+				MBSeconds:    []float64{0.01, 0.02, 0.02, 0.5, 1.0}, Measures: results.Measures{ComputeShare: 0.7, ExposedCommShare: 0.1, PPBubbleShare: 0.1, DPBubbleShare: 0.05, PlannerStallShare: 0.02, SyncShare: 0.03},
 			},
 			{
 				Policy: "mcore", Iterations: 3, StepSecondsMean: 12, TokensPerDay: 98.7e9,
 				DegreeShares: []sched.DegreeShare{{Degree: 4, Share: 1}},
-				MBSeconds:    []float64{0.2, 0.3, 0.3, 0.4}, Measures: Measures{ComputeShare: 0.6, ExposedCommShare: 0.2, PPBubbleShare: 0.1, DPBubbleShare: 0.05, SyncShare: 0.05},
+				MBSeconds:    []float64{0.2, 0.3, 0.3, 0.4}, Measures: results.Measures{ComputeShare: 0.6, ExposedCommShare: 0.2, PPBubbleShare: 0.1, DPBubbleShare: 0.05, SyncShare: 0.05},
 			},
 			{Policy: "broken/policy", Error: "boom"},
-		}, Layout: Layout{GPUs: 16, Model: "m"},
+		}, Layout: results.Layout{GPUs: 16, Model: "m"},
 	}
 }
 
-func testRows() []IterationRow {
-	var rows []IterationRow
+func testRows() []results.IterationRow {
+	var rows []results.IterationRow
 	for _, pol := range []string{"hydra", "mcore", "broken/policy"} {
 		for it := range 4 {
-			rows = append(rows, IterationRow{Policy: pol, Iteration: it, Warmup: it == 0, StepSeconds: 10 + float64(it)})
+			rows = append(rows, results.IterationRow{Policy: pol, Iteration: it, Warmup: it == 0, StepSeconds: 10 + float64(it)})
 		}
 	}
 	return rows
 }
 
 func TestWriteRunFigures(t *testing.T) {
-	full := func() (*Summary, []IterationRow, []Timeline) {
-		return testSummary(), testRows(), []Timeline{testTimeline("hydra"), testTimeline("mcore"), testTimeline("broken/policy")}
+	full := func() (*results.Summary, []results.IterationRow, []results.Timeline) {
+		return testSummary(), testRows(), []results.Timeline{testTimeline("hydra"), testTimeline("mcore"), testTimeline("broken/policy")}
 	}
 	all := []string{"breakdown", "cp-degrees", "mb-time", "step-time", "throughput", "timeline-hydra", "timeline-mcore"}
 	for _, tc := range []struct {
 		name   string
-		modify func(s *Summary, rows *[]IterationRow, tls *[]Timeline)
+		modify func(s *results.Summary, rows *[]results.IterationRow, tls *[]results.Timeline)
 		want   []string
 	}{
-		{"all", func(*Summary, *[]IterationRow, *[]Timeline) {}, all},
-		{"no rows, no timelines", func(s *Summary, rows *[]IterationRow, tls *[]Timeline) { *rows, *tls = nil, nil },
+		{"all", func(*results.Summary, *[]results.IterationRow, *[]results.Timeline) {}, all},
+		{"no rows, no timelines", func(s *results.Summary, rows *[]results.IterationRow, tls *[]results.Timeline) {
+			*rows, *tls = nil, nil
+		},
 			[]string{"breakdown", "cp-degrees", "mb-time", "throughput"}},
-		{"no MB times or degrees", func(s *Summary, rows *[]IterationRow, tls *[]Timeline) {
+		{"no MB times or degrees", func(s *results.Summary, rows *[]results.IterationRow, tls *[]results.Timeline) {
 			for i := range s.Policies {
 				s.Policies[i].MBSeconds, s.Policies[i].DegreeShares = nil, nil
 			}
 		}, []string{"breakdown", "step-time", "throughput", "timeline-hydra", "timeline-mcore"}},
-		{"empty timeline skipped", func(s *Summary, rows *[]IterationRow, tls *[]Timeline) {
-			(*tls)[1] = Timeline{Policy: "mcore"}
+		{"empty timeline skipped", func(s *results.Summary, rows *[]results.IterationRow, tls *[]results.Timeline) {
+			(*tls)[1] = results.Timeline{Policy: "mcore"}
 		}, []string{"breakdown", "cp-degrees", "mb-time", "step-time", "throughput", "timeline-hydra"}},
-		{"two timelines of a policy, odd name", func(s *Summary, rows *[]IterationRow, tls *[]Timeline) {
+		{"two timelines of a policy, odd name", func(s *results.Summary, rows *[]results.IterationRow, tls *[]results.Timeline) {
 			a, b := testTimeline("a b/c"), testTimeline("a b/c")
 			b.Iteration = 3
-			*tls = []Timeline{a, b}
+			*tls = []results.Timeline{a, b}
 		}, []string{"breakdown", "cp-degrees", "mb-time", "step-time", "throughput", "timeline-a-b-c-it2", "timeline-a-b-c-it3"}},
-		{"non-finite values drawn as zero or left out", func(s *Summary, rows *[]IterationRow, tls *[]Timeline) {
+		{"non-finite values drawn as zero or left out", func(s *results.Summary, rows *[]results.IterationRow, tls *[]results.Timeline) {
 			s.Policies[0].TokensPerDay, s.Policies[1].ComputeShare = math.NaN(), math.Inf(1)
 			s.Policies[0].MBSeconds = []float64{math.NaN()}
 			(*rows)[1].StepSeconds = math.NaN()
 		}, all},
-		{"every policy failed", func(s *Summary, rows *[]IterationRow, tls *[]Timeline) {
+		{"every policy failed", func(s *results.Summary, rows *[]results.IterationRow, tls *[]results.Timeline) {
 			for i := range s.Policies {
 				s.Policies[i].Error = "x"
 			}
@@ -107,8 +110,8 @@ func TestWriteRunFigures(t *testing.T) {
 }
 
 // goldenSummary is a fixed two-policy summary for the golden throughput SVG.
-func goldenSummary() *Summary {
-	return &Summary{Scenario: "golden", Policies: []PolicySummary{
+func goldenSummary() *results.Summary {
+	return &results.Summary{Scenario: "golden", Policies: []results.PolicySummary{
 		{Policy: "hydra", TokensPerDay: 150.25e9},
 		{Policy: "static", TokensPerDay: 42.5e9},
 	}}
@@ -196,9 +199,9 @@ func TestCPDegreeBins(t *testing.T) {
 // over six policies give a figure of bounded width whose binned shares sum to
 // each policy's total.
 func TestCPDegreesManyDegrees(t *testing.T) {
-	s := &Summary{Scenario: "many"}
+	s := &results.Summary{Scenario: "many"}
 	for p := range 6 {
-		ps := PolicySummary{Policy: "p" + strconv.Itoa(p)}
+		ps := results.PolicySummary{Policy: "p" + strconv.Itoa(p)}
 		n := 100 + 120*p
 		for d := range n {
 			ps.DegreeShares = append(ps.DegreeShares, sched.DegreeShare{Degree: d + 1, Share: float64(d%5+1) / float64(3*n)})

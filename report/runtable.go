@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"slices"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // policy), the CP-degree shares and how to read the columns; with timings
 // (nil: none), the measured Go planner times on a line of their own, after
 // the table, so the table itself is the same on every run.
-func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
+func WriteRunTable(w io.Writer, s *results.Summary, timings *results.Timings) error {
 	measured := s.Iterations - s.WarmupIterations
 	gpus := fmt.Sprintf("%d×%s", s.GPUs, s.GPU)
 	if strings.Contains(s.GPU, "×") { // a mixed cluster's label: "32×H100-SXM + 32×A100-80G"
@@ -74,7 +75,7 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 	fmt.Fprintln(tw, "policy\tstep mean (s)\tstep p95 (s)\ttokens/day (B)\tstep / "+ref+" (×)\tMFU (%)\tPP bubble (%)\tDP bubble (%)\t"+
 		"PP rank 0 (%)\tDP rank 0 (%)\tcompute-busy (%)\texposed comm (%)\tplanner stall (%)\tMB-time CV (%)\tMB max/min (×)\tMBs per rank\t"+
 		"EP wait (%)\tDP straggler (×)\tplanner modelled (ms)\t$ per 1T tokens (k$)\tpeak memory (GiB)\t")
-	var failed []PolicySummary
+	var failed []results.PolicySummary
 	for _, p := range s.Policies {
 		if p.Error != "" {
 			what := "error (below)"
@@ -109,7 +110,7 @@ func WriteRunTable(w io.Writer, s *Summary, timings *Timings) error {
 				continue // a policy that failed or was skipped
 			}
 			fmt.Fprintf(w, "%s %s %.2f ms", sep, t.Policy, 1e3*t.PlannerGoSecondsMean)
-			if slices.ContainsFunc(s.Policies, func(p PolicySummary) bool { return p.Policy == t.Policy && p.External != nil }) {
+			if slices.ContainsFunc(s.Policies, func(p results.PolicySummary) bool { return p.Policy == t.Policy && p.External != nil }) {
 				fmt.Fprint(w, " (its process's round trip)")
 			}
 			sep = ","

@@ -7,6 +7,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"image/color"
 	"math"
 	"slices"
@@ -40,14 +41,14 @@ import (
 //     GPU count when there are several; policies with no ok candidate there
 //     are left out) as a horizontal bar of its tokens/day (billions), best on
 //     top, labelled with its layout (SearchRow.Layout) and its value.
-func WriteSearchFigures(dir string, rows []SearchRow) ([]string, error) {
+func WriteSearchFigures(dir string, rows []results.SearchRow) ([]string, error) {
 	ok := okSearchRows(rows)
 	if len(ok) == 0 {
 		return nil, nil
 	}
 	colors := searchPolicyColors(ok)
 	var figs []figure
-	for _, build := range []func([]SearchRow, map[string]int) (*figure, error){searchParetoFigure, searchBestFigure} {
+	for _, build := range []func([]results.SearchRow, map[string]int) (*figure, error){searchParetoFigure, searchBestFigure} {
 		f, err := build(ok, colors)
 		if err != nil {
 			return nil, err
@@ -59,14 +60,14 @@ func WriteSearchFigures(dir string, rows []SearchRow) ([]string, error) {
 
 // okSearchRows are the rows with status ok and finite figures, by ID (rows of
 // one ID in their given order).
-func okSearchRows(rows []SearchRow) []SearchRow {
-	var ok []SearchRow
+func okSearchRows(rows []results.SearchRow) []results.SearchRow {
+	var ok []results.SearchRow
 	for _, r := range rows {
-		if r.Status == SearchOK && isFinite(r.TokensPerDay) && isFinite(r.PeakMemoryBytes) {
+		if r.Status == results.SearchOK && isFinite(r.TokensPerDay) && isFinite(r.PeakMemoryBytes) {
 			ok = append(ok, r)
 		}
 	}
-	slices.SortStableFunc(ok, func(a, b SearchRow) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortStableFunc(ok, func(a, b results.SearchRow) int { return cmp.Compare(a.ID, b.ID) })
 	return ok
 }
 
@@ -75,7 +76,7 @@ func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // searchPolicyColors maps each policy of rows onto the colour index of its
 // first appearance.
-func searchPolicyColors(rows []SearchRow) map[string]int {
+func searchPolicyColors(rows []results.SearchRow) map[string]int {
 	idx := map[string]int{}
 	for _, r := range rows {
 		if _, seen := idx[r.Policy]; !seen {
@@ -87,8 +88,8 @@ func searchPolicyColors(rows []SearchRow) map[string]int {
 
 // searchPolicies are the policies of rows in order of first appearance, with
 // each policy's rows.
-func searchPolicies(rows []SearchRow) (names []string, byPolicy map[string][]SearchRow) {
-	byPolicy = map[string][]SearchRow{}
+func searchPolicies(rows []results.SearchRow) (names []string, byPolicy map[string][]results.SearchRow) {
+	byPolicy = map[string][]results.SearchRow{}
 	for _, r := range rows {
 		if byPolicy[r.Policy] == nil {
 			names = append(names, r.Policy)
@@ -99,7 +100,7 @@ func searchPolicies(rows []SearchRow) (names []string, byPolicy map[string][]Sea
 }
 
 // searchGPUs are the distinct GPU counts of rows, ascending.
-func searchGPUs(rows []SearchRow) []float64 {
+func searchGPUs(rows []results.SearchRow) []float64 {
 	xs := make([]float64, 0, len(rows))
 	for _, r := range rows {
 		xs = append(xs, float64(r.GPUs))
@@ -110,7 +111,7 @@ func searchGPUs(rows []SearchRow) []float64 {
 
 // bestByGPUs are the indices into rows of the row with the most tokens/day at
 // each GPU count (the first of them on a tie), by GPU count ascending.
-func bestByGPUs(rows []SearchRow) []int {
+func bestByGPUs(rows []results.SearchRow) []int {
 	best := map[int]int{}
 	var counts []int
 	for i, r := range rows {
@@ -182,7 +183,7 @@ func candidateScatter(pts plotter.XYs, ci int, radius vg.Length, alpha uint8) (*
 // searchParetoFigure is the candidates' tokens/day vs GPUs with the best per
 // policy and GPU count, or, with one GPU count, their tokens/day vs peak
 // memory; both with the Pareto front.
-func searchParetoFigure(rows []SearchRow, colors map[string]int) (*figure, error) {
+func searchParetoFigure(rows []results.SearchRow, colors map[string]int) (*figure, error) {
 	if len(searchGPUs(rows)) >= 2 {
 		return searchScaleFigure(rows, colors)
 	}
@@ -192,14 +193,16 @@ func searchParetoFigure(rows []SearchRow, colors map[string]int) (*figure, error
 // searchScaleFigure is tokens/day vs GPUs: every candidate, a line per policy
 // through its best at each GPU count, and the best over policies as the
 // Pareto front.
-func searchScaleFigure(rows []SearchRow, colors map[string]int) (*figure, error) {
+func searchScaleFigure(rows []results.SearchRow, colors map[string]int) (*figure, error) {
 	const name = "search-pareto"
 	fail := func(err error) (*figure, error) { return nil, fmt.Errorf("report: %s figure: %w", name, err) }
 	p := plot.New()
 	p.Title.Text = "layout search: throughput vs scale"
 	p.Y.Label.Text = "tokens/day (billions)"
 	trX := gpuAxis(&p.X, searchGPUs(rows))
-	xy := func(r *SearchRow) plotter.XY { return plotter.XY{X: trX(float64(r.GPUs)), Y: r.TokensPerDay / 1e9} }
+	xy := func(r *results.SearchRow) plotter.XY {
+		return plotter.XY{X: trX(float64(r.GPUs)), Y: r.TokensPerDay / 1e9}
+	}
 	p.Add(plotter.NewGrid())
 	leg := newLegend()
 	names, byPolicy := searchPolicies(rows)
@@ -250,7 +253,7 @@ func searchScaleFigure(rows []SearchRow, colors map[string]int) (*figure, error)
 
 // searchMemoryFigure is tokens/day vs peak memory per GPU at one GPU count:
 // every candidate, their Pareto front and the smallest HBM.
-func searchMemoryFigure(rows []SearchRow, colors map[string]int) (*figure, error) {
+func searchMemoryFigure(rows []results.SearchRow, colors map[string]int) (*figure, error) {
 	const (
 		name = "search-pareto"
 		gib  = 1 << 30
@@ -260,7 +263,9 @@ func searchMemoryFigure(rows []SearchRow, colors map[string]int) (*figure, error
 	p.Title.Text = "layout search at " + strconv.Itoa(rows[0].GPUs) + " GPUs: throughput vs peak memory"
 	p.X.Label.Text = "tokens/day (billions)"
 	p.Y.Label.Text = "peak memory per GPU (GiB)"
-	xy := func(r *SearchRow) plotter.XY { return plotter.XY{X: r.TokensPerDay / 1e9, Y: r.PeakMemoryBytes / gib} }
+	xy := func(r *results.SearchRow) plotter.XY {
+		return plotter.XY{X: r.TokensPerDay / 1e9, Y: r.PeakMemoryBytes / gib}
+	}
 	p.Add(plotter.NewGrid())
 	leg := newLegend()
 	names, byPolicy := searchPolicies(rows)
@@ -329,16 +334,16 @@ func searchMemoryFigure(rows []SearchRow, colors map[string]int) (*figure, error
 // searchBestFigure is each policy's best candidate (at the largest GPU count)
 // as a horizontal bar of its tokens/day, best on top, labelled with its
 // layout.
-func searchBestFigure(rows []SearchRow, colors map[string]int) (*figure, error) {
+func searchBestFigure(rows []results.SearchRow, colors map[string]int) (*figure, error) {
 	const name = "search-best"
 	fail := func(err error) (*figure, error) { return nil, fmt.Errorf("report: %s figure: %w", name, err) }
 	gpus := searchGPUs(rows)
 	top := int(gpus[len(gpus)-1])
 	names, byPolicy := searchPolicies(rows)
-	var best []SearchRow
+	var best []results.SearchRow
 	kinds := map[string]bool{}
 	for _, pol := range names {
-		var b *SearchRow
+		var b *results.SearchRow
 		for i, r := range byPolicy[pol] {
 			if r.GPUs == top && (b == nil || r.TokensPerDay > b.TokensPerDay) {
 				b = &byPolicy[pol][i]
@@ -350,7 +355,7 @@ func searchBestFigure(rows []SearchRow, colors map[string]int) (*figure, error) 
 		}
 	}
 	// Best first, drawn on top: the bars go bottom up, so the best is last.
-	slices.SortStableFunc(best, func(a, b SearchRow) int {
+	slices.SortStableFunc(best, func(a, b results.SearchRow) int {
 		return cmp.Or(cmp.Compare(a.TokensPerDay, b.TokensPerDay), cmp.Compare(b.ID, a.ID))
 	})
 	n := len(best)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,19 +17,19 @@ import (
 
 // searchRow is an ok candidate of policy at gpus GPUs with pipeline depth pp
 // (which names its layout) and tokens/day tpd (billions).
-func searchRow(id int, policy string, gpus, pp int, tpd float64) SearchRow {
-	return SearchRow{
+func searchRow(id int, policy string, gpus, pp int, tpd float64) results.SearchRow {
+	return results.SearchRow{
 		ID: id, Group: policy, GPUs: gpus, GPU: "H100", Model: "m", TP: 1, PP: pp, VPP: 1, EP: 1,
-		BudgetTokens: 4096, Recompute: "none", Policy: policy, Status: SearchOK, Rung: 1, Iterations: 4,
-		SearchFigures: SearchFigures{StepSecondsMean: 1, TokensPerDay: tpd * 1e9, DollarsPer1TTokens: 1e5 / tpd,
+		BudgetTokens: 4096, Recompute: "none", Policy: policy, Status: results.SearchOK, Rung: 1, Iterations: 4,
+		SearchFigures: results.SearchFigures{StepSecondsMean: 1, TokensPerDay: tpd * 1e9, DollarsPer1TTokens: 1e5 / tpd,
 			PeakMemoryBytes: float64(70-3*pp) * (1 << 30), HBMBytes: 80 << 30},
 	}
 }
 
 // searchRows are ok candidates of hydra, mcore and flexsp at each of gpus,
 // with a few rows that are not ok among them.
-func searchRows(gpus ...int) []SearchRow {
-	var rows []SearchRow
+func searchRows(gpus ...int) []results.SearchRow {
+	var rows []results.SearchRow
 	for _, g := range gpus {
 		scale := float64(g) / 64
 		for k, pol := range []string{"hydra", "mcore", "flexsp"} {
@@ -37,7 +38,7 @@ func searchRows(gpus ...int) []SearchRow {
 			}
 		}
 		oom := searchRow(len(rows), "mcore", g, 8, 0)
-		oom.Status, oom.Reason = SearchOutOfMemory, "states do not fit"
+		oom.Status, oom.Reason = results.SearchOutOfMemory, "states do not fit"
 		rows = append(rows, oom)
 	}
 	return rows
@@ -46,10 +47,10 @@ func searchRows(gpus ...int) []SearchRow {
 // prunedRows are rows that are not ok but carry figures that would change
 // every figure if drawn: a new policy first in ID order, more tokens/day than
 // any ok row at the largest of gpus, less memory and a smaller HBM.
-func prunedRows(gpus ...int) []SearchRow {
+func prunedRows(gpus ...int) []results.SearchRow {
 	top := slices.Max(gpus)
-	var rows []SearchRow
-	for i, st := range []string{SearchPrunedBound, SearchPrunedHalving, SearchFailed, SearchInvalid, SearchSkipped} {
+	var rows []results.SearchRow
+	for i, st := range []string{results.SearchPrunedBound, results.SearchPrunedHalving, results.SearchFailed, results.SearchInvalid, results.SearchSkipped} {
 		pol := "hydra"
 		if i == 0 {
 			pol = "ghost"
@@ -65,7 +66,7 @@ func prunedRows(gpus ...int) []SearchRow {
 
 // writeSearch writes the search figures of rows into a new folder and returns
 // the names written and each file's bytes.
-func writeSearch(t *testing.T, rows []SearchRow, want []string) map[string][]byte {
+func writeSearch(t *testing.T, rows []results.SearchRow, want []string) map[string][]byte {
 	t.Helper()
 	dir := t.TempDir()
 	got, err := WriteSearchFigures(dir, rows)
@@ -128,7 +129,7 @@ func TestWriteSearchFigures(t *testing.T) {
 		})
 	}
 	t.Run("no ok rows", func(t *testing.T) {
-		for _, rows := range [][]SearchRow{nil, prunedRows(16, 64)} {
+		for _, rows := range [][]results.SearchRow{nil, prunedRows(16, 64)} {
 			writeSearch(t, rows, nil)
 		}
 	})
@@ -221,7 +222,7 @@ func TestParetoFront(t *testing.T) {
 }
 
 func TestBestByGPUs(t *testing.T) {
-	rows := []SearchRow{
+	rows := []results.SearchRow{
 		searchRow(0, "a", 64, 1, 5),
 		searchRow(1, "a", 16, 1, 3),
 		searchRow(2, "b", 64, 2, 7),

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/dcpsim/dcpsim/results"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,7 @@ func TestReportSummaryHostile(t *testing.T) {
 		{"dangling link", func(t *testing.T, p string) { os.Symlink("nowhere", p) }, "a link to nothing"},
 		{"folder", func(t *testing.T, p string) { os.Mkdir(p, 0o755) }, "not a regular file"},
 		{"too large", func(t *testing.T, p string) {
-			os.WriteFile(p, append([]byte(`{"scenario": "`+strings.Repeat("x", MaxSummaryBytes)), `"}`...), 0o644)
+			os.WriteFile(p, append([]byte(`{"scenario": "`+strings.Repeat("x", results.MaxSummaryBytes)), `"}`...), 0o644)
 		}, "more than"},
 	}
 	for _, c := range cases {

@@ -7,6 +7,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"slices"
 	"strconv"
@@ -18,8 +19,8 @@ import (
 
 // The fields of a sweep point that the figures of this file put on an axis.
 var (
-	variantField = func(p *SweepPoint) string { return axisValue(p, "variant") }
-	contextField = func(p *SweepPoint) string { return strconv.Itoa(p.ContextTokens) }
+	variantField = func(p *results.SweepPoint) string { return axisValue(p, "variant") }
+	contextField = func(p *results.SweepPoint) string { return strconv.Itoa(p.ContextTokens) }
 )
 
 // pointSeries adds to ss, for each policy that did not fail, value(policy) (>
@@ -27,8 +28,8 @@ var (
 // variant, and returns ss. The variant leaves out the axes tied to one of
 // tied or the model, and the option axes of other policies (another policy's
 // option does not change a policy's run).
-func pointSeries(ss *seriesSet, pts []SweepPoint, colors map[string]int, value func(*PolicySummary) float64, positive bool,
-	x func(*SweepPoint) float64, tied ...func(*SweepPoint) string) *seriesSet {
+func pointSeries(ss *seriesSet, pts []results.SweepPoint, colors map[string]int, value func(*results.PolicySummary) float64, positive bool,
+	x func(*results.SweepPoint) float64, tied ...func(*results.SweepPoint) string) *seriesSet {
 	keys := variantKeys(pts, append(slices.Clone(tied), modelField)...)
 	for i := range pts {
 		pt := &pts[i]
@@ -59,7 +60,7 @@ func formatTokens(n int) string {
 // sweepContextFigure is tokens/day vs the context length, one line per policy
 // (split by the other swept axes, e.g. "policy (model)"); nil with fewer than
 // two distinct context lengths.
-func sweepContextFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
+func sweepContextFigure(pts []results.SweepPoint, colors map[string]int) (*figure, error) {
 	var xs []int
 	for _, pt := range pts {
 		xs = append(xs, pt.ContextTokens)
@@ -85,8 +86,8 @@ func sweepContextFigure(pts []SweepPoint, colors map[string]int) (*figure, error
 		}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	}
-	ss := pointSeries(newSeriesSet(), pts, colors, func(ps *PolicySummary) float64 { return ps.TokensPerDay / 1e9 }, false,
-		func(pt *SweepPoint) float64 { return tr(float64(pt.ContextTokens)) }, contextField)
+	ss := pointSeries(newSeriesSet(), pts, colors, func(ps *results.PolicySummary) float64 { return ps.TokensPerDay / 1e9 }, false,
+		func(pt *results.SweepPoint) float64 { return tr(float64(pt.ContextTokens)) }, contextField)
 	return seriesLinesFigure(p, ss, "sweep-context")
 }
 
@@ -125,7 +126,7 @@ type variantBars struct {
 // to it, in order of first appearance; the option axes are averaged and the
 // policy axis gives bars of its own. nil with fewer than two variants or no
 // policy that did not fail.
-func sweepVariantBars(pts []SweepPoint, colors map[string]int) *variantBars {
+func sweepVariantBars(pts []results.SweepPoint, colors map[string]int) *variantBars {
 	var variants []string
 	for i := range pts {
 		if v := variantField(&pts[i]); v != "" && !slices.Contains(variants, v) {
@@ -199,7 +200,7 @@ func sweepVariantBars(pts []SweepPoint, colors map[string]int) *variantBars {
 // sweepVariantsFigure is tokens/day per variant, bars grouped by variant (and
 // by the other swept axes, sweepVariantBars), one bar per policy; nil with
 // fewer than two variants.
-func sweepVariantsFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
+func sweepVariantsFigure(pts []results.SweepPoint, colors map[string]int) (*figure, error) {
 	bars := sweepVariantBars(pts, colors)
 	if bars == nil {
 		return nil, nil

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"fmt"
 	"github.com/dcpsim/dcpsim/internal/safeio"
+	"github.com/dcpsim/dcpsim/results"
 	"image/color"
 	"math"
 	"slices"
@@ -56,13 +57,13 @@ import (
 //     reserve and held activations, PeakMemoryMaxBytes) vs GPUs, or vs the
 //     context length when the GPUs do not vary, with the smallest HBM as a
 //     dashed line; only with at least two distinct values on that axis.
-func WriteSweepFigures(dir string, pts []SweepPoint) ([]string, error) {
+func WriteSweepFigures(dir string, pts []results.SweepPoint) ([]string, error) {
 	pts = slices.Clone(pts)
-	slices.SortStableFunc(pts, func(a, b SweepPoint) int { return cmp.Compare(a.Index, b.Index) })
+	slices.SortStableFunc(pts, func(a, b results.SweepPoint) int { return cmp.Compare(a.Index, b.Index) })
 	colors := sweepPolicyColors(pts)
-	builds := []func([]SweepPoint, map[string]int) (*figure, error){sweepThroughputFigure, sweepPlannerFigure, sweepVariantsFigure, sweepContextFigure, sweepMemoryFigure}
+	builds := []func([]results.SweepPoint, map[string]int) (*figure, error){sweepThroughputFigure, sweepPlannerFigure, sweepVariantsFigure, sweepContextFigure, sweepMemoryFigure}
 	for _, key := range optionAxes(pts) {
-		builds = append(builds, func(pts []SweepPoint, colors map[string]int) (*figure, error) {
+		builds = append(builds, func(pts []results.SweepPoint, colors map[string]int) (*figure, error) {
 			return sweepOptionFigure(pts, colors, key)
 		})
 	}
@@ -81,7 +82,7 @@ func WriteSweepFigures(dir string, pts []SweepPoint) ([]string, error) {
 
 // optionAxes are the policy-option axes ("<policy>.<key>") of pts, in order of
 // first appearance.
-func optionAxes(pts []SweepPoint) []string {
+func optionAxes(pts []results.SweepPoint) []string {
 	var out []string
 	for i := range pts {
 		for _, a := range pts[i].Axes {
@@ -101,7 +102,7 @@ func optionAxisOf(key string) (policy, option string, ok bool) {
 
 // sweepPolicyColors maps each policy onto the colour index of its first
 // appearance over pts.
-func sweepPolicyColors(pts []SweepPoint) map[string]int {
+func sweepPolicyColors(pts []results.SweepPoint) map[string]int {
 	idx := map[string]int{}
 	for _, pt := range pts {
 		for _, ps := range pt.Summary.Policies {
@@ -114,7 +115,7 @@ func sweepPolicyColors(pts []SweepPoint) map[string]int {
 }
 
 // axisValue is pt's value of the swept key (""  when it has none).
-func axisValue(pt *SweepPoint, key string) string {
+func axisValue(pt *results.SweepPoint, key string) string {
 	for _, a := range pt.Axes {
 		if a.Key == key {
 			return a.Value
@@ -124,7 +125,7 @@ func axisValue(pt *SweepPoint, key string) string {
 }
 
 // axisTied reports whether key's value and f are one-to-one over pts.
-func axisTied(pts []SweepPoint, key string, f func(*SweepPoint) string) bool {
+func axisTied(pts []results.SweepPoint, key string, f func(*results.SweepPoint) string) bool {
 	fwd, back := map[string]string{}, map[string]string{}
 	for i := range pts {
 		v, w := axisValue(&pts[i], key), f(&pts[i])
@@ -141,7 +142,7 @@ func axisTied(pts []SweepPoint, key string, f func(*SweepPoint) string) bool {
 
 // varyingAxes are the keys, in order of first appearance, whose values differ
 // over pts.
-func varyingAxes(pts []SweepPoint) []string {
+func varyingAxes(pts []results.SweepPoint) []string {
 	var keys []string
 	vals := map[string]map[string]bool{}
 	for i := range pts {
@@ -166,15 +167,15 @@ func varyingAxes(pts []SweepPoint) []string {
 
 // The fields of a sweep point that figures put on an axis or in a label.
 var (
-	gpusField  = func(p *SweepPoint) string { return strconv.Itoa(p.GPUs) }
-	modelField = func(p *SweepPoint) string { return p.Model }
+	gpusField  = func(p *results.SweepPoint) string { return strconv.Itoa(p.GPUs) }
+	modelField = func(p *results.SweepPoint) string { return p.Model }
 )
 
 // variantKeys are the varying axes of pts not tied to one of fields.
-func variantKeys(pts []SweepPoint, fields ...func(*SweepPoint) string) []string {
+func variantKeys(pts []results.SweepPoint, fields ...func(*results.SweepPoint) string) []string {
 	var out []string
 	for _, k := range varyingAxes(pts) {
-		if !slices.ContainsFunc(fields, func(f func(*SweepPoint) string) bool { return axisTied(pts, k, f) }) {
+		if !slices.ContainsFunc(fields, func(f func(*results.SweepPoint) string) bool { return axisTied(pts, k, f) }) {
 			out = append(out, k)
 		}
 	}
@@ -182,7 +183,7 @@ func variantKeys(pts []SweepPoint, fields ...func(*SweepPoint) string) []string 
 }
 
 // variantOf is "k=v, ..." of pt's values of keys.
-func variantOf(pt *SweepPoint, keys []string) string {
+func variantOf(pt *results.SweepPoint, keys []string) string {
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		parts = append(parts, k+"="+axisValue(pt, k))
@@ -309,7 +310,7 @@ func gpuAxis(a *plot.Axis, xs []float64) func(float64) float64 {
 }
 
 // distinctGPUs are the distinct GPU counts of pts, ascending.
-func distinctGPUs(pts []SweepPoint) []float64 {
+func distinctGPUs(pts []results.SweepPoint) []float64 {
 	var xs []float64
 	for _, pt := range pts {
 		xs = append(xs, float64(pt.GPUs))
@@ -319,13 +320,13 @@ func distinctGPUs(pts []SweepPoint) []float64 {
 }
 
 // gpuSeries is pointSeries over the points' GPU counts, at x = trX(GPUs).
-func gpuSeries(ss *seriesSet, pts []SweepPoint, colors map[string]int, value func(*PolicySummary) float64, positive bool, trX func(float64) float64) *seriesSet {
-	return pointSeries(ss, pts, colors, value, positive, func(pt *SweepPoint) float64 { return trX(float64(pt.GPUs)) }, gpusField)
+func gpuSeries(ss *seriesSet, pts []results.SweepPoint, colors map[string]int, value func(*results.PolicySummary) float64, positive bool, trX func(float64) float64) *seriesSet {
+	return pointSeries(ss, pts, colors, value, positive, func(pt *results.SweepPoint) float64 { return trX(float64(pt.GPUs)) }, gpusField)
 }
 
 // sweepThroughputFigure is tokens/day vs GPUs; nil with fewer than two GPU
 // counts.
-func sweepThroughputFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
+func sweepThroughputFigure(pts []results.SweepPoint, colors map[string]int) (*figure, error) {
 	xs := distinctGPUs(pts)
 	if len(xs) < 2 {
 		return nil, nil
@@ -334,15 +335,15 @@ func sweepThroughputFigure(pts []SweepPoint, colors map[string]int) (*figure, er
 	p.Title.Text = "throughput vs scale"
 	p.Y.Label.Text = "tokens/day (billions)"
 	trX := gpuAxis(&p.X, xs)
-	ss := gpuSeries(newSeriesSet(), pts, colors, func(ps *PolicySummary) float64 { return ps.TokensPerDay / 1e9 }, false, trX)
+	ss := gpuSeries(newSeriesSet(), pts, colors, func(ps *results.PolicySummary) float64 { return ps.TokensPerDay / 1e9 }, false, trX)
 	return seriesLinesFigure(p, ss, "sweep-throughput")
 }
 
 // sweepMemoryFigure is the peak memory per GPU vs GPUs (or the context
 // length), against the HBM; nil with fewer than two values on the axis.
-func sweepMemoryFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
+func sweepMemoryFigure(pts []results.SweepPoint, colors map[string]int) (*figure, error) {
 	const gib = 1 << 30
-	peak := func(ps *PolicySummary) float64 { return ps.PeakMemoryMaxBytes / gib }
+	peak := func(ps *results.PolicySummary) float64 { return ps.PeakMemoryMaxBytes / gib }
 	p := plot.New()
 	p.Title.Text = "peak memory per GPU"
 	p.Y.Label.Text = "GiB (states + reserve + held activations)"
@@ -369,7 +370,7 @@ func sweepMemoryFigure(pts []SweepPoint, colors map[string]int) (*figure, error)
 			p.X.Tick.Marker = pow2Ticks
 		}
 		ss = pointSeries(newSeriesSet(), pts, colors, peak, true,
-			func(pt *SweepPoint) float64 { return tr(float64(pt.ContextTokens)) }, contextField)
+			func(pt *results.SweepPoint) float64 { return tr(float64(pt.ContextTokens)) }, contextField)
 		lo, hi = tr(cs[0]), tr(cs[len(cs)-1])
 	}
 	f, err := seriesLinesFigure(p, ss, "sweep-memory")
@@ -420,15 +421,15 @@ func seriesLinesFigure(p *plot.Plot, ss *seriesSet, name string) (*figure, error
 // sweepPlannerFigure is the planner's modelled time (on the critical path)
 // vs GPUs on a log y axis; nil with fewer than two GPU counts or no positive
 // time.
-func sweepPlannerFigure(pts []SweepPoint, colors map[string]int) (*figure, error) {
-	return plannerTimeFigure(pts, colors, func(ps *PolicySummary) float64 { return ps.PlannerModeledSeconds },
+func sweepPlannerFigure(pts []results.SweepPoint, colors map[string]int) (*figure, error) {
+	return plannerTimeFigure(pts, colors, func(ps *results.PolicySummary) float64 { return ps.PlannerModeledSeconds },
 		"sweep-planner", "planner time vs scale (modelled, on the critical path)")
 }
 
 // plannerTimeFigure draws seconds(ps) per iteration vs GPUs on a log y
 // axis, one line per policy (and model); nil with fewer than two GPU counts
 // or no positive value.
-func plannerTimeFigure(pts []SweepPoint, colors map[string]int, seconds func(*PolicySummary) float64, name, title string) (*figure, error) {
+func plannerTimeFigure(pts []results.SweepPoint, colors map[string]int, seconds func(*results.PolicySummary) float64, name, title string) (*figure, error) {
 	xs := distinctGPUs(pts)
 	if len(xs) < 2 {
 		return nil, nil
@@ -460,34 +461,19 @@ func plannerTimeFigure(pts []SweepPoint, colors map[string]int, seconds func(*Po
 	return &figure{name: name, p: p, legend: leg, w: figW, h: figH}, nil
 }
 
-// SweepTimings is a sweep's timings.json: each point's measured wall times
-// (Timings), in point order. It is the one file of a sweep that differs
-// from run to run.
-type SweepTimings struct {
-	Sweep  string        `json:"sweep"`
-	Points []PointTiming `json:"points"`
-}
-
-// PointTiming is one sweep point's Timings.
-type PointTiming struct {
-	Index   int     `json:"index"`
-	Name    string  `json:"name"`
-	Timings Timings `json:"timings"`
-}
-
 // WriteSweepTimingFigures draws the figure of a sweep's measured wall times
 // into dir: sweep-planner-go, our Go planner's wall time per plan (s, log
 // scale) vs GPUs, only with at least two distinct GPU counts. It returns the
 // files' base names (none without the figure).
-func WriteSweepTimingFigures(dir string, pts []SweepPoint, t *SweepTimings) ([]string, error) {
-	goSeconds := map[int]*Timings{}
+func WriteSweepTimingFigures(dir string, pts []results.SweepPoint, t *results.SweepTimings) ([]string, error) {
+	goSeconds := map[int]*results.Timings{}
 	for i := range t.Points {
 		goSeconds[t.Points[i].Index] = &t.Points[i].Timings
 	}
 	// The same points, each policy's value the measured time: the series
 	// keep their colours and labels from the modelled figure.
 	pts = slices.Clone(pts)
-	slices.SortStableFunc(pts, func(a, b SweepPoint) int { return cmp.Compare(a.Index, b.Index) })
+	slices.SortStableFunc(pts, func(a, b results.SweepPoint) int { return cmp.Compare(a.Index, b.Index) })
 	colors := sweepPolicyColors(pts)
 	for i := range pts {
 		ps := slices.Clone(pts[i].Summary.Policies)
@@ -496,7 +482,7 @@ func WriteSweepTimingFigures(dir string, pts []SweepPoint, t *SweepTimings) ([]s
 		}
 		pts[i].Summary.Policies = ps
 	}
-	f, err := plannerTimeFigure(pts, colors, func(ps *PolicySummary) float64 { return ps.PlannerModeledSeconds },
+	f, err := plannerTimeFigure(pts, colors, func(ps *results.PolicySummary) float64 { return ps.PlannerModeledSeconds },
 		"sweep-planner-go", "planner wall time vs scale (our Go planner on this machine, measured)")
 	if err != nil || f == nil {
 		return nil, err
@@ -530,9 +516,9 @@ func ownKeys(keys []string, policy string) []string {
 // sweepOptionFigure is a policy's mean step time vs one of its options (axis
 // key "<policy>.<option>"), with the value the policy chooses itself; nil
 // with fewer than two distinct numeric values to draw.
-func sweepOptionFigure(pts []SweepPoint, colors map[string]int, key string) (*figure, error) {
+func sweepOptionFigure(pts []results.SweepPoint, colors map[string]int, key string) (*figure, error) {
 	policy, option, _ := optionAxisOf(key)
-	var sel []SweepPoint
+	var sel []results.SweepPoint
 	var xs []float64
 	var chosen []int
 	for _, pt := range pts {
@@ -568,7 +554,7 @@ func sweepOptionFigure(pts []SweepPoint, colors map[string]int, key string) (*fi
 	if len(slices.Compact(slices.Sorted(slices.Values(xs)))) < 2 {
 		return nil, nil
 	}
-	keys := ownKeys(variantKeys(sel, func(p *SweepPoint) string { return axisValue(p, key) }, modelField), policy)
+	keys := ownKeys(variantKeys(sel, func(p *results.SweepPoint) string { return axisValue(p, key) }, modelField), policy)
 	ss := newSeriesSet()
 	for i := range sel {
 		pt := &sel[i]

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"slices"
 	"strconv"
@@ -11,23 +12,23 @@ import (
 
 // sweepPoint is a sweep point of hydra and mcore at gpus GPUs and hydra cap
 // hcap (0: closed form, C* = 4).
-func sweepPoint(i, gpus, hcap int) SweepPoint {
-	pol := func(name string, scale float64) PolicySummary {
-		return PolicySummary{
+func sweepPoint(i, gpus, hcap int) results.SweepPoint {
+	pol := func(name string, scale float64) results.PolicySummary {
+		return results.PolicySummary{
 			Policy: name, StepSecondsMean: scale * (10 + float64(hcap)), TokensPerDay: float64(gpus) * 1e9 / scale,
-			ChosenOptions: map[string]float64{"cap": 4}, Measures: Measures{PlannerModeledSeconds: scale * 1e-3 * float64(gpus)},
+			ChosenOptions: map[string]float64{"cap": 4}, Measures: results.Measures{PlannerModeledSeconds: scale * 1e-3 * float64(gpus)},
 		}
 	}
-	return SweepPoint{
+	return results.SweepPoint{
 		Index: i, GPUs: gpus, Model: "m",
-		Axes:    []Axis{{"gpus", strconv.Itoa(gpus)}, {"hydra.cap", strconv.Itoa(hcap)}},
-		Summary: Summary{Policies: []PolicySummary{pol("hydra", 1), pol("mcore", 1.2), {Policy: "x", Error: "failed"}}, Layout: Layout{GPUs: gpus}},
+		Axes:    []results.Axis{{Key: "gpus", Value: strconv.Itoa(gpus)}, {Key: "hydra.cap", Value: strconv.Itoa(hcap)}},
+		Summary: results.Summary{Policies: []results.PolicySummary{pol("hydra", 1), pol("mcore", 1.2), {Policy: "x", Error: "failed"}}, Layout: results.Layout{GPUs: gpus}},
 	}
 }
 
 func TestWriteSweepFigures(t *testing.T) {
-	grid := func(gpus, caps []int) []SweepPoint {
-		var pts []SweepPoint
+	grid := func(gpus, caps []int) []results.SweepPoint {
+		var pts []results.SweepPoint
 		for _, g := range gpus {
 			for _, c := range caps {
 				pts = append(pts, sweepPoint(len(pts), g, c))
@@ -37,7 +38,7 @@ func TestWriteSweepFigures(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		pts  []SweepPoint
+		pts  []results.SweepPoint
 		want []string
 	}{
 		{"gpus and caps", grid([]int{8, 16, 32}, []int{0, 2, 4, 8}), []string{"sweep-hydra-cap", "sweep-planner", "sweep-throughput"}},
@@ -70,16 +71,16 @@ func TestMostCommon(t *testing.T) {
 
 // axesPoint is a sweep point of hydra, mcore and a failed policy at the given
 // variant (model "m-" + variant), GPUs and context length, on the axes named.
-func axesPoint(i int, variant string, gpus, ctx int, keys ...string) SweepPoint {
-	pol := func(name string, scale float64) PolicySummary {
-		return PolicySummary{Policy: name, StepSecondsMean: scale * float64(ctx) / 1e4, TokensPerDay: float64(gpus) * 1e9 / scale / float64(ctx>>17+1),
+func axesPoint(i int, variant string, gpus, ctx int, keys ...string) results.SweepPoint {
+	pol := func(name string, scale float64) results.PolicySummary {
+		return results.PolicySummary{Policy: name, StepSecondsMean: scale * float64(ctx) / 1e4, TokensPerDay: float64(gpus) * 1e9 / scale / float64(ctx>>17+1),
 			PeakMemoryMaxBytes: scale * float64(ctx) * 1e5, HBMBytes: 80e9}
 	}
-	pt := SweepPoint{Index: i, GPUs: gpus, Model: "m-" + variant, ContextTokens: ctx,
-		Summary: Summary{Policies: []PolicySummary{pol("hydra", 1), pol("mcore", 1.3), {Policy: "x", Error: "failed"}}, Layout: Layout{GPUs: gpus}}}
+	pt := results.SweepPoint{Index: i, GPUs: gpus, Model: "m-" + variant, ContextTokens: ctx,
+		Summary: results.Summary{Policies: []results.PolicySummary{pol("hydra", 1), pol("mcore", 1.3), {Policy: "x", Error: "failed"}}, Layout: results.Layout{GPUs: gpus}}}
 	for _, k := range keys {
 		v := map[string]string{"variant": variant, "gpus": strconv.Itoa(gpus), "context_tokens": strconv.Itoa(ctx)}[k]
-		pt.Axes = append(pt.Axes, Axis{k, v})
+		pt.Axes = append(pt.Axes, results.Axis{Key: k, Value: v})
 	}
 	return pt
 }
@@ -87,8 +88,8 @@ func axesPoint(i int, variant string, gpus, ctx int, keys ...string) SweepPoint 
 // TestWriteSweepFiguresAxes: variant sweeps draw grouped bars, context sweeps
 // lines over the context length, beside the figures over GPUs.
 func TestWriteSweepFiguresAxes(t *testing.T) {
-	grid := func(variants []string, gpus, ctxs []int, keys ...string) []SweepPoint {
-		var pts []SweepPoint
+	grid := func(variants []string, gpus, ctxs []int, keys ...string) []results.SweepPoint {
+		var pts []results.SweepPoint
 		for _, v := range variants {
 			for _, g := range gpus {
 				for _, c := range ctxs {
@@ -101,7 +102,7 @@ func TestWriteSweepFiguresAxes(t *testing.T) {
 	two := []string{"small", "large"}
 	for _, tc := range []struct {
 		name string
-		pts  []SweepPoint
+		pts  []results.SweepPoint
 		want []string
 	}{
 		{"variants only", grid(two, []int{64}, []int{131072}, "variant"), []string{"sweep-variants"}},
@@ -126,7 +127,7 @@ func TestWriteSweepFiguresAxes(t *testing.T) {
 // TestSweepVariantsGroups: the groups are the variants split by the other
 // swept axes, each bar the mean of its points, the figure of bounded width.
 func TestSweepVariantsGroups(t *testing.T) {
-	var pts []SweepPoint
+	var pts []results.SweepPoint
 	for _, v := range []string{"a", "b", "c"} {
 		for _, g := range []int{8, 16, 32, 64, 128, 256} {
 			pts = append(pts, axesPoint(len(pts), v, g, 8192, "variant", "gpus"))
@@ -155,12 +156,12 @@ func TestSweepVariantsGroups(t *testing.T) {
 	}
 	// Option axes are averaged: two caps of hydra at each point give one bar,
 	// the mean of the two.
-	var capped []SweepPoint
+	var capped []results.SweepPoint
 	for i, pt := range pts[:6] {
 		for k, c := range []string{"2", "4"} {
 			q := pt
 			q.Index = 2*i + k
-			q.Axes = append(slices.Clone(pt.Axes), Axis{"hydra.cap", c})
+			q.Axes = append(slices.Clone(pt.Axes), results.Axis{Key: "hydra.cap", Value: c})
 			q.Summary.Policies = slices.Clone(pt.Summary.Policies)
 			q.Summary.Policies[0].TokensPerDay *= float64(k + 1)
 			capped = append(capped, q)
@@ -188,14 +189,14 @@ func TestFormatTokens(t *testing.T) {
 // figure, drawn from timings.json's values, not from the summaries' modelled
 // times; none with one GPU count.
 func TestWriteSweepTimingFigures(t *testing.T) {
-	pts := []SweepPoint{sweepPoint(0, 8, 0), sweepPoint(1, 64, 0)}
-	timings := &SweepTimings{}
+	pts := []results.SweepPoint{sweepPoint(0, 8, 0), sweepPoint(1, 64, 0)}
+	timings := &results.SweepTimings{}
 	for _, p := range pts {
-		var pt []PolicyTimings
+		var pt []results.PolicyTimings
 		for _, ps := range p.Summary.Policies {
-			pt = append(pt, PolicyTimings{Policy: ps.Policy, PlannerGoSecondsMean: 7e-3 * float64(p.GPUs)})
+			pt = append(pt, results.PolicyTimings{Policy: ps.Policy, PlannerGoSecondsMean: 7e-3 * float64(p.GPUs)})
 		}
-		timings.Points = append(timings.Points, PointTiming{Index: p.Index, Timings: Timings{Policies: pt}})
+		timings.Points = append(timings.Points, results.PointTiming{Index: p.Index, Timings: results.Timings{Policies: pt}})
 	}
 	dir := t.TempDir()
 	got, err := WriteSweepTimingFigures(dir, pts, timings)

@@ -6,6 +6,7 @@ package report
 import (
 	"fmt"
 	"github.com/dcpsim/dcpsim/internal/safeio"
+	"github.com/dcpsim/dcpsim/results"
 	"image/color"
 	"slices"
 
@@ -111,14 +112,14 @@ type timelineTrack struct {
 // ranks; x in seconds. The planner stall is
 // drawn on every track when tl has one and no PlannerStall slices. The bars'
 // colours are indexed by SliceKind; kinds lists those present, in order.
-func timelineGantt(tl Timeline, base color.Color) (g *gantt, tracks []timelineTrack, kinds []SliceKind) {
+func timelineGantt(tl results.Timeline, base color.Color) (g *gantt, tracks []timelineTrack, kinds []results.SliceKind) {
 	stages := max(tl.Stages, 0)
 	ranks := slices.Clone(tl.Ranks)
 	hasPlanner := false
 	for _, sl := range tl.Slices {
 		stages = max(stages, sl.Stage+1)
 		ranks = append(ranks, sl.Rank)
-		hasPlanner = hasPlanner || sl.Kind == PlannerStall
+		hasPlanner = hasPlanner || sl.Kind == results.PlannerStall
 	}
 	slices.Sort(ranks)
 	ranks = slices.Compact(ranks)
@@ -145,11 +146,11 @@ func timelineGantt(tl Timeline, base color.Color) (g *gantt, tracks []timelineTr
 	const half = 0.4
 	g = &gantt{
 		Colors: []color.Color{
-			Forward:      mix(base, color.White, 0.55),
-			Backward:     mix(base, color.Black, 0.15),
-			GradSync:     gradSyncGrey,
-			Optimizer:    optimizerGrey,
-			PlannerStall: plannerGrey,
+			results.Forward:      mix(base, color.White, 0.55),
+			results.Backward:     mix(base, color.Black, 0.15),
+			results.GradSync:     gradSyncGrey,
+			results.Optimizer:    optimizerGrey,
+			results.PlannerStall: plannerGrey,
 		},
 		Gap:      vg.Points(0.2),
 		MinWidth: vg.Points(0.3),
@@ -159,7 +160,7 @@ func timelineGantt(tl Timeline, base color.Color) (g *gantt, tracks []timelineTr
 		YMax:     tracks[0].Y + 0.5,
 	}
 	present := make([]bool, len(g.Colors))
-	add := func(stage, rank int, kind SliceKind, start, end int64) {
+	add := func(stage, rank int, kind results.SliceKind, start, end int64) {
 		if stage < 0 || int(kind) < 0 || int(kind) >= len(g.Colors) {
 			return
 		}
@@ -169,7 +170,7 @@ func timelineGantt(tl Timeline, base color.Color) (g *gantt, tracks []timelineTr
 	}
 	if tl.PlannerStallNanos > 0 && !hasPlanner {
 		for _, t := range tracks {
-			add(t.Stage, t.Rank, PlannerStall, 0, tl.PlannerStallNanos)
+			add(t.Stage, t.Rank, results.PlannerStall, 0, tl.PlannerStallNanos)
 		}
 	}
 	for _, sl := range tl.Slices {
@@ -177,7 +178,7 @@ func timelineGantt(tl Timeline, base color.Color) (g *gantt, tracks []timelineTr
 	}
 	for k, ok := range present {
 		if ok {
-			kinds = append(kinds, SliceKind(k))
+			kinds = append(kinds, results.SliceKind(k))
 		}
 	}
 	return g, tracks, kinds
@@ -185,16 +186,16 @@ func timelineGantt(tl Timeline, base color.Color) (g *gantt, tracks []timelineTr
 
 // timelineDrawn is a timeline the figures draw, laid out.
 type timelineDrawn struct {
-	tl     Timeline
+	tl     results.Timeline
 	g      *gantt
 	tracks []timelineTrack
-	kinds  []SliceKind
+	kinds  []results.SliceKind
 }
 
 // timelineFigures are the pipeline timelines of the policies that did not
 // fail, one per timeline with slices, all on one time axis: from 0 to the end
 // of the longest of them, so that the policies' iterations compare by eye.
-func timelineFigures(s *Summary, tls []Timeline) ([]figure, error) {
+func timelineFigures(s *results.Summary, tls []results.Timeline) ([]figure, error) {
 	drawn := layOutTimelines(s, tls)
 	var axis [2]float64 // seconds: 0 (or less, for slices before 0) to the longest end
 	for _, d := range drawn {
@@ -216,7 +217,7 @@ func timelineFigures(s *Summary, tls []Timeline) ([]figure, error) {
 
 // layOutTimelines lays out the timelines to draw: those of policies that did
 // not fail with something to draw, each in its policy's colour.
-func layOutTimelines(s *Summary, tls []Timeline) []timelineDrawn {
+func layOutTimelines(s *results.Summary, tls []results.Timeline) []timelineDrawn {
 	idx, failed := policyIndex(s)
 	var drawn []timelineDrawn
 	for _, tl := range tls {
@@ -275,7 +276,7 @@ func timelinePlot(d timelineDrawn, axis [2]float64) (*plot.Plot, *plot.Legend, e
 	grid.Horizontal.Color = nil
 	p.Add(grid, d.g)
 	leg := newLegend()
-	kindName := map[SliceKind]string{Forward: "forward", Backward: "backward", GradSync: "grad sync", Optimizer: "optimizer", PlannerStall: "planner stall"}
+	kindName := map[results.SliceKind]string{results.Forward: "forward", results.Backward: "backward", results.GradSync: "grad sync", results.Optimizer: "optimizer", results.PlannerStall: "planner stall"}
 	for _, k := range d.kinds {
 		leg.Add(kindName[k], swatch{d.g.Colors[k]})
 	}

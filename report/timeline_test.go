@@ -1,23 +1,24 @@
 package report
 
 import (
+	"github.com/dcpsim/dcpsim/results"
 	"slices"
 	"testing"
 )
 
 // testTimeline is 2 stages × 2 ranks of a few forward and backward ops, a grad
 // sync and an optimizer step, after a planner stall.
-func testTimeline(policy string) Timeline {
-	tl := Timeline{Policy: policy, Iteration: 2, IterationNanos: 10e9, PlannerStallNanos: 0.5e9, Stages: 2, Ranks: []int{0, 3}}
+func testTimeline(policy string) results.Timeline {
+	tl := results.Timeline{Policy: policy, Iteration: 2, IterationNanos: 10e9, PlannerStallNanos: 0.5e9, Stages: 2, Ranks: []int{0, 3}}
 	for _, r := range tl.Ranks {
 		for st := range 2 {
 			off := int64(st) * 1e9
 			tl.Slices = append(tl.Slices,
-				Slice{Stage: st, Rank: r, Kind: Forward, MB: 0, StartNanos: 1e9 + off, EndNanos: 2e9 + off},
-				Slice{Stage: st, Rank: r, Kind: Forward, MB: 1, StartNanos: 2e9 + off, EndNanos: 3e9 + off},
-				Slice{Stage: st, Rank: r, Kind: Backward, MB: 0, StartNanos: 5e9 - off, EndNanos: 7e9 - off},
-				Slice{Stage: st, Rank: r, Kind: GradSync, MB: -1, StartNanos: 8e9, EndNanos: 9e9},
-				Slice{Stage: st, Rank: r, Kind: Optimizer, MB: -1, StartNanos: 9e9, EndNanos: 10e9},
+				results.Slice{Stage: st, Rank: r, Kind: results.Forward, MB: 0, StartNanos: 1e9 + off, EndNanos: 2e9 + off},
+				results.Slice{Stage: st, Rank: r, Kind: results.Forward, MB: 1, StartNanos: 2e9 + off, EndNanos: 3e9 + off},
+				results.Slice{Stage: st, Rank: r, Kind: results.Backward, MB: 0, StartNanos: 5e9 - off, EndNanos: 7e9 - off},
+				results.Slice{Stage: st, Rank: r, Kind: results.GradSync, MB: -1, StartNanos: 8e9, EndNanos: 9e9},
+				results.Slice{Stage: st, Rank: r, Kind: results.Optimizer, MB: -1, StartNanos: 9e9, EndNanos: 10e9},
 			)
 		}
 	}
@@ -28,8 +29,8 @@ func TestTimelineGanttRange(t *testing.T) {
 	tl := testTimeline("hydra")
 	// An op that runs past the iteration's end and one on a rank not listed.
 	tl.Slices = append(tl.Slices,
-		Slice{Stage: 1, Rank: 3, Kind: Backward, StartNanos: 9.5e9, EndNanos: 12e9},
-		Slice{Stage: 0, Rank: 7, Kind: Forward, StartNanos: 0.5e9, EndNanos: 0.6e9},
+		results.Slice{Stage: 1, Rank: 3, Kind: results.Backward, StartNanos: 9.5e9, EndNanos: 12e9},
+		results.Slice{Stage: 0, Rank: 7, Kind: results.Forward, StartNanos: 0.5e9, EndNanos: 0.6e9},
 	)
 	g, tracks, kinds := timelineGantt(tl, palette[0])
 	if len(tracks) != 6 {
@@ -40,7 +41,7 @@ func TestTimelineGanttRange(t *testing.T) {
 	if !slices.Equal(tracks, wantTracks) {
 		t.Errorf("tracks %v, want %v", tracks, wantTracks)
 	}
-	if want := []SliceKind{Forward, Backward, GradSync, Optimizer, PlannerStall}; !slices.Equal(kinds, want) {
+	if want := []results.SliceKind{results.Forward, results.Backward, results.GradSync, results.Optimizer, results.PlannerStall}; !slices.Equal(kinds, want) {
 		t.Errorf("kinds %v, want %v", kinds, want)
 	}
 	// The planner stall is drawn on every track, then one bar per slice.
@@ -73,16 +74,16 @@ func TestTimelineGanttRange(t *testing.T) {
 
 // bigTimeline is pp stages × 3 ranks × mbs microbatches of forward and
 // backward ops: 6·pp·mbs slices.
-func bigTimeline(pp, mbs int) Timeline {
-	tl := Timeline{Policy: "hydra", IterationNanos: 1, Stages: pp, Ranks: []int{0, 5, 9}}
+func bigTimeline(pp, mbs int) results.Timeline {
+	tl := results.Timeline{Policy: "hydra", IterationNanos: 1, Stages: pp, Ranks: []int{0, 5, 9}}
 	for st := range pp {
 		for _, r := range tl.Ranks {
 			t := int64(st) * 50e6
 			for mb := range mbs {
 				d := int64(20e6 + (mb%7)*5e6)
 				tl.Slices = append(tl.Slices,
-					Slice{Stage: st, Rank: r, Kind: Forward, MB: mb, StartNanos: t, EndNanos: t + d},
-					Slice{Stage: st, Rank: r, Kind: Backward, MB: mb, StartNanos: t + d, EndNanos: t + 3*d})
+					results.Slice{Stage: st, Rank: r, Kind: results.Forward, MB: mb, StartNanos: t, EndNanos: t + d},
+					results.Slice{Stage: st, Rank: r, Kind: results.Backward, MB: mb, StartNanos: t + d, EndNanos: t + 3*d})
 				t += 3 * d
 			}
 			tl.IterationNanos = max(tl.IterationNanos, t)
@@ -93,8 +94,8 @@ func bigTimeline(pp, mbs int) Timeline {
 
 // BenchmarkTimelineFigure draws a 9600-slice timeline as PNG and SVG.
 func BenchmarkTimelineFigure(b *testing.B) {
-	s := &Summary{Policies: []PolicySummary{{Policy: "hydra"}}}
-	tls := []Timeline{bigTimeline(8, 200)}
+	s := &results.Summary{Policies: []results.PolicySummary{{Policy: "hydra"}}}
+	tls := []results.Timeline{bigTimeline(8, 200)}
 	dir := b.TempDir()
 	for b.Loop() {
 		if _, err := WriteRunFigures(dir, s, nil, tls); err != nil {
@@ -109,19 +110,19 @@ func TestTimelineFiguresShareAxis(t *testing.T) {
 	short, long, late := testTimeline("hydra"), testTimeline("mcore"), testTimeline("static")
 	short.IterationNanos = 4e9
 	long.IterationNanos = 25e9
-	late.Slices = append(late.Slices, Slice{Stage: 1, Rank: 3, Kind: Optimizer, StartNanos: 10e9, EndNanos: 30e9}) // past its iteration
+	late.Slices = append(late.Slices, results.Slice{Stage: 1, Rank: 3, Kind: results.Optimizer, StartNanos: 10e9, EndNanos: 30e9}) // past its iteration
 	short.RankRoles = map[int]string{3: "busiest"}
 	long.RankRoles = map[int]string{0: "idlest", 3: "busiest"}
-	s := &Summary{Policies: []PolicySummary{{Policy: "hydra"}, {Policy: "mcore"}, {Policy: "static"}}}
+	s := &results.Summary{Policies: []results.PolicySummary{{Policy: "hydra"}, {Policy: "mcore"}, {Policy: "static"}}}
 	for _, tc := range []struct {
 		name     string
-		tls      []Timeline
+		tls      []results.Timeline
 		axisMax  float64
 		wantRank map[int]string // the label of stage 0's track of each rank
 	}{
-		{"longest iteration", []Timeline{short, long}, 25, map[int]string{0: "stage 0, rank 0", 3: "stage 0, rank 3 (busiest)"}},
-		{"a slice past the iteration", []Timeline{short, late}, 30, nil},
-		{"one timeline", []Timeline{short}, 10, nil}, // its slices end at 10 s, after its 4 s
+		{"longest iteration", []results.Timeline{short, long}, 25, map[int]string{0: "stage 0, rank 0", 3: "stage 0, rank 3 (busiest)"}},
+		{"a slice past the iteration", []results.Timeline{short, late}, 30, nil},
+		{"one timeline", []results.Timeline{short}, 10, nil}, // its slices end at 10 s, after its 4 s
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			figs, err := timelineFigures(s, tc.tls)
@@ -147,7 +148,7 @@ func TestTimelineFiguresShareAxis(t *testing.T) {
 			}
 		})
 	}
-	figs, err := timelineFigures(s, []Timeline{short, long})
+	figs, err := timelineFigures(s, []results.Timeline{short, long})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,10 +10,10 @@ import (
 	"testing"
 )
 
-var validationSample = []ValidationResult{
+var validationSample = []results.ValidationResult{
 	{Name: "a", PredictedSeconds: 1.1, MeasuredSeconds: 1, Error: 0.1, Layout: "8×A100-80G",
 		PredictedWeightsOptimizerBytes: 3 << 30, PredictedActivationBytes: 1.5 * (1 << 30)},
-	{Name: ValidationFittedRun, PredictedSeconds: 1, MeasuredSeconds: 1, Error: 0},
+	{Name: results.ValidationFittedRun, PredictedSeconds: 1, MeasuredSeconds: 1, Error: 0},
 	{Name: "b", PredictedSeconds: 0.97, MeasuredSeconds: 1, Error: -0.03},
 }
 
@@ -23,24 +24,24 @@ var validationSample = []ValidationResult{
 // the first four alone, as written before the memory keys, too).
 func TestValidationJSONRoundTrip(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteValidationJSON(&b, validationSample); err != nil {
+	if err := results.WriteValidationJSON(&b, validationSample); err != nil {
 		t.Fatal(err)
 	}
 	first := strings.SplitN(b.String(), "\n", 2)[0]
 	if first != `{"name":"a","predicted_seconds":1.1,"measured_seconds":1,"error":0.1,"predicted_weights_optimizer_bytes":3221225472,"predicted_activation_bytes":1610612736,"measured_value":0,"measured_unit":"","kind":""}` {
 		t.Errorf("first line %s", first)
 	}
-	got, err := ReadValidationJSON(strings.NewReader("\n" + b.String()))
+	got, err := results.ReadValidationJSON(strings.NewReader("\n" + b.String()))
 	if err != nil || len(got) != 3 || got[2].Name != "b" || got[0].Layout != "" || got[0].PredictedActivationBytes != 1.5*(1<<30) ||
 		got[0].PredictedWeightsOptimizerBytes != 3<<30 {
 		t.Errorf("read back %+v, %v", got, err)
 	}
-	if old, err := ReadValidationJSON(strings.NewReader(`{"name":"a","predicted_seconds":1.1,"measured_seconds":1,"error":0.1}` + "\n")); err != nil ||
+	if old, err := results.ReadValidationJSON(strings.NewReader(`{"name":"a","predicted_seconds":1.1,"measured_seconds":1,"error":0.1}` + "\n")); err != nil ||
 		len(old) != 1 || old[0].PredictedSeconds != 1.1 || old[0].PredictedActivationBytes != 0 {
 		t.Errorf("a line without the memory keys: %+v, %v", old, err)
 	}
 	for _, bad := range []string{`{"name":"a","extra":1}`, `{"name":"a"} {}`, `[1]`} {
-		if _, err := ReadValidationJSON(strings.NewReader(bad + "\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
+		if _, err := results.ReadValidationJSON(strings.NewReader(bad + "\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
 			t.Errorf("%s: error %v", bad, err)
 		}
 	}
@@ -49,7 +50,7 @@ func TestValidationJSONRoundTrip(t *testing.T) {
 // TestValidationTableAndStats: the table prints every run and the mean and
 // max |error|.
 func TestValidationTableAndStats(t *testing.T) {
-	s := SummarizeValidation(validationSample)
+	s := results.SummarizeValidation(validationSample)
 	if s.Rows != 3 || math.Abs(s.MeanAbsError-0.13/3) > 1e-15 || s.MaxAbsError != 0.1 || s.MaxName != "a" {
 		t.Errorf("stats %+v", s)
 	}
@@ -72,15 +73,15 @@ func TestWriteValidationSection(t *testing.T) {
 	dir := t.TempDir()
 	var w strings.Builder
 	writeValidation(&w, dir)
-	if !strings.Contains(w.String(), "Missing: "+filepath.Join(dir, ValidationFile)) {
+	if !strings.Contains(w.String(), "Missing: "+filepath.Join(dir, results.ValidationFile)) {
 		t.Errorf("no file: %s", w.String())
 	}
 	var b bytes.Buffer
-	WriteValidationJSON(&b, validationSample)
-	os.WriteFile(filepath.Join(dir, ValidationFile), b.Bytes(), 0o644)
+	results.WriteValidationJSON(&b, validationSample)
+	os.WriteFile(filepath.Join(dir, results.ValidationFile), b.Bytes(), 0o644)
 	w.Reset()
 	writeValidation(&w, dir)
-	for _, want := range []string{"| " + ValidationFittedRun + " (**fitted**) |", "2 runs out of sample: mean |error| 6.5% (target <= 5%: **missed**), max |error| 10.0% on a (target <= 10%: met)"} {
+	for _, want := range []string{"| " + results.ValidationFittedRun + " (**fitted**) |", "2 runs out of sample: mean |error| 6.5% (target <= 5%: **missed**), max |error| 10.0% on a (target <= 10%: met)"} {
 		if !strings.Contains(w.String(), want) {
 			t.Errorf("section lacks %q:\n%s", want, w.String())
 		}

@@ -5,18 +5,11 @@ package report
 // measured on log-log axes.
 
 import (
-	"bytes"
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
-	"github.com/dcpsim/dcpsim/internal/safeio"
+	"github.com/dcpsim/dcpsim/results"
 	"image/color"
-	"io"
 	"math"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -24,119 +17,21 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Files of a validation folder.
-const (
-	// ValidationRowsFile holds every run (ValidationRecord), as JSON.
-	ValidationRowsFile = "validation.json"
-	// ValidationCSVFile holds the same, one run per line.
-	ValidationCSVFile = "validation.csv"
-	// ValidationFigure is the log-log figure's base name.
-	ValidationFigure = "predicted-vs-measured"
-)
-
-// ValidationRecord is one run of a validation folder: the prediction, the
-// published measurement and how the run was set up.
-type ValidationRecord struct {
-	Name             string   `json:"name"`
-	Source           string   `json:"source"`
-	GPU              string   `json:"gpu"`
-	Kind             string   `json:"kind"`
-	PredictedSeconds float64  `json:"predicted_seconds"`
-	MeasuredSeconds  float64  `json:"measured_seconds"`
-	Error            float64  `json:"error"`
-	MeasuredValue    float64  `json:"measured_value"`
-	MeasuredUnit     string   `json:"measured_unit"`
-	ComputeShare     float64  `json:"compute_share"`
-	ExposedCommShare float64  `json:"exposed_comm_share"`
-	BubbleShare      float64  `json:"bubble_share"`
-	SyncShare        float64  `json:"sync_share"`
-	Layout           string   `json:"layout"`
-	Assumed          []string `json:"assumed"`
-}
-
-// ValidationRows is a validation folder's validation.json: the runs and the
-// software of each source family.
-type ValidationRows struct {
-	Runs     []ValidationRecord `json:"runs"`
-	Software map[string]string  `json:"software"`
-}
-
-// RecordOf is r as a ValidationRecord.
-func RecordOf(r ValidationResult) ValidationRecord {
-	return ValidationRecord{Name: r.Name, Source: r.Source, GPU: r.GPU, Kind: r.Kind, PredictedSeconds: r.PredictedSeconds,
-		MeasuredSeconds: r.MeasuredSeconds, Error: r.Error, MeasuredValue: r.MeasuredValue, MeasuredUnit: r.MeasuredUnit,
-		ComputeShare: r.ComputeShare, ExposedCommShare: r.ExposedCommShare, BubbleShare: r.PPBubbleShare, SyncShare: r.SyncShare,
-		Layout: r.Layout, Assumed: slices.Clone(r.Assumed)}
-}
-
-// Result is the record as a ValidationResult (what the summaries take).
-func (v ValidationRecord) Result() ValidationResult {
-	return ValidationResult{Name: v.Name, Source: v.Source, GPU: v.GPU, Kind: v.Kind, PredictedSeconds: v.PredictedSeconds,
-		MeasuredSeconds: v.MeasuredSeconds, Error: v.Error, MeasuredValue: v.MeasuredValue, MeasuredUnit: v.MeasuredUnit,
-		ComputeShare: v.ComputeShare, ExposedCommShare: v.ExposedCommShare, PPBubbleShare: v.BubbleShare, SyncShare: v.SyncShare,
-		Layout: v.Layout, Assumed: slices.Clone(v.Assumed)}
-}
-
-// WriteValidationFolder writes validation.json, validation.csv and the
-// predicted-vs-measured figure (PNG and SVG) into dir and returns the names
-// written, sorted.
-func WriteValidationFolder(dir string, rs []ValidationResult, software map[string]string) ([]string, error) {
-	rows := ValidationRows{Software: software}
-	for _, r := range rs {
-		rows.Runs = append(rows.Runs, RecordOf(r))
-	}
-	var names []string
-	err := safeio.WriteFileAtomic(filepath.Join(dir, ValidationRowsFile), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
-	})
+// ValidationFigures draws the predicted-vs-measured figure (PNG and SVG)
+// of a validation into dir and returns the names written, sorted.
+func ValidationFigures(dir string, rs []results.ValidationResult) ([]string, error) {
+	fig, err := validationFigure(rs)
 	if err != nil {
 		return nil, err
 	}
-	names = append(names, ValidationRowsFile)
-	err = safeio.WriteFileAtomic(filepath.Join(dir, ValidationCSVFile), func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{"name", "source", "gpu", "kind", "predicted_seconds", "measured_seconds", "error", "measured_value", "measured_unit", "layout", "assumed"})
-		for _, r := range rows.Runs {
-			f := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
-			_ = cw.Write([]string{r.Name, r.Source, r.GPU, r.Kind, f(r.PredictedSeconds), f(r.MeasuredSeconds), f(r.Error), f(r.MeasuredValue),
-				r.MeasuredUnit, r.Layout, strings.Join(r.Assumed, "; ")})
-		}
-		cw.Flush()
-		return cw.Error()
-	})
-	if err != nil {
-		return names, err
-	}
-	names = append(names, ValidationCSVFile)
-	fig, err := validationFigure(rs)
-	if err != nil {
-		return names, err
-	}
-	figs, err := writeFigures(dir, []figure{*fig})
-	names = append(names, figs...)
+	names, err := writeFigures(dir, []figure{*fig})
 	slices.Sort(names)
 	return names, err
 }
 
-// ReadValidationRows reads a validation.json strictly.
-func ReadValidationRows(b []byte) (ValidationRows, error) {
-	var rows ValidationRows
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rows); err != nil {
-		return ValidationRows{}, err
-	}
-	if dec.More() {
-		return ValidationRows{}, fmt.Errorf("data after the object")
-	}
-	return rows, nil
-}
-
 // validationFigure plots predicted against measured seconds per step on
 // log-log axes, one colour per kind, with y = x and the ±25% band.
-func validationFigure(rs []ValidationResult) (*figure, error) {
+func validationFigure(rs []results.ValidationResult) (*figure, error) {
 	p := plot.New()
 	p.Title.Text = "Predicted against published step times"
 	p.X.Label.Text = "measured (s per step)"
@@ -198,5 +93,5 @@ func validationFigure(rs []ValidationResult) (*figure, error) {
 		legend.Add(k, s)
 	}
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, lo, hi
-	return &figure{name: ValidationFigure, p: p, legend: legend, w: figH + vg.Inch, h: figH + vg.Inch}, nil
+	return &figure{name: results.ValidationFigure, p: p, legend: legend, w: figH + vg.Inch, h: figH + vg.Inch}, nil
 }

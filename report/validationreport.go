@@ -3,26 +3,12 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"path/filepath"
 	"strings"
 
 	"github.com/dcpsim/dcpsim/internal/safeio"
 )
-
-// ValidationFittedRun is the one run of validation/megatron-lm.csv a
-// constant was fitted on (the A100 profile's gemm.max); every other run is
-// out of sample.
-const ValidationFittedRun = "k22-22b-full"
-
-// ValidationFile is the file, under a results folder, that make figures
-// writes with dcpsim validate --json on validation/megatron-lm.csv and the
-// reproduction report reads.
-const ValidationFile = "validation.jsonl"
-
-// AtScaleDir is the results folder make figures writes with dcpsim validate
-// --table validation/atscale.csv --table validation/megatron-lm.csv --out
-// (WriteValidationFolder), which the report's at-scale section reads.
-const AtScaleDir = "validation"
 
 // Issue 38's targets for the at-scale table's 43 runs: mean and max |error|
 // over them, and the mean per source family.
@@ -44,11 +30,11 @@ const (
 func writeValidation(w *strings.Builder, dir string) {
 	fmt.Fprintln(w, "## Beside published Megatron-LM runs (`dcpsim validate`)")
 	fmt.Fprintln(w)
-	path := filepath.Join(dir, ValidationFile)
+	path := filepath.Join(dir, results.ValidationFile)
 	b, err := safeio.ReadFile(path, safeio.MaxResultBytes)
-	var rs []ValidationResult
+	var rs []results.ValidationResult
 	if err == nil {
-		rs, err = ReadValidationJSON(bytes.NewReader(b))
+		rs, err = results.ReadValidationJSON(bytes.NewReader(b))
 	}
 	if err != nil || len(rs) == 0 {
 		fmt.Fprintf(w, "Missing: %s (run `make figures`).\n\n", path)
@@ -58,22 +44,22 @@ func writeValidation(w *strings.Builder, dir string) {
 	fmt.Fprintln(w, "TFLOP/s turned into iteration times with the paper's Eq. 3) and Korthikanti et al. 2022 Table 5 (`k22-*`, iteration")
 	fmt.Fprintln(w, "times), with the tensor parallelism, sequence parallelism and recomputation each run used. Sources and every")
 	fmt.Fprintln(w, "inferred field: `validation/README.md`; the rows: `validation/megatron-lm.csv` (`make validate`). Error =")
-	fmt.Fprintf(w, "predicted / measured − 1. One constant is fitted on one run, the A100 profile's `gemm.max` on %s; every\n", ValidationFittedRun)
+	fmt.Fprintf(w, "predicted / measured − 1. One constant is fitted on one run, the A100 profile's `gemm.max` on %s; every\n", results.ValidationFittedRun)
 	fmt.Fprintln(w, "other run is out of sample.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| run | predicted (s) | measured (s) | error |")
 	fmt.Fprintln(w, "|---|---|---|---|")
-	var out []ValidationResult
+	var out []results.ValidationResult
 	for _, r := range rs {
 		name := r.Name
-		if name == ValidationFittedRun {
+		if name == results.ValidationFittedRun {
 			name += " (**fitted**)"
 		} else {
 			out = append(out, r)
 		}
 		fmt.Fprintf(w, "| %s | %.3f | %.3f | %+.1f%% |\n", name, r.PredictedSeconds, r.MeasuredSeconds, 100*r.Error)
 	}
-	s := SummarizeValidation(out)
+	s := results.SummarizeValidation(out)
 	verdict := func(v, target float64) string {
 		if v <= target {
 			return "met"
@@ -120,21 +106,21 @@ const validationProse = `What the comparison rests on, and where it is weakest:
 func writeAtScale(w *strings.Builder, dir string) {
 	fmt.Fprintln(w, "## At planning scale: today's published runs (`dcpsim validate`)")
 	fmt.Fprintln(w)
-	path := filepath.Join(dir, AtScaleDir, ValidationRowsFile)
+	path := filepath.Join(dir, results.AtScaleDir, results.ValidationRowsFile)
 	b, err := safeio.ReadFile(path, safeio.MaxResultBytes)
-	var rows ValidationRows
+	var rows results.ValidationRows
 	if err == nil {
-		rows, err = ReadValidationRows(b)
+		rows, err = results.ReadValidationRows(b)
 	}
 	if err != nil || len(rows.Runs) == 0 {
 		fmt.Fprintf(w, "Missing: %s (run `make figures`).\n\n", path)
 		return
 	}
-	var given, all []ValidationResult
+	var given, all []results.ValidationResult
 	for _, r := range rows.Runs {
 		v := r.Result()
 		all = append(all, v)
-		if r.Source != MegatronLM2022 {
+		if r.Source != results.MegatronLM2022 {
 			given = append(given, v)
 		}
 	}
@@ -145,7 +131,7 @@ func writeAtScale(w *strings.Builder, dir string) {
 	fmt.Fprintln(w, "constant per GPU kind, `sustained_efficiency` of H100-SXM and B200, each on half A of that GPU's runs")
 	fmt.Fprintln(w, "(by id, alternately); `dcpsim validate --table validation/atscale.csv --fit GPU` prints both halves.")
 	fmt.Fprintln(w)
-	s := SummarizeValidation(given)
+	s := results.SummarizeValidation(given)
 	verdict := func(v, target float64) string {
 		if v <= target {
 			return "met"
@@ -157,10 +143,10 @@ func writeAtScale(w *strings.Builder, dir string) {
 	fmt.Fprintf(w, "| the 43 at-scale runs | %.1f%% (%s) | %.1f%% on %s (%s) | mean <= %.0f%%, max <= %.0f%% |\n", 100*s.MeanAbsError,
 		verdict(s.MeanAbsError, atScaleMeanTarget), 100*s.MaxAbsError, s.MaxName, verdict(s.MaxAbsError, atScaleMaxTarget),
 		100*atScaleMeanTarget, 100*atScaleMaxTarget)
-	for _, g := range GroupValidation(all) {
+	for _, g := range results.GroupValidation(all) {
 		target := ""
 		if g.By == "source" {
-			if g.Key == MegatronLM2022 {
+			if g.Key == results.MegatronLM2022 {
 				target = fmt.Sprintf("mean <= %.0f%%: %s", 100*validationMeanTarget, verdict(g.MeanAbsError, validationMeanTarget))
 			} else {
 				target = fmt.Sprintf("mean <= %.0f%%: %s", 100*atScaleSourceTarget, verdict(g.MeanAbsError, atScaleSourceTarget))
@@ -169,11 +155,11 @@ func writeAtScale(w *strings.Builder, dir string) {
 		fmt.Fprintf(w, "| %s %s (%d) | %.1f%% | %.1f%% on %s | %s |\n", g.By, g.Key, g.Rows, 100*g.MeanAbsError, 100*g.MaxAbsError, g.MaxName, target)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "![predicted against measured](%s/%s.png)\n\n", AtScaleDir, ValidationFigure)
+	fmt.Fprintf(w, "![predicted against measured](%s/%s.png)\n\n", results.AtScaleDir, results.ValidationFigure)
 	fmt.Fprintln(w, "| run | source | GPU | kind | predicted (s) | measured (s) | error | published |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, r := range rows.Runs {
-		if r.Source == MegatronLM2022 {
+		if r.Source == results.MegatronLM2022 {
 			continue
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %.3f | %.3f | %+.1f%% | %g %s |\n", r.Name, r.Source, r.GPU, r.Kind, r.PredictedSeconds,
@@ -182,10 +168,6 @@ func writeAtScale(w *strings.Builder, dir string) {
 	fmt.Fprintln(w)
 	w.WriteString(atScaleProse)
 }
-
-// MegatronLM2022 is the source family of validation/megatron-lm.csv's runs
-// (dense GPT models trained with Megatron-LM in 2021-22).
-const MegatronLM2022 = "megatron-lm-2022"
 
 // atScaleProse names the mechanisms behind the at-scale errors, not their
 // numbers (the tables above have those).

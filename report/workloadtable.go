@@ -2,28 +2,15 @@ package report
 
 import (
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/dcpsim/dcpsim/workload"
 )
 
-// WorkloadStats is what `dcpsim workload stats --json` prints: the length
-// source, the pooled summary and per-batch statistics.
-type WorkloadStats struct {
-	Source        string                `json:"source"`
-	Distribution  string                `json:"distribution,omitempty"`
-	ContextTokens int                   `json:"context_tokens,omitempty"`
-	BatchTokens   int64                 `json:"batch_tokens,omitempty"`
-	Seed          uint64                `json:"seed"`
-	Summary       workload.Summary      `json:"summary"`
-	Batches       []workload.BatchStats `json:"batches,omitempty"`
-}
-
 // WriteWorkloadStats prints workload statistics as tables.
-func WriteWorkloadStats(w io.Writer, r WorkloadStats) error {
+func WriteWorkloadStats(w io.Writer, r results.WorkloadStats) error {
 	s := r.Summary
 	fmt.Fprintf(w, "source        %s\n", r.Source)
 	if r.Distribution != "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"io/fs"
 	"os"
@@ -14,7 +15,7 @@ import (
 )
 
 // compareUsage is dcpsim compare's help; its method paragraph is
-// report.CompareMethod, the text the table's footer prints.
+// results.CompareMethod, the text the table's footer prints.
 var compareUsage = `  dcpsim compare A B [--force] [--fail-on-regression PCT] [--out DIR] [--json]
 
   Compare two results folders of one scenario: two folders of dcpsim run
@@ -31,7 +32,7 @@ var compareUsage = `  dcpsim compare A B [--force] [--fail-on-regression PCT] [-
   scenario hash, which covers the scenario text and every policy option (a
   forced option such as [run.options.hydra] cap shows only there).
 
-  Method: ` + wrapText(report.CompareMethod, len("  Method: "), 78, "  ") + `
+  Method: ` + wrapText(results.CompareMethod, len("  Method: "), 78, "  ") + `
 
   A and B must be of one scenario (the name in summary.json, or the sweep's
   in point.json): folders of two scenarios are refused with exit 2 naming
@@ -88,7 +89,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *asJSON {
-		err = report.WriteComparisonJSON(stdout, c)
+		err = results.WriteComparisonJSON(stdout, c)
 	} else {
 		err = report.WriteComparisonTable(stdout, c)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/dcpsim/dcpsim/results"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/experiment"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 
@@ -59,7 +59,7 @@ func compareFolder(t *testing.T, root, name, src string) string {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, name)
-	if _, err := experiment.WriteRun(context.Background(), dir, sc, out, false); err != nil {
+	if _, err := experiment.WriteRun(context.Background(), dir, sc, out, nil); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -128,7 +128,7 @@ func TestCompareCommand(t *testing.T) {
 	}
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
-	var c report.Comparison
+	var c results.Comparison
 	if err := dec.Decode(&c); err != nil || dec.More() || len(c.Rows) != 2 || c.Rows[0].Policy != "hydra" || !c.Rows[0].Significant || c.Rows[0].ChangePct <= 0 {
 		t.Errorf("--json: %v, %+v", err, c)
 	}
@@ -139,7 +139,7 @@ func TestCompareCommand(t *testing.T) {
 	if !bytes.Equal(file, []byte(out)) {
 		t.Error("compare.json is not what --json prints")
 	}
-	for _, f := range report.CompareFiles {
+	for _, f := range results.CompareFiles {
 		if st, err := os.Stat(filepath.Join(outDir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}

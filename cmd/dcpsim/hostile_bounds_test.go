@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"os"
 	"reflect"
@@ -11,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/experiment"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/workload"
 )
@@ -167,7 +167,7 @@ func TestWorkloadStatsStreamed(t *testing.T) {
 // keptWorkloadStats is what workload stats computed before it streamed:
 // every batch kept (experiment.SampleBatches) and the pooled lengths
 // summarised at once (workload.Summarize).
-func keptWorkloadStats(t *testing.T, req experiment.WorkloadRequest) (report.WorkloadStats, []int) {
+func keptWorkloadStats(t *testing.T, req experiment.WorkloadRequest) (results.WorkloadStats, []int) {
 	t.Helper()
 	rep, _, err := experiment.WorkloadStats(req) // the fields other than the statistics
 	if err != nil {

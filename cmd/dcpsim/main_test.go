@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/dcpsim/dcpsim/results"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/experiment"
-	"github.com/dcpsim/dcpsim/report"
 )
 
 // dcpsim runs the CLI in-process and returns its exit status and output.
@@ -115,7 +115,7 @@ func TestWorkloadStatsDeterministic(t *testing.T) {
 	if other == one {
 		t.Errorf("seed 2 printed the same batches as seed 1")
 	}
-	var rep report.WorkloadStats
+	var rep results.WorkloadStats
 	if err := json.Unmarshal([]byte(one), &rep); err != nil {
 		t.Fatalf("--json output does not parse: %v", err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"os"
 	"path/filepath"
@@ -120,7 +121,37 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		}
 		return experiment.WriteSustainedFit(stdout, f)
 	}
-	return experiment.ValidateTable(tables, *asJSON, *out, stdout)
+	return validateTables(tables, *asJSON, *out, stdout)
+}
+
+// validateTables predicts the tables (experiment.ValidateTables) and writes
+// the predictions beside the measurements: one Megatron-LM table as
+// report.WriteValidationTable, anything else grouped by source family
+// (report.WriteAtScaleValidation); with asJSON one object per run and line
+// (results.WriteValidationJSON). With out set it also writes the results
+// folder out (experiment.WriteValidationFolder, with its figure).
+func validateTables(paths []string, asJSON bool, out string, w io.Writer) error {
+	if out != "" {
+		if err := experiment.CheckResultsFolder(out); err != nil {
+			return err
+		}
+	}
+	res, atScale, err := experiment.ValidateTables(paths)
+	if err != nil {
+		return err
+	}
+	switch {
+	case asJSON:
+		err = results.WriteValidationJSON(w, res)
+	case !atScale && len(paths) == 1:
+		err = report.WriteValidationTable(w, res)
+	default:
+		err = report.WriteAtScaleValidation(w, res, experiment.FamilySoftware())
+	}
+	if err != nil || out == "" {
+		return err
+	}
+	return experiment.WriteValidationFolder(out, paths, res, report.Figures{})
 }
 
 // stringList is a flag that may be given several times, each value kept in

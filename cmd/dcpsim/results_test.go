@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/dcpsim/dcpsim/results"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/experiment"
-	"github.com/dcpsim/dcpsim/report"
 )
 
 // writeTiny writes the tiny scenario (vpp 1) with policies and an optional
@@ -135,7 +135,7 @@ func TestSweepResumeAndShards(t *testing.T) {
 		t.Fatalf("exit %d: %s%s", code, out, errOut)
 	}
 	ref := readSweep(t, full)
-	if len(ref.Points) != 4 || ref.Points[3].Axes[1] != (report.Axis{Key: "hydra.cap", Value: "16"}) || ref.Points[0].Axes[0].Key != "budget_tokens" {
+	if len(ref.Points) != 4 || ref.Points[3].Axes[1] != (results.Axis{Key: "hydra.cap", Value: "16"}) || ref.Points[0].Axes[0].Key != "budget_tokens" {
 		t.Fatalf("points %+v", ref.Points)
 	}
 	for _, f := range []string{"sweep.csv", "sweep-hydra-cap.png", "sweep-hydra-cap.svg"} {

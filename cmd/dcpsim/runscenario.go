@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dcpsim/dcpsim/internal/safeio"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"path/filepath"
 	"slices"
@@ -105,13 +106,13 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	if err := report.WriteRunTable(stdout, &out.Summary, &out.Timings); err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(out.Summary.Policies, func(p report.PolicySummary) bool { return p.Error == "" }) {
+	if !slices.ContainsFunc(out.Summary.Policies, func(p results.PolicySummary) bool { return p.Error == "" }) {
 		return errors.New("no policy ran")
 	}
 	if f.noFiles {
 		return nil
 	}
-	files, err := experiment.WriteRun(ctx, dir, sc, out, true)
+	files, err := experiment.WriteRun(ctx, dir, sc, out, report.Figures{})
 	if err != nil {
 		if errors.Is(interrupted(ctx, err), errInterrupted) {
 			return errInterrupted

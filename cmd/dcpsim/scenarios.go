@@ -136,3 +136,12 @@ func showScenario(w io.Writer, arg string, source bool) error {
 // escapeControls is badinput.Printable: text a file or a process gave,
 // printed without driving the terminal.
 func escapeControls(s string) string { return badinput.Printable(s) }
+
+// drawer is report's figures unless noFigures (experiment.Drawer: nil
+// draws none).
+func drawer(noFigures bool) experiment.Drawer {
+	if noFigures {
+		return nil
+	}
+	return report.Figures{}
+}

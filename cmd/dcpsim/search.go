@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"math"
 	"os"
@@ -141,7 +142,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(min(debug.SetMemoryLimit(-1), searchMemoryLimit)))
 	prog := newProgress(stderr, sc.Name+": candidates settled")
 	start := time.Now()
-	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures, AllowExec: *exec,
+	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: drawer(*noFigures), AllowExec: *exec,
 		Progress: func(done, total int) { prog.update(done, total, "") }})
 	prog.finish()
 	if err != nil {
@@ -194,7 +195,7 @@ func parseTarget(tokens, days float64, by string, now time.Time) (*searchTarget,
 }
 
 // printSearchJSON prints one JSON line per candidate, by ID.
-func printSearchJSON(w io.Writer, rows []report.SearchRow) error {
+func printSearchJSON(w io.Writer, rows []results.SearchRow) error {
 	enc := json.NewEncoder(w)
 	for i := range rows {
 		if err := enc.Encode(&rows[i]); err != nil {
@@ -220,7 +221,7 @@ func printSearchHead(w io.Writer, f *experiment.SearchFile) {
 		strings.Join(rungs, ", "), f.Eta, f.Top, f.Top, 100*f.Margin, f.Seed)
 	var parts []string
 	n := max(len(f.Candidates), 1)
-	for _, st := range report.SearchStatuses {
+	for _, st := range results.SearchStatuses {
 		if c := f.Counts[st]; c > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d (%.1f%%)", st, c, 100*float64(c)/float64(n)))
 		}
@@ -231,7 +232,7 @@ func printSearchHead(w io.Writer, f *experiment.SearchFile) {
 // printSearchTables prints the ranking, the best layout per policy and the
 // answer to a token target.
 func printSearchTables(w io.Writer, f *experiment.SearchFile, top int, target *searchTarget) {
-	ranked := report.RankedSearchRows(f.Candidates)
+	ranked := results.RankedSearchRows(f.Candidates)
 	if len(ranked) == 0 {
 		fmt.Fprintln(w, "no candidate ran on every iteration: see search.csv for why")
 		return
@@ -244,7 +245,7 @@ func printSearchTables(w io.Writer, f *experiment.SearchFile, top int, target *s
 		gpus = max(gpus, r.GPUs)
 	}
 	fmt.Fprintf(w, "\nbest layout per policy at %d GPUs:\n", gpus)
-	for _, r := range report.BestSearchRows(f.Candidates, gpus) {
+	for _, r := range results.BestSearchRows(f.Candidates, gpus) {
 		fmt.Fprintf(w, "  %-12s %8.2f B tokens/day  %8.3f s/step  %s per 1T tokens  %s\n",
 			r.Policy, r.TokensPerDay/1e9, r.StepSecondsMean, money(r.DollarsPer1TTokens), r.Layout())
 	}
@@ -255,9 +256,9 @@ func printSearchTables(w io.Writer, f *experiment.SearchFile, top int, target *s
 
 // printTarget prints the fewest GPUs searched whose best candidate trains
 // the target's tokens in its days.
-func printTarget(w io.Writer, ranked []report.SearchRow, t *searchTarget, dollars float64) {
+func printTarget(w io.Writer, ranked []results.SearchRow, t *searchTarget, dollars float64) {
 	need := t.tokens / t.days
-	best := map[int]report.SearchRow{}
+	best := map[int]results.SearchRow{}
 	for _, r := range ranked {
 		if b, ok := best[r.GPUs]; !ok || r.TokensPerDay > b.TokensPerDay {
 			best[r.GPUs] = r

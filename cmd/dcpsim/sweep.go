@@ -145,7 +145,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := interruptContext()
 	defer stop()
 	prog := newProgress(stderr, sc.Name+": points")
-	res, err := experiment.Sweep(ctx, sc, experiment.SweepOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: !*noFigures, AllowExec: *exec,
+	res, err := experiment.Sweep(ctx, sc, experiment.SweepOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: drawer(*noFigures), AllowExec: *exec,
 		Progress: func(done, skipped, total int) { prog.update(done, total, fmt.Sprintf("%d already there", skipped)) }})
 	prog.finish()
 	if err != nil {
@@ -176,7 +176,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := interruptContext()
 	defer stop()
 	if experiment.IsSearchShard(srcs[0]) {
-		res, err := experiment.MergeSearch(ctx, *out, srcs, !*noFigures)
+		res, err := experiment.MergeSearch(ctx, *out, srcs, drawer(*noFigures))
 		if err != nil {
 			return interrupted(ctx, err)
 		}
@@ -186,7 +186,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "wrote %s/: %s\n", *out, strings.Join(res.Files, ", "))
 		return nil
 	}
-	res, err := experiment.Merge(ctx, *out, srcs, !*noFigures)
+	res, err := experiment.Merge(ctx, *out, srcs, drawer(*noFigures))
 	if err != nil {
 		return interrupted(ctx, err)
 	}

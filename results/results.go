@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"fmt"
@@ -487,4 +487,19 @@ func SweepRows(pts []SweepPoint) []SweepRow {
 		}
 	}
 	return rows
+}
+
+// SweepTimings is a sweep's timings.json: each point's measured wall times
+// (Timings), in point order. It is the one file of a sweep that differs
+// from run to run.
+type SweepTimings struct {
+	Sweep  string        `json:"sweep"`
+	Points []PointTiming `json:"points"`
+}
+
+// PointTiming is one sweep point's Timings.
+type PointTiming struct {
+	Index   int     `json:"index"`
+	Name    string  `json:"name"`
+	Timings Timings `json:"timings"`
 }

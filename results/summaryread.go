@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"bytes"
@@ -18,13 +18,13 @@ import (
 // for any number of policies a scenario may list.
 const MaxSummaryBytes = 4 << 20
 
-// readSummary reads the summary.json at path: (nil, nil) when it does not
+// ReadSummary reads the summary.json at path: (nil, nil) when it does not
 // exist (the report names it missing), else a regular file of at most
 // MaxSummaryBytes decoded strictly (unknown fields, anything after the
 // object). Anything else (a folder, a device, a link to one, a file that
 // cannot be read, corrupt JSON) is an error naming path, marked bad input: a
 // results folder the report cannot trust is not silently "missing".
-func readSummary(path string) (*Summary, error) {
+func ReadSummary(path string) (*Summary, error) {
 	st, err := os.Stat(path) // follows a link: a link to /dev/zero is a device
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, lerr := os.Lstat(path); errors.Is(lerr, fs.ErrNotExist) {
@@ -72,30 +72,4 @@ func kindOrFolder(m fs.FileMode) string {
 		return "a folder"
 	}
 	return "a " + safeio.KindOf(m)
-}
-
-// summaryPaths lists every summary.json the report reads under dir, in order.
-func summaryPaths(dir string) []string {
-	var ps []string
-	for _, rs := range reproductionScenarios {
-		ps = append(ps, filepath.Join(dir, rs[0], "summary.json"))
-	}
-	for _, n := range heteroRuns {
-		ps = append(ps, filepath.Join(dir, n, "summary.json"))
-	}
-	for _, n := range memoryRuns {
-		ps = append(ps, filepath.Join(dir, n, "summary.json"))
-	}
-	return ps
-}
-
-// checkSummaries reads every summary.json the report reads under dir and
-// returns the first error (a missing one is no error).
-func checkSummaries(dir string) error {
-	for _, p := range summaryPaths(dir) {
-		if _, err := readSummary(p); err != nil {
-			return err
-		}
-	}
-	return nil
 }

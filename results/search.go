@@ -1,6 +1,10 @@
-package report
+package results
 
-import "strconv"
+import (
+	"cmp"
+	"slices"
+	"strconv"
+)
 
 // The statuses of a search candidate (SearchRow.Status), in search.csv,
 // search.json and dcpsim search --json.
@@ -128,4 +132,32 @@ func (r SearchRow) Layout() string {
 	}
 	return "tp" + strconv.Itoa(r.TP) + " pp" + strconv.Itoa(r.PP) + split + " vpp" + strconv.Itoa(r.VPP) + " ep" + strconv.Itoa(r.EP) +
 		" B=" + b + " " + r.Recompute + prec
+}
+
+// RankedSearchRows returns the ok rows in rank order.
+func RankedSearchRows(rows []SearchRow) []SearchRow {
+	var ok []SearchRow
+	for _, r := range rows {
+		if r.Status == SearchOK && r.Rank > 0 {
+			ok = append(ok, r)
+		}
+	}
+	slices.SortFunc(ok, func(a, b SearchRow) int { return cmp.Compare(a.Rank, b.Rank) })
+	return ok
+}
+
+// BestSearchRows returns, for each policy in order of first appearance
+// among the ranked rows, its best ok row at gpus GPUs (every cluster size
+// when gpus is 0).
+func BestSearchRows(rows []SearchRow, gpus int) []SearchRow {
+	var out []SearchRow
+	seen := map[string]bool{}
+	for _, r := range RankedSearchRows(rows) {
+		if seen[r.Policy] || (gpus > 0 && r.GPUs != gpus) {
+			continue
+		}
+		seen[r.Policy] = true
+		out = append(out, r)
+	}
+	return out
 }
