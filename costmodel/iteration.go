@@ -137,8 +137,8 @@ func (r *Simulator) Release() {
 	p := &r.s.pricer
 	for dev, tab := range p.memo {
 		putMemoTable(tab, p.memoSet[dev])
+		p.memo[dev], p.memoSet[dev] = nil, p.memoSet[dev][:0]
 	}
-	p.memo, p.memoSet = nil, nil
 }
 
 // Simulate is Model.Simulate in the Simulator's own scratch.
@@ -410,8 +410,9 @@ type pricer struct {
 	// for tokens below memoTokens: many groups of a plan, and of the next,
 	// hold the same per-rank tokens.
 	memo [][]tokenCost
-	// memoSet[dev] lists the entries of memo[dev] set so far (Release
-	// clears only those).
+	// memoSet[dev] lists the entries of memo[dev] set so far, up to its
+	// capacity, memoSetCap (Release clears only those, or all of memo[dev]
+	// when the list is full).
 	memoSet [][]int32
 	// cpWin and moeWin are the current MB's CP and MoE windows; pass is
 	// the pricing pass (passAlone, passRecord, passStretched) and gi, bi
@@ -443,6 +444,9 @@ func (p *pricer) memoOf(dev, tokens int) *tokenCost {
 	if p.memo == nil {
 		p.memo = make([][]tokenCost, len(p.m.devices))
 		p.memoSet = make([][]int32, len(p.m.devices))
+		for dev := range p.memoSet {
+			p.memoSet[dev] = make([]int32, 0, memoSetCap)
+		}
 	}
 	tab := p.memo[dev]
 	if tokens >= len(tab) {
@@ -451,11 +455,15 @@ func (p *pricer) memoOf(dev, tokens int) *tokenCost {
 		p.memo[dev], tab = grown, grown
 	}
 	e := &tab[tokens]
-	if !e.hasOps && !e.hasHead && !e.hasAttn {
-		p.memoSet[dev] = append(p.memoSet[dev], int32(tokens)) // its caller sets it
+	if set := p.memoSet[dev]; !e.hasOps && !e.hasHead && !e.hasAttn && len(set) < cap(set) {
+		p.memoSet[dev] = append(set, int32(tokens)) // its caller sets it
 	}
 	return e
 }
+
+// memoSetCap bounds the entries of a memo table listed as set (pricer.memoSet):
+// past an eighth of the largest table, clearing the whole table is as cheap.
+const memoSetCap = memoTokens / 8
 
 // memoTables pools cleared memo tables (*[]tokenCost, any length) that
 // Simulators released. An entry holds nothing of the Model it served once
@@ -473,14 +481,14 @@ func memoTable(n int) []tokenCost {
 	return make([]tokenCost, n)
 }
 
-// putMemoTable clears tab, whose entries set are listed in set, and pools
-// it.
+// putMemoTable clears tab, whose entries set are listed in set (all of
+// them unless set is full), and pools it.
 func putMemoTable(tab []tokenCost, set []int32) {
 	if cap(tab) == 0 {
 		return
 	}
 	tab = tab[:cap(tab)]
-	if len(set) > len(tab)/8 {
+	if len(set) == cap(set) || len(set) > len(tab)/8 {
 		clear(tab)
 	} else {
 		for _, i := range set {

@@ -338,7 +338,7 @@ func (r *policyRun) iteration(k int, b workload.Batch) {
 		err = r.keep(m)
 	}
 	if err == nil && r.keepIterations {
-		r.kept = append(r.kept, m.forReplay())
+		r.kept = append(r.kept, r.forReplay(m))
 	}
 	if err != nil {
 		r.err = fmt.Errorf("iteration %d: %w", k, err)
@@ -348,19 +348,24 @@ func (r *policyRun) iteration(k int, b workload.Batch) {
 // measured is one iteration's outcome: its row, and what the summary and
 // the timeline take beyond it.
 type measured struct {
-	row      report.IterationRow
+	row report.IterationRow
+	// plan is the iteration's plan; nil when kept for replay, which keeps
+	// only the option values it chose (chosen: WLB-LLM's diagnostics name
+	// every document's origin).
 	plan     *sched.Plan
+	chosen   map[string]float64
 	result   *step.Result
 	stats    sched.Stats
 	fallback int64 // costmodel.Outcome.FallbackSlots
 	memory   costmodel.MemoryUse
 }
 
-// forReplay is m without what replay does not read: the plan's groups, the
-// engine's timelines. The microbatch times are copied.
-func (m *measured) forReplay() measured {
-	return measured{row: m.row, plan: &sched.Plan{Diagnostics: m.plan.Diagnostics},
-		result: &step.Result{MBSeconds: slices.Clone(m.result.MBSeconds)}, stats: m.stats, fallback: m.fallback, memory: m.memory}
+// forReplay is m without what replay does not read: the plan's groups and
+// diagnostics (but the option values it chose), the engine's timelines.
+// The microbatch times are copied.
+func (r *policyRun) forReplay(m *measured) measured {
+	return measured{row: m.row, chosen: r.chosenOptions(m), result: &step.Result{MBSeconds: slices.Clone(m.result.MBSeconds)},
+		stats: m.stats, fallback: m.fallback, memory: m.memory}
 }
 
 // replay is r as a run of sc (r's scenario with fewer iterations, n, and
@@ -494,7 +499,7 @@ func (r *policyRun) keep(m *measured) error {
 		return nil
 	}
 	if r.sum.Iterations == 0 {
-		r.chosenOptions(m.plan)
+		r.sum.ChosenOptions = r.chosenOptions(m)
 		if r.opts.Timelines {
 			tl, err := buildTimeline(r.desc.Name, m.row.Iteration, m.plan, m.result, r.opts.TraceRanks)
 			if err != nil {
@@ -524,21 +529,26 @@ func (r *policyRun) keep(m *measured) error {
 	return nil
 }
 
-// chosenOptions records the option values the policy chose itself on this
-// plan (sched.OptionChooser).
-func (r *policyRun) chosenOptions(plan *sched.Plan) {
-	oc, ok := plan.Diagnostics.(sched.OptionChooser)
-	if !ok {
-		return
+// chosenOptions returns the option values the policy chose itself on m's
+// plan (sched.OptionChooser; nil when none).
+func (r *policyRun) chosenOptions(m *measured) map[string]float64 {
+	if m.plan == nil {
+		return m.chosen
 	}
+	oc, ok := m.plan.Diagnostics.(sched.OptionChooser)
+	if !ok {
+		return nil
+	}
+	var chosen map[string]float64
 	for _, key := range r.desc.OptionKeys() {
 		if v, ok := oc.ChosenOption(key); ok {
-			if r.sum.ChosenOptions == nil {
-				r.sum.ChosenOptions = map[string]float64{}
+			if chosen == nil {
+				chosen = map[string]float64{}
 			}
-			r.sum.ChosenOptions[key] = v
+			chosen[key] = v
 		}
 	}
+	return chosen
 }
 
 // finish computes the summary from the rows (report.Means and the step
