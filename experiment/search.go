@@ -44,7 +44,10 @@ import (
 //     candidates are compared pairwise on identical work, and the last rung
 //     is exactly the scenario's own [run] iterations and seed: a leading
 //     candidate's figures are what dcpsim run prints for its layout and
-//     policy.
+//     policy. A survivor's run is continued, not started again: a rung
+//     simulates only the iterations the last one did not, and its figures
+//     are replayed from the iterations kept with the rung's warm-up
+//     (runState.rungOutcome), the same numbers as a fresh run of n_r.
 //  3. The lower bound (costmodel.Model.StepLowerBoundSeconds, compute at the
 //     calibrated peak plus gradient sync and optimizer step, which no plan
 //     avoids): a rung simulates its candidates in waves of searchWave, by
