@@ -1,3 +1,8 @@
+// The golden search takes minutes and depends on no build tag: make test's
+// second pass, with the cuda tag, leaves it out.
+
+//go:build !cuda
+
 package experiment
 
 import (
@@ -26,12 +31,12 @@ const searchGoldenDir = "testdata/search-h800-4k"
 // TestSearchPresetGolden runs the preset search-h800-4k end to end and
 // compares search.json and search.csv byte for byte with the golden files
 // (-update rewrites them; do that only for a change meant to move the
-// simulated numbers, and say so in the commit). About a minute on 2 cores:
-// it skips with -short, under the race detector, and without cbc (FlexSP's
-// candidates would be "skipped").
+// simulated numbers, and say so in the commit). About three minutes on 2
+// cores, most of them FlexSP's MILPs: it skips with -short, under the race
+// detector, and without cbc (FlexSP's candidates would be "skipped").
 func TestSearchPresetGolden(t *testing.T) {
 	if testing.Short() || raceEnabled {
-		t.Skip("runs the whole search-h800-4k preset (about a minute on 2 cores)")
+		t.Skip("runs the whole search-h800-4k preset (about three minutes on 2 cores)")
 	}
 	needCBC(t)
 	sc, err := scenarios.Preset("search-h800-4k")
