@@ -80,7 +80,7 @@ FIGURE_RUNS = testbed-32k testbed-256k testbed-256k-v2-lite production-256k prod
 FIGURE_SWEEPS = weak-scaling production-256k-cap production-256k-fabric hexiseq-contexts hexiseq-four-kinds bytescale-paper bytescale-offload-64k wlbllm-paper flexsp-paper
 ## A search's results keep its outputs and the printed tables (search.txt), not
 ## the evaluations it resumes from (evals/).
-FIGURE_SEARCHES = search-h800-4k
+FIGURE_SEARCHES = search-h800-4k search-h800-16k
 figures: build
 	for s in $(FIGURE_RUNS); do bin/dcpsim run $$s --out results/$$s || exit 1; done
 	for s in $(FIGURE_SWEEPS); do rm -rf results/$$s; bin/dcpsim sweep $$s --out results/$$s || exit 1; done

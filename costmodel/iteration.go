@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/dcpsim/dcpsim/costmodel/compute"
 	"github.com/dcpsim/dcpsim/sched"
@@ -126,6 +127,20 @@ type Simulator struct {
 
 // NewSimulator returns a Simulator of the Model.
 func (m *Model) NewSimulator() *Simulator { return &Simulator{m: m, s: &scratch{pricer: pricer{m: m}}} }
+
+// Release hands the Simulator's memo of layer ops (up to 13 MiB a device)
+// back, cleared, for the next Simulator of any Model to start from instead
+// of allocating and zeroing its own: a search runs thousands of short runs,
+// and paid more for their fresh memos than for what the memos saved. The
+// Simulator stays usable (it grows a memo again); release it once its
+// caller is done or waits.
+func (r *Simulator) Release() {
+	p := &r.s.pricer
+	for dev, tab := range p.memo {
+		putMemoTable(tab, p.memoSet[dev])
+		p.memo[dev], p.memoSet[dev] = nil, p.memoSet[dev][:0]
+	}
+}
 
 // Simulate is Model.Simulate in the Simulator's own scratch.
 func (r *Simulator) Simulate(plan *sched.Plan, lengths []int, exec Exec, stallSeconds float64) (Outcome, error) {
@@ -411,6 +426,10 @@ type pricer struct {
 	// for tokens below memoTokens: many groups of a plan, and of the next,
 	// hold the same per-rank tokens.
 	memo [][]tokenCost
+	// memoSet[dev] lists the entries of memo[dev] set so far, up to its
+	// capacity, memoSetCap (Release clears only those, or all of memo[dev]
+	// when the list is full).
+	memoSet [][]int32
 	// cpWin and moeWin are the current MB's CP and MoE windows; pass is
 	// the pricing pass (passAlone, passRecord, passStretched) and gi, bi
 	// the next group and EP block of the MB in the stretched pass.
@@ -473,14 +492,59 @@ func (p *pricer) memoOf(dev, tokens int) *tokenCost {
 	}
 	if p.memo == nil {
 		p.memo = make([][]tokenCost, len(p.m.devices))
+		p.memoSet = make([][]int32, len(p.m.devices))
+		for dev := range p.memoSet {
+			p.memoSet[dev] = make([]int32, 0, memoSetCap)
+		}
 	}
 	tab := p.memo[dev]
 	if tokens >= len(tab) {
-		grown := make([]tokenCost, min(max(tokens+1, 2*len(tab), 1024), memoTokens))
+		grown := memoTable(min(max(tokens+1, 2*len(tab), 1024), memoTokens))
 		copy(grown, tab)
 		p.memo[dev], tab = grown, grown
 	}
-	return &tab[tokens]
+	e := &tab[tokens]
+	if set := p.memoSet[dev]; !e.hasOps && !e.hasHead && !e.hasAttn && len(set) < cap(set) {
+		p.memoSet[dev] = append(set, int32(tokens)) // its caller sets it
+	}
+	return e
+}
+
+// memoSetCap bounds the entries of a memo table listed as set (pricer.memoSet):
+// past an eighth of the largest table, clearing the whole table is as cheap.
+const memoSetCap = memoTokens / 8
+
+// memoTables pools cleared memo tables (*[]tokenCost, any length) that
+// Simulators released. An entry holds nothing of the Model it served once
+// cleared (its has* flags false), so any Model may take it.
+var memoTables sync.Pool
+
+// memoTable returns a cleared memo table of at least n entries: a pooled
+// one at its full capacity when it is large enough (a pooled one too small
+// is dropped), else a new one. Only released tables are pooled, so the pool
+// holds about one table per Simulator released and not yet followed.
+func memoTable(n int) []tokenCost {
+	if p, ok := memoTables.Get().(*[]tokenCost); ok && cap(*p) >= n {
+		return (*p)[:cap(*p)]
+	}
+	return make([]tokenCost, n)
+}
+
+// putMemoTable clears tab, whose entries set are listed in set (all of
+// them unless set is full), and pools it.
+func putMemoTable(tab []tokenCost, set []int32) {
+	if cap(tab) == 0 {
+		return
+	}
+	tab = tab[:cap(tab)]
+	if len(set) == cap(set) || len(set) > len(tab)/8 {
+		clear(tab)
+	} else {
+		for _, i := range set {
+			tab[i] = tokenCost{}
+		}
+	}
+	memoTables.Put(&tab)
 }
 
 // layerOpsCost is a rank's layer ops per layer kind: every op, the ops of

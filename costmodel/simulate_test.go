@@ -252,3 +252,40 @@ func TestSimulateAllocationsDoNotGrow(t *testing.T) {
 		t.Errorf("allocations per Simulate: %v at G = 32, %v at G = 512; want the same, at most 30", allocs[32], allocs[512])
 	}
 }
+
+// TestSimulatorRelease: a Simulator released after every case, its memo
+// tables cleared and pooled for the next Simulator of any Model, gives
+// exactly Simulate's outcomes, and a released table holds nothing.
+func TestSimulatorRelease(t *testing.T) {
+	mods := map[string]*Model{
+		"pp3-vpp2": simModel(t, 96, 3, 2, 8, Options{UlyssesAcrossNodes: true}),
+		"pp1":      simModel(t, 32, 1, 1, 8, Options{FP8Dispatch: true}),
+	}
+	cases := simCases(t, mods)
+	compared, set := 0, 0
+	for _, c := range cases {
+		want, werr := c.mod.Simulate(c.plan, c.lengths, c.exec, 0)
+		sim := c.mod.NewSimulator() // its memo from the pool: the last case's, of either model
+		got, gerr := sim.Simulate(c.plan, c.lengths, c.exec, 0)
+		if (werr == nil) != (gerr == nil) || werr == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: a Simulator with a released memo differs from Simulate (%v, %v)", c.name, gerr, werr)
+		}
+		if werr == nil {
+			compared++
+		}
+		var tabs [][]tokenCost
+		for dev, tab := range sim.s.memo {
+			tabs = append(tabs, tab[:cap(tab)])
+			set += len(sim.s.memoSet[dev])
+		}
+		sim.Release()
+		for _, tab := range tabs {
+			if i := slices.IndexFunc(tab, func(e tokenCost) bool { return e != tokenCost{} }); i >= 0 {
+				t.Fatalf("%s: released memo entry %d not cleared: %+v", c.name, i, tab[i])
+			}
+		}
+	}
+	if compared < 10 || set == 0 {
+		t.Errorf("%d cases compared (want at least 10), %d memo entries set (want some)", compared, set)
+	}
+}

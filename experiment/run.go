@@ -57,6 +57,10 @@ type Options struct {
 	// external policies; CheckExec): without it a scenario that names
 	// any is refused.
 	AllowExec bool
+	// Setup, when set, is NewSetup of the scenario's job, made once for
+	// runs that share it (a search's candidates of one layout); nil: Run
+	// makes it.
+	Setup *Setup
 }
 
 // Outcome is everything a run of one scenario produced.
@@ -107,6 +111,39 @@ func Run(sc *scenarios.Scenario, opts Options) (*Outcome, error) {
 // RunContext is Run, stopped between iterations once ctx is done (it then
 // returns ctx's error).
 func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Outcome, error) {
+	rs, err := startRun(ctx, sc, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.close()
+	defer rs.idle()
+	if err := rs.advance(ctx, sc.Run.Iterations); err != nil {
+		return nil, err
+	}
+	if opts.Progress != nil {
+		opts.Progress(sc.Run.Iterations, sc.Run.Iterations)
+	}
+	return rs.outcome(func(r *policyRun) *policyRun { return r }, sc)
+}
+
+// runState is a run in progress: its setup, its batches and its policies'
+// runs, with the iterations simulated so far. RunContext runs one to its
+// scenario's end; a search continues a candidate's run from rung to rung
+// (advance) and reads each rung's outcome from the iterations it kept
+// (rungOutcome), instead of simulating the first iterations again.
+type runState struct {
+	sc    *scenarios.Scenario
+	opts  Options
+	setup *Setup
+	batch func(k int) workload.Batch
+	runs  []*policyRun
+	done  int // iterations simulated
+}
+
+// startRun builds a run of sc: its setup (opts.Setup, else NewSetup), its
+// batches and its policies. With keep, every policy keeps what each
+// iteration's summary needs (rungOutcome).
+func startRun(ctx context.Context, sc *scenarios.Scenario, opts Options, keep bool) (*runState, error) {
 	names := sc.Run.Policies
 	if opts.Policy != "" {
 		names = []string{opts.Policy}
@@ -114,9 +151,12 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 	if err := CheckExec(sc, opts.AllowExec, names...); err != nil {
 		return nil, err
 	}
-	setup, err := NewSetup(sc)
-	if err != nil {
-		return nil, err
+	setup := opts.Setup
+	if setup == nil {
+		var err error
+		if setup, err = NewSetup(sc); err != nil {
+			return nil, err
+		}
 	}
 	batch := opts.Batches
 	if batch == nil {
@@ -126,50 +166,79 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 		}
 		batch = sampler.Batch
 	}
-	runs := make([]*policyRun, len(names))
-	for i, name := range names {
+	rs := &runState{sc: sc, opts: opts, setup: setup, batch: batch, runs: make([]*policyRun, 0, len(names))}
+	for _, name := range names {
 		d, err := descriptorFor(sc, name)
 		if err != nil {
+			rs.close()
 			return nil, err
 		}
-		runs[i] = newPolicyRun(ctx, sc, d, setup, opts)
+		r := newPolicyRun(ctx, sc, d, setup, opts)
+		r.keepIterations = keep
+		rs.runs = append(rs.runs, r)
 	}
-	defer func() {
-		for _, r := range runs {
-			if r != nil && r.ext != nil {
-				_ = r.ext.Close() // a no-op once closeExternal has run
-			}
+	return rs, nil
+}
+
+// close ends the external policies' processes (a no-op once closeExternal
+// has run).
+func (rs *runState) close() {
+	for _, r := range rs.runs {
+		if r.ext != nil {
+			_ = r.ext.Close()
 		}
-	}()
-	for k := range sc.Run.Iterations {
-		if opts.Progress != nil {
-			opts.Progress(k, sc.Run.Iterations)
+	}
+}
+
+// idle releases the policies' simulators (their memos, up to 13 MiB each,
+// go back to costmodel's pool) while the run waits for its next advance, or
+// once it is over.
+func (rs *runState) idle() {
+	for _, r := range rs.runs {
+		if r.sim != nil {
+			r.sim.Release()
+			r.sim = nil
+		}
+	}
+}
+
+// advance simulates iterations rs.done..n-1 of every policy that has not
+// failed.
+func (rs *runState) advance(ctx context.Context, n int) error {
+	for k := rs.done; k < n; k++ {
+		if rs.opts.Progress != nil {
+			rs.opts.Progress(k, rs.sc.Run.Iterations)
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		b := batch(k)
+		b := rs.batch(k)
 		var g errgroup.Group
-		if opts.Sequential {
+		if rs.opts.Sequential {
 			g.SetLimit(1)
 		}
-		for _, r := range runs {
+		for _, r := range rs.runs {
 			if r.failed() {
 				continue
 			}
 			g.Go(func() error { r.iteration(k, b); return nil })
 		}
 		_ = g.Wait() // each run keeps its own error
+		rs.done = k + 1
 	}
-	if opts.Progress != nil {
-		opts.Progress(sc.Run.Iterations, sc.Run.Iterations)
-	}
+	return nil
+}
+
+// outcome summarises each policy's run as view gives it, for scenario sc
+// (the run's, or one of fewer iterations: rungOutcome).
+func (rs *runState) outcome(view func(*policyRun) *policyRun, sc *scenarios.Scenario) (*Outcome, error) {
 	profiles, err := sc.ProfileRefs()
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Summary: summaryHead(sc, setup.Inputs, opts, profiles), Timings: results.Timings{Scenario: sc.Name}}
-	for _, r := range runs {
+	out := &Outcome{Summary: summaryHead(sc, rs.setup.Inputs, rs.opts, profiles), Timings: results.Timings{Scenario: sc.Name}}
+	for _, r := range rs.runs {
+		r = view(r)
 		r.finish()
 		r.closeExternal(out)
 		out.Summary.Policies = append(out.Summary.Policies, r.sum)
@@ -181,6 +250,17 @@ func RunContext(ctx context.Context, sc *scenarios.Scenario, opts Options) (*Out
 	}
 	compare(&out.Summary)
 	return out, nil
+}
+
+// rungOutcome is the outcome of the run's first n iterations (simulated:
+// n <= rs.done) with the first w of them warm-up, from the iterations its
+// policies kept (startRun with keep): what RunContext gives for the
+// scenario with n iterations and w warm-up ones, its timelines and external
+// processes aside. The runs go on unchanged.
+func (rs *runState) rungOutcome(n, w int) (*Outcome, error) {
+	sc := *rs.sc
+	sc.Run.Iterations, sc.Run.WarmupIterations = n, w
+	return rs.outcome(func(r *policyRun) *policyRun { return r.replay(&sc, n) }, &sc)
 }
 
 // summaryHead is the scenario part of a Summary.
@@ -232,6 +312,10 @@ type policyRun struct {
 	fallbackSlots float64
 	// timings are the measured wall times, once finished.
 	timings results.PolicyTimings
+	// keepIterations keeps every iteration's measured (without its plan's
+	// groups and its timeline) in kept, for replay.
+	keepIterations bool
+	kept           []measured
 }
 
 func newPolicyRun(ctx context.Context, sc *scenarios.Scenario, d policies.Descriptor, setup *Setup, opts Options) *policyRun {
@@ -260,6 +344,9 @@ func (r *policyRun) iteration(k int, b workload.Batch) {
 	if err == nil {
 		err = r.keep(m)
 	}
+	if err == nil && r.keepIterations {
+		r.kept = append(r.kept, r.forReplay(m))
+	}
 	if err != nil {
 		r.err = fmt.Errorf("iteration %d: %w", k, err)
 	}
@@ -268,12 +355,44 @@ func (r *policyRun) iteration(k int, b workload.Batch) {
 // measured is one iteration's outcome: its row, and what the summary and
 // the timeline take beyond it.
 type measured struct {
-	row      results.IterationRow
+	row results.IterationRow
+	// plan is the iteration's plan; nil when kept for replay, which keeps
+	// only the option values it chose (chosen: WLB-LLM's diagnostics name
+	// every document's origin).
 	plan     *sched.Plan
+	chosen   map[string]float64
 	result   *step.Result
 	stats    sched.Stats
 	fallback int64 // costmodel.Outcome.FallbackSlots
 	memory   costmodel.MemoryUse
+}
+
+// forReplay is m without what replay does not read: the plan's groups and
+// diagnostics (but the option values it chose), the engine's timelines.
+// The microbatch times are copied.
+func (r *policyRun) forReplay(m *measured) measured {
+	return measured{row: m.row, chosen: r.chosenOptions(m), result: &step.Result{MBSeconds: slices.Clone(m.result.MBSeconds)},
+		stats: m.stats, fallback: m.fallback, memory: m.memory}
+}
+
+// replay is r as a run of sc (r's scenario with fewer iterations, n, and
+// maybe another warm-up) would have left it: its first n kept iterations
+// kept again with sc's warm-up, and its error if it failed within them.
+// r must keep its iterations (keepIterations) and have run n of them or
+// failed; sc must not ask for timelines.
+func (r *policyRun) replay(sc *scenarios.Scenario, n int) *policyRun {
+	c := &policyRun{sc: sc, desc: r.desc, setup: r.setup, opts: r.opts, policy: r.policy, exec: r.exec, skipped: r.skipped,
+		slots: map[int]float64{}, sum: results.PolicySummary{Policy: r.sum.Policy, CPExec: r.sum.CPExec, OverlapAllToAll: r.sum.OverlapAllToAll}}
+	if r.err != nil && len(r.kept) < n {
+		c.err, c.oom = r.err, r.oom
+	}
+	for k := range min(n, len(r.kept)) {
+		m := r.kept[k]
+		m.row.Warmup = k < sc.Run.WarmupIterations
+		_ = c.keep(&m) // no timeline: nothing to fail
+	}
+	c.goSeconds = r.goSeconds[:min(n, len(r.goSeconds))]
+	return c
 }
 
 // step runs iteration k on the straight road: the plan, then one call that
@@ -305,6 +424,9 @@ func (r *policyRun) step(k int, b workload.Batch) (*measured, error) {
 		if r.desc.PlansAhead { // planned during the previous iteration: only the excess waits
 			onPath = max(0, stall-r.lastStep)
 		}
+	}
+	if r.sim == nil {
+		r.sim = r.setup.Model.NewSimulator()
 	}
 	out, err := r.sim.Simulate(plan, lengths, r.exec, onPath)
 	if err != nil {
@@ -384,7 +506,7 @@ func (r *policyRun) keep(m *measured) error {
 		return nil
 	}
 	if r.sum.Iterations == 0 {
-		r.chosenOptions(m.plan)
+		r.sum.ChosenOptions = r.chosenOptions(m)
 		if r.opts.Timelines {
 			tl, err := buildTimeline(r.desc.Name, m.row.Iteration, m.plan, m.result, r.opts.TraceRanks)
 			if err != nil {
@@ -414,21 +536,26 @@ func (r *policyRun) keep(m *measured) error {
 	return nil
 }
 
-// chosenOptions records the option values the policy chose itself on this
-// plan (sched.OptionChooser).
-func (r *policyRun) chosenOptions(plan *sched.Plan) {
-	oc, ok := plan.Diagnostics.(sched.OptionChooser)
-	if !ok {
-		return
+// chosenOptions returns the option values the policy chose itself on m's
+// plan (sched.OptionChooser; nil when none).
+func (r *policyRun) chosenOptions(m *measured) map[string]float64 {
+	if m.plan == nil {
+		return m.chosen
 	}
+	oc, ok := m.plan.Diagnostics.(sched.OptionChooser)
+	if !ok {
+		return nil
+	}
+	var chosen map[string]float64
 	for _, key := range r.desc.OptionKeys() {
 		if v, ok := oc.ChosenOption(key); ok {
-			if r.sum.ChosenOptions == nil {
-				r.sum.ChosenOptions = map[string]float64{}
+			if chosen == nil {
+				chosen = map[string]float64{}
 			}
-			r.sum.ChosenOptions[key] = v
+			chosen[key] = v
 		}
 	}
+	return chosen
 }
 
 // finish computes the summary from the rows (results.Means and the step

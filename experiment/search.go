@@ -44,7 +44,10 @@ import (
 //     candidates are compared pairwise on identical work, and the last rung
 //     is exactly the scenario's own [run] iterations and seed: a leading
 //     candidate's figures are what dcpsim run prints for its layout and
-//     policy.
+//     policy. A survivor's run is continued, not started again: a rung
+//     simulates only the iterations the last one did not, and its figures
+//     are replayed from the iterations kept with the rung's warm-up
+//     (runState.rungOutcome), the same numbers as a fresh run of n_r.
 //  3. The lower bound (costmodel.Model.StepLowerBoundSeconds, compute at the
 //     calibrated peak plus gradient sync and optimizer step, which no plan
 //     avoids): a rung simulates its candidates in waves of searchWave, by
@@ -156,6 +159,11 @@ func rungWarmup(w, n int) int { return min(w, n-1) }
 type searchCand struct {
 	c   *scenarios.Candidate
 	row results.SearchRow
+	// run is the candidate's run, continued from rung to rung: a rung
+	// simulates only the iterations the last one did not (nil before the
+	// candidate's first simulation, for an external policy's candidate,
+	// which starts again at every rung, and once the candidate is settled).
+	run *runState
 }
 
 // searcher is one search's shared state.
@@ -174,7 +182,8 @@ type searcher struct {
 	reused      int
 	iterations  int
 
-	layoutLB   sync.Map // layout name → func() ([]float64, error)
+	layoutLB   sync.Map // layout name → *layoutBound
+	setups     sync.Map // layout name → func() (*Setup, error)
 	batchCache sync.Map // batch tokens → func() ([]workload.Batch, error)
 }
 
@@ -405,9 +414,17 @@ func (s *searcher) group(cands []*searchCand) error {
 				st.row.Status = results.SearchOK
 			}
 			s.settle(len(done))
+		} else {
+			alive = s.halve(done, keep, r, n)
+		}
+		for _, st := range order {
+			if st.row.Status != "" {
+				st.run = nil // settled: its run is done with
+			}
+		}
+		if final {
 			break
 		}
-		alive = s.halve(done, keep, r, n)
 	}
 	return nil
 }
@@ -501,11 +518,22 @@ func (s *searcher) layoutBound(c *scenarios.Candidate) (*layoutBound, error) {
 		// The policy may train fewer sequences than its batch: no bound.
 		return &layoutBound{none: true}, nil
 	}
-	key := c.Scenario.Name[:len(c.Scenario.Name)-len(c.Policy)-1]
-	sc := c.Scenario
-	v, _ := s.layoutLB.LoadOrStore(key, &layoutBound{s: s, sc: sc, lbs: map[int]float64{},
-		setup: sync.OnceValues(func() (*Setup, error) { return NewSetup(sc) })})
+	v, _ := s.layoutLB.LoadOrStore(layoutKey(c), &layoutBound{s: s, sc: c.Scenario, lbs: map[int]float64{}, setup: s.layoutSetup(c)})
 	return v.(*layoutBound), nil
+}
+
+// layoutKey names a candidate's layout: its name without the policy.
+func layoutKey(c *scenarios.Candidate) string {
+	return c.Scenario.Name[:len(c.Scenario.Name)-len(c.Policy)-1]
+}
+
+// layoutSetup returns the candidate's layout's Setup, made once for its
+// bound and every run of its policies at every rung (NewSetup depends on
+// the job alone).
+func (s *searcher) layoutSetup(c *scenarios.Candidate) func() (*Setup, error) {
+	sc := c.Scenario
+	f, _ := s.setups.LoadOrStore(layoutKey(c), sync.OnceValues(func() (*Setup, error) { return NewSetup(sc) }))
+	return f.(func() (*Setup, error))
 }
 
 // batches are the scenario's iterations' batches, sampled once per batch
@@ -549,16 +577,11 @@ func (s *searcher) evaluate(st *searchCand, r, n int) error {
 	if ok {
 		s.count(0, true)
 	} else {
-		sc := *st.c.Scenario
-		sc.Run.Iterations = n
-		sc.Run.WarmupIterations = rungWarmup(s.sc.Run.WarmupIterations, n)
-		batches, err := s.batches(st.c.Scenario)
-		if err != nil {
-			return err
+		simulated := 0
+		if st.run != nil {
+			simulated = st.run.done
 		}
-		out, err := RunContext(s.ctx, &sc, Options{Sequential: true, AllowExec: s.opts.AllowExec, Batches: func(k int) workload.Batch {
-			return workload.Batch{Iteration: k, Lengths: slices.Clone(batches[k].Lengths)}
-		}})
+		out, err := s.simulate(st, n)
 		if err != nil {
 			if s.ctx.Err() != nil {
 				return s.ctx.Err()
@@ -571,10 +594,44 @@ func (s *searcher) evaluate(st *searchCand, r, n int) error {
 		if err := s.store.save(&ev); err != nil {
 			return err
 		}
-		s.count(n, false)
+		s.count(n-simulated, false)
 	}
 	st.apply(&ev)
 	return nil
+}
+
+// simulate runs the candidate's first n iterations with the rung's warm-up
+// and returns what dcpsim run gives for its scenario with n iterations:
+// its run continued from the last rung (only the iterations that rung did
+// not simulate), or, for an external policy, a run from iteration 0.
+func (s *searcher) simulate(st *searchCand, n int) (*Outcome, error) {
+	setup, err := s.layoutSetup(st.c)()
+	if err != nil {
+		return nil, err
+	}
+	batches, err := s.batches(st.c.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	opts := Options{Sequential: true, Setup: setup, AllowExec: s.opts.AllowExec, Batches: func(k int) workload.Batch {
+		return workload.Batch{Iteration: k, Lengths: slices.Clone(batches[k].Lengths)}
+	}}
+	w := rungWarmup(s.sc.Run.WarmupIterations, n)
+	if len(st.c.Scenario.Run.External) > 0 {
+		sc := *st.c.Scenario
+		sc.Run.Iterations, sc.Run.WarmupIterations = n, w
+		return RunContext(s.ctx, &sc, opts)
+	}
+	if st.run == nil {
+		if st.run, err = startRun(s.ctx, st.c.Scenario, opts, true); err != nil {
+			return nil, err
+		}
+	}
+	defer st.run.idle()
+	if err := st.run.advance(s.ctx, n); err != nil {
+		return nil, err
+	}
+	return st.run.rungOutcome(n, w)
 }
 
 // count records one evaluation.

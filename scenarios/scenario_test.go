@@ -38,8 +38,9 @@ func TestPresetsParse(t *testing.T) {
 		"production-256k-node-ulysses": {2048, 512, 64, 33554432, 1},
 		"hy3-8k":                       {8192, 1024, 128, 134217728, 1},
 		"weak-scaling":                 {8192, 1024, 128, 134217728, 8},
-		// The layout search (its [search] space is checked by TestSearchPreset).
-		"search-h800-4k": {4096, 512, 32, 33554432, 1},
+		// The layout searches (their [search] spaces are checked by TestSearchPresets).
+		"search-h800-4k":  {4096, 512, 32, 33554432, 1},
+		"search-h800-16k": {16384, 1024, 16, 134217728, 1},
 		// Mixed GPU kinds (HexiSeq review): G = gpus/tp, one EP group per rank.
 		"hexiseq-h100-a100":  {64, 64, 64, 1048576, 1},
 		"hexiseq-contexts":   {64, 64, 64, 1572864, 6},

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -376,5 +377,47 @@ policies = ["hydra"]
 	}
 	if _, err := Parse([]byte(searchBase+"[search]\nprecision = [\"fp16\"]\n"), "s.toml"); err == nil || !strings.Contains(err.Error(), `search.precision: "fp16" must be "bf16" or "fp8"`) {
 		t.Errorf("bad precision: %v", err)
+	}
+}
+
+// TestSearchPresets checks the spaces of the shipped searches: their
+// layouts and candidates as their headers count them, FlexSP restricted to
+// its subspace, and the invalid layouts only those the headers explain.
+func TestSearchPresets(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		layouts, candidates  int
+		flexsp               int
+		flexspGPUs           []int
+		invalidProblemPhrase string
+	}{
+		{"search-h800-4k", 648, 3294, 54, []int{1024, 2048, 4096}, ""},
+		{"search-h800-16k", 576, 2904, 24, []int{4096}, "must divide the HDP pool"},
+	} {
+		sc, err := Preset(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := sc.Candidates()
+		if err != nil {
+			t.Fatal(err)
+		}
+		layouts := map[string]bool{}
+		flexsp := 0
+		for _, c := range cs {
+			layouts[strings.TrimSuffix(c.Name, "/"+c.Policy)] = true
+			if c.Policy == "flexsp" {
+				flexsp++
+				if g := c.Scenario.Job.Cluster.GPUs; !slices.Contains(tc.flexspGPUs, g) || c.Scenario.Job.Parallel.TP != 1 || !c.Scenario.Job.Parallel.BudgetAuto {
+					t.Errorf("%s: %s outside FlexSP's subspace", tc.name, c.Name)
+				}
+			}
+			if tc.invalidProblemPhrase != "" && c.Problem != "" && !c.OutOfMemory && !strings.Contains(c.Problem, tc.invalidProblemPhrase) {
+				t.Errorf("%s: %s invalid for a reason the header does not give: %s", tc.name, c.Name, c.Problem)
+			}
+		}
+		if len(layouts) != tc.layouts || len(cs) != tc.candidates || flexsp != tc.flexsp {
+			t.Errorf("%s: %d layouts, %d candidates, %d of FlexSP; want %d, %d, %d", tc.name, len(layouts), len(cs), flexsp, tc.layouts, tc.candidates, tc.flexsp)
+		}
 	}
 }

@@ -1,9 +1,8 @@
 package bytescale
 
 import (
-	"slices"
-
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/internal/radix"
 )
 
 // unit is one assignment unit of Alg. 1: a long sequence alone on its D(s)
@@ -85,7 +84,7 @@ func buildUnits(lengths []int, budgetTokens int, rankOf func(s int) (r float64, 
 	// Best-fit decreasing: longest first (ties: lower id), each into the open
 	// bin with the least room that still holds it (ties: the earliest opened),
 	// else into a new bin.
-	slices.Sort(short)
+	short = radix.SortIndexed(short, make([]uint64, len(short)), 32) // as slices.Sort: O(N)
 	var room binSet
 	for _, key := range short {
 		id := int(key & (1<<32 - 1))

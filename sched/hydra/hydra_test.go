@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dcpsim/dcpsim/internal/schedcase"
@@ -485,4 +486,43 @@ func TestHeapEqualsScanOnPresetBatch(t *testing.T) {
 	checkPlan(t, c, h)
 	d := h.Diagnostics.(*Diagnostics)
 	t.Logf("N=%d C*=%d M*=%d realized=%d regime=%s heap ops=%d visits=%d", len(c.lengths), d.Cap, d.Microbatches, d.RealizedMicrobatches, d.Regime, d.HeapOps, d.SequenceVisits)
+}
+
+// TestPackScratchReuse: the heap packer's pooled scratch (packScratch)
+// changes no plan. Cases of growing and shrinking pools and batches are
+// planned with whatever scratch the last case left, and each plan is
+// compared with the same case planned from an empty pool and with the
+// linear reference, which uses no scratch.
+func TestPackScratchReuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(46, 1))
+	var cases []testCase
+	for len(cases) < 40 {
+		c := randomCase(rng)
+		if len(c.lengths) <= 5000 {
+			cases = append(cases, c)
+		}
+	}
+	cases = append(cases, testCase{lengths: benchBatch(t, 64, 4096),
+		in: sched.Inputs{PoolRanks: 64, BudgetTokens: 4096, PP: 4, VPP: 1, OverheadRatio: benchOverheadRatio}})
+	cases = append(cases, cases[0], cases[len(cases)-2])
+	planned := 0
+	for _, c := range cases {
+		reused, scan, ok := planBoth(t, c)
+		if !ok {
+			continue
+		}
+		packScratches = sync.Pool{} // the next plan's scratch is new
+		pol, _ := New(c.opts)
+		fresh, err := pol.Plan(c.lengths, c.in)
+		if err != nil {
+			t.Fatalf("%v: %v", c, err)
+		}
+		if !reflect.DeepEqual(reused.Microbatches, fresh.Microbatches) || !reflect.DeepEqual(reused.Microbatches, scan.Microbatches) {
+			t.Fatalf("%v: the plan with a reused scratch differs from a new scratch's or the linear reference's", c)
+		}
+		planned++
+	}
+	if planned < 20 {
+		t.Errorf("%d of %d cases planned, want at least 20", planned, len(cases))
+	}
 }

@@ -143,6 +143,7 @@ import (
 	"slices"
 
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/internal/radix"
 )
 
 // Name is the registry name of the policy.
@@ -315,7 +316,7 @@ func sortedByLength(lengths []int) []int32 {
 		for i, s := range lengths {
 			keys[i] = uint64(^uint32(s))<<32 | uint64(i)
 		}
-		slices.Sort(keys)
+		keys = radix.SortIndexed(keys, make([]uint64, len(keys)), 32) // as slices.Sort: O(N)
 		for i, k := range keys {
 			items[i] = int32(uint32(k))
 		}

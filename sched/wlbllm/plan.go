@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/internal/radix"
 )
 
 // Plan runs one iteration of Algorithm 1 on the batch, on top of the state the
@@ -138,7 +139,7 @@ func appendLongestFirst(dst, released, fresh []doc) []doc {
 	for i := range keys {
 		keys[i] = uint64(sched.MaxSequenceTokens-at(i).tokens)<<38 | uint64(i)
 	}
-	slices.Sort(keys)
+	keys = radix.SortIndexed(keys, make([]uint64, len(keys)), 38) // as slices.Sort: O(N)
 	for _, k := range keys {
 		dst = append(dst, at(int(k&(1<<38-1))))
 	}
