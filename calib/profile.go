@@ -2,8 +2,8 @@
 // profiles (every constant with its provenance), the operator costs built from a
 // profile and a model preset, and the fits that turn measurements into profile
 // curves. Communication costs live in sim/network, priced by the same profile's
-// link constants; calib knows nothing of policies or the engine. The evidence and
-// the [Rn] references are in shared/research/costmodel.md.
+// link constants; calib knows nothing of policies or the engine. Every constant's
+// source string names its evidence (datasheet, paper, repository file or fit).
 //
 // # Profiles
 //
@@ -65,7 +65,7 @@
 // attention curves are fitted to, so those efficiencies apply unconverted;
 // Megatron's MFU count (bwd 2×, 3× in all) would credit the same kernel time
 // with 3/3.5 of the FLOPs (costmodel §2.1). Overhead derives HyDra's θ/c
-// (shared/spec/hydra-scheduler.md §3) from the same constants.
+// (sched/hydra's package doc, "Closed form") from the same constants.
 //
 // # Measurements
 //
