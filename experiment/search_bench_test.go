@@ -11,7 +11,7 @@ import (
 // BenchmarkSearchPreset runs the search-h800-4k preset end to end (expanding
 // and checking its 3,294 candidates, every rung, the files and figures) and
 // reports the candidates settled per second and the share each rule settled
-// (the README's performance table): out of memory or invalid before any
+// (docs/performance.md, "Search"): out of memory or invalid before any
 // simulation, pruned by the bound, pruned by halving, and finished (ok).
 // About two minutes on 2 cores: run it with -benchtime 1x.
 func BenchmarkSearchPreset(b *testing.B) {

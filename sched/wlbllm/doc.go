@@ -69,7 +69,7 @@
 // head count as Ulysses is. The sharding choice moves no bytes (every rank
 // holds x = S/cp tokens either way); it changes the attention kernel shapes,
 // which the cost model does not distinguish: it prices both layouts as the
-// zigzag blocks of per-sequence sharding (named in the README's gaps).
+// zigzag blocks of per-sequence sharding (REPORT.md's wlbllm-paper table says so).
 //
 // # Decisions the paper leaves open
 //
