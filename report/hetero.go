@@ -2,7 +2,7 @@ package report
 
 // The heterogeneous section of the reproduction report: hexiseq, usp, hydra
 // and hydra-hetero on mixed GPU clusters (the hexiseq-* and hetero-* presets),
-// beside the figures shared/papers/hexiseq-review.txt reports.
+// beside the figures HexiSeq's public review (arXiv 2605.07569) reports.
 
 import (
 	"fmt"

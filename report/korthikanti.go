@@ -140,7 +140,7 @@ func writeMemory(w *strings.Builder, dir string) {
 	writeKorthikanti(w)
 	fmt.Fprintln(w, "Each run's peak memory per GPU (model states + the 10 GB reserve + the activations its plans held, read off the")
 	fmt.Fprintln(w, "simulated schedule; `dcpsim memory S` gives the budget's worst case), and its mean step beside the one before the")
-	fmt.Fprintln(w, "memory model (commit fc5ed17), where the scenario's recomputation changed with it. The paper's 256K jobs run at")
+	fmt.Fprintln(w, "memory model, where the scenario's recomputation changed with it. The paper's 256K jobs run at")
 	fmt.Fprintln(w, "B = 8K, which the MLA stand-in holds only with recomputation (126 GiB on the H20 without, 124 GiB on the H800): the")
 	fmt.Fprintln(w, "paper does not say what it recomputed, so each scenario recomputes the fewest layers per stage that fit")
 	fmt.Fprintln(w, "(Megatron's --recompute-method block), and the recomputed forward lengthens every step. The paper's")

@@ -1,6 +1,7 @@
 package report
 
-// The HyDra paper's published measurements (shared/papers/hydra-paper.txt),
+// The HyDra paper's published measurements ("HyDra: Demystifying and Taming
+// Dynamic Context Parallelism at Production Scale"),
 // for the reproduction report only: nothing in the simulator reads them.
 // Every value names its section. NaN-free: a missing value is absent.
 

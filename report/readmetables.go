@@ -8,15 +8,15 @@ import (
 	"strings"
 )
 
-// README.md quotes tables of REPORT.md between markers, so its results are
-// the report's, never typed by hand:
+// README.md and the docs/ pages quote tables of REPORT.md between markers,
+// so their results are the report's, never typed by hand:
 //
 //	<!-- from results/REPORT.md: ## Headline ratios, table 1 -->
 //	| ... |
 //	<!-- end -->
 //
-// RefreshReadmeTables rewrites every such block from the report; a test
-// fails when README.md's blocks differ from the committed REPORT.md's.
+// RefreshReadmeTables rewrites every such block of one page from the report;
+// a test fails when a page's blocks differ from the committed REPORT.md's.
 
 // readmeMarker matches a block's opening marker: the section's heading and
 // the table's position in it (1-based).
@@ -61,10 +61,11 @@ func reportTable(report []byte, heading string, n int) ([]string, error) {
 	return nil, fmt.Errorf("REPORT.md's section %q has no table %d", heading, n)
 }
 
-// RefreshReadmeTables returns readme with every quoted block replaced by
-// the current table of report; an error names a marker without its end, a
-// section or a table the report does not have.
-func RefreshReadmeTables(readme, report []byte) ([]byte, error) {
+// RefreshReadmeTables returns the page readme (named name in errors) with
+// every quoted block replaced by the current table of report; an error
+// names a marker without its end, a section or a table the report does not
+// have.
+func RefreshReadmeTables(name string, readme, report []byte) ([]byte, error) {
 	lines := strings.Split(string(readme), "\n")
 	var out []string
 	for i := 0; i < len(lines); i++ {
@@ -76,14 +77,14 @@ func RefreshReadmeTables(readme, report []byte) ([]byte, error) {
 		n, _ := strconv.Atoi(m[2])
 		table, err := reportTable(report, m[1], n)
 		if err != nil {
-			return nil, fmt.Errorf("README.md:%d: %w", i+1, err)
+			return nil, fmt.Errorf("%s:%d: %w", name, i+1, err)
 		}
 		end := i + 1
 		for end < len(lines) && lines[end] != readmeEnd {
 			end++
 		}
 		if end == len(lines) {
-			return nil, fmt.Errorf("README.md:%d: %q without %q", i+1, lines[i], readmeEnd)
+			return nil, fmt.Errorf("%s:%d: %q without %q", name, i+1, lines[i], readmeEnd)
 		}
 		out = append(out, table...)
 		out = append(out, readmeEnd)
@@ -92,10 +93,10 @@ func RefreshReadmeTables(readme, report []byte) ([]byte, error) {
 	return []byte(strings.Join(out, "\n")), nil
 }
 
-// ReadmeTablesCurrent reports whether readme's quoted blocks hold the
-// report's tables (and how many blocks it has).
-func ReadmeTablesCurrent(readme, report []byte) (current bool, blocks int, err error) {
-	fresh, err := RefreshReadmeTables(readme, report)
+// ReadmeTablesCurrent reports whether the page readme's (named name) quoted
+// blocks hold the report's tables, and how many blocks it has.
+func ReadmeTablesCurrent(name string, readme, report []byte) (current bool, blocks int, err error) {
+	fresh, err := RefreshReadmeTables(name, readme, report)
 	if err != nil {
 		return false, 0, err
 	}

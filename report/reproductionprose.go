@@ -6,9 +6,8 @@ package report
 // (the same ours, targets and sweep ratios), so no number of ours in the prose
 // is typed by hand, and the words a number decides (shorter or longer, met or
 // missed, above or below) are chosen from it. The paper's numbers come from
-// paper.go. Numbers that are history (a what-if that is not a committed
-// scenario, the effect of a change when it was made) are named as such with
-// their commit.
+// paper.go. Nothing here is history (the effect a change had when it was
+// made): that is the git log's.
 
 import (
 	"cmp"
@@ -33,7 +32,6 @@ var proseTemplate = template.Must(template.New("reproduction.tmpl").Option("miss
 	"missing": missingText,
 	"factor":  factorText,
 	"pct":     func(share float64) string { return fmt.Sprintf("%.0f", 100*share) },
-	"pct1":    func(share float64) string { return fmt.Sprintf("%.1f", 100*share) },
 	"kilo":    kiloText,
 	"grouped": groupedText,
 }).Parse(reproductionTemplate))
@@ -167,14 +165,6 @@ func (p proseTarget) Quote(policy string) string {
 	return fmt.Sprintf("%s (%s, %s)", label(policy), p.VS(), p.Gap())
 }
 
-// byteScaleShortestFirst is history: running ByteScale's frames shortest
-// first took this share off its hy3-8k step when the change was made (commit
-// 43b32b3, 2026-12-01).
-var byteScaleShortestFirst = struct {
-	Commit, Date string
-	StepShare    float64
-}{"43b32b3", "2026-12-01", 0.066}
-
 // proseData is what the closing prose says. A section is nil when a result it
 // needs is missing; Missing names what, by section.
 type proseData struct {
@@ -267,8 +257,6 @@ type simProse struct {
 	Largest                   string
 	BSPPDS, BSExposedDS       float64
 	DSStages                  int
-	BSShortestFirst           float64
-	BSCommit, BSDate          string
 	// FlexSP's DP bubble (mean over ranks, on rank 0) and mean PP bubble on
 	// hy3-8k, the paper's DP bubble.
 	FlexDP, FlexDPRank0, FlexPP, FlexDPPaper float64
@@ -524,8 +512,7 @@ func plannerFrom(in *proseInputs) plannerProse {
 // simFrom computes the §6.4 bullet.
 func simFrom(in *proseInputs) simProse {
 	p := simProse{PaperHy3Mcore: paperScaling["hy3"]["mcore"].Num(), PaperDSMcore: paperScaling["deepseek-v3"]["mcore"].Num(),
-		PaperPlanner: paperPlanner["mcore"], PaperPlannerGPUs: paperPlannerGPUs,
-		BSShortestFirst: byteScaleShortestFirst.StepShare, BSCommit: byteScaleShortestFirst.Commit, BSDate: byteScaleShortestFirst.Date}
+		PaperPlanner: paperPlanner["mcore"], PaperPlannerGPUs: paperPlannerGPUs}
 	wlb := in.policy("hy3-8k", "wlb-llm")
 	p.WLBStep, p.WLBStepP95 = wlb.StepSecondsMean, wlb.StepSecondsP95
 	for _, pol := range []string{"mcore", "static", "bytescale", "wlb-llm", "flexsp"} {

@@ -7,9 +7,9 @@
 // The HyDra paper (§2.2) describes the long-context corpora DCP is built for: lengths span
 // four orders of magnitude up to 256K tokens, more than 85% of sequences are below 2K and
 // fewer than 0.6% above 32K. Packing equalises tokens, not attention work (Σ s²), so the
-// rare long sequences dominate the cost of a batch. The presets reproduce that shape;
-// shared/research/costmodel.md §6 collects the published statistics (ByteScale, WLB-LLM,
-// DCP, Llama 3) and §6.2 gives the recommended generator and its worked numbers.
+// rare long sequences dominate the cost of a batch. The presets reproduce that shape,
+// following the published statistics of ByteScale, WLB-LLM, DCP and Llama 3
+// (each preset's doc names its source).
 //
 // # Distributions
 //

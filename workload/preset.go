@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// Long256K is the "long-256k" preset, the generator recommended in
-// shared/research/costmodel.md §6.2, exactly: with weight 0.95 a log-normal body with
+// Long256K is the "long-256k" preset, the project's generator for the HyDra
+// paper's 256K corpus: with weight 0.95 a log-normal body with
 // median 400 tokens and σ 1.2 truncated to [16, 262144], with weight 0.05 a truncated
 // Pareto tail with x_min 2048, α 0.8 and x_max 262144. It matches the corpus of the HyDra
 // paper (§2.2): lengths over four orders of magnitude up to 256K, more than 85% of

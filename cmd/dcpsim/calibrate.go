@@ -63,7 +63,7 @@ const calibrateUsage = `  dcpsim calibrate [--backend cpu|cuda] [--budget 2m] [-
   --from-trace reads a PyTorch profiler (Kineto) Chrome trace of a real job (plain
   or gzip JSON, at most 4 GiB of it, 20M events and 128 MiB of what is kept of
   them; the other bounds are in docs/limits.md; record it with CPU and CUDA
-  activities and record_shapes=True, README "Calibrate from your own job"),
+  activities and record_shapes=True, docs/calibration.md),
   classifies every GPU kernel (FlashAttention forward/backward and their pre- and
   post-processing, dense and grouped GEMMs bf16/fp16/fp8, NCCL and DeepEP-style
   communication, memory-bound kernels, memcpy/memset; the rest is listed by name,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"github.com/dcpsim/dcpsim/results"
@@ -14,7 +15,7 @@ import (
 	"github.com/dcpsim/dcpsim/report"
 )
 
-const reportUsage = `  dcpsim report [--results DIR] [--out FILE] [--readme README.md]
+const reportUsage = `  dcpsim report [--results DIR] [--out FILE] [--readme PAGE.md]...
 
   Write the reproduction report (default DIR/REPORT.md, DIR = results) from the
   results folders make figures writes: every run scenario the HyDra paper has
@@ -24,9 +25,10 @@ const reportUsage = `  dcpsim report [--results DIR] [--out FILE] [--readme READ
   labelled with its section, with the ratio between them; a scenario folder that is
   missing from DIR is named, not skipped silently. DIR itself must exist.
 
-  With --readme: also refresh the results tables README.md quotes from the report
-  (the blocks between "<!-- from results/REPORT.md: <heading>, table <n> -->" and
-  "<!-- end -->"), so the README's numbers are the report's.`
+  With --readme (repeatable): also refresh the results tables each page quotes
+  from the report (the blocks between "<!-- from results/REPORT.md: <heading>,
+  table <n> -->" and "<!-- end -->"), so README.md's and docs/*.md's numbers are
+  the report's. A page whose tables are current is left untouched.`
 
 func reportCommand() command {
 	return command{name: "report", summary: "write results/REPORT.md: our numbers beside the paper's", usage: reportUsage, run: runReport}
@@ -38,7 +40,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", reportUsage, stderr)
 	dir := fs.String("results", "results", "results folder")
 	out := fs.String("out", "", "report file (default <results>/REPORT.md)")
-	readme := fs.String("readme", "", "also refresh the tables this README quotes from the report")
+	var pages stringList
+	fs.Var(&pages, "readme", "also refresh the tables this page quotes from the report; repeat for several")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -55,11 +58,11 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if err := checkOutFile("--out", *out); err != nil {
 		return err
 	}
-	if *readme != "" {
-		if err := checkOutFile("--readme", *readme); err != nil {
+	for _, page := range pages {
+		if err := checkOutFile("--readme", page); err != nil {
 			return err
 		}
-		if err := checkNotInput("--out", *out, "--readme", *readme); err != nil {
+		if err := checkNotInput("--out", *out, "--readme", page); err != nil {
 			return err
 		}
 	}
@@ -67,25 +70,40 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
-	if *readme == "" {
+	if len(pages) == 0 {
 		return nil
 	}
 	rep, err := safeio.ReadFile(*out, safeio.MaxResultBytes)
 	if err != nil {
 		return err
 	}
-	text, err := safeio.ReadFile(*readme, safeio.MaxResultBytes)
+	for _, page := range pages {
+		if err := refreshPageTables(page, rep, stdout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refreshPageTables rewrites the results tables page quotes from the report
+// rep, atomically, and says so; a page already current is not written.
+func refreshPageTables(page string, rep []byte, stdout io.Writer) error {
+	text, err := safeio.ReadFile(page, safeio.MaxResultBytes)
 	if err != nil {
 		return badInput("--readme: %v", err)
 	}
-	fresh, err := report.RefreshReadmeTables(text, rep)
+	fresh, err := report.RefreshReadmeTables(page, text, rep)
 	if err != nil {
-		return badInput("--readme %s: %v", *readme, err)
+		return badInput("--readme: %v", err)
 	}
-	if err := safeio.WriteFileAtomic(*readme, func(w io.Writer) error { _, err := w.Write(fresh); return err }); err != nil {
+	if bytes.Equal(fresh, text) {
+		fmt.Fprintf(stdout, "the tables of %s are current\n", page)
+		return nil
+	}
+	if err := safeio.WriteFileAtomic(page, func(w io.Writer) error { _, err := w.Write(fresh); return err }); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "refreshed the tables of %s\n", *readme)
+	fmt.Fprintf(stdout, "refreshed the tables of %s\n", page)
 	return nil
 }
 

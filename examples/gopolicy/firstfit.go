@@ -1,4 +1,4 @@
-// Package firstfit is the README's example of a policy in Go: each sequence
+// Package firstfit is docs/policies.md's example of a policy in Go: each sequence
 // gets the smallest power-of-two CP degree whose share fits the budget and
 // joins the first group of its degree with room, else the first free aligned
 // block of a microbatch, else a new microbatch.

@@ -1,6 +1,6 @@
 // Package flexsp is FlexSP's planner (Wang et al., "FlexSP: Accelerating
 // Large Language Model Training via Flexible Sequence Parallelism", ASPLOS
-// 2025, arXiv 2412.01523; ../shared/research/baselines.md §4) as a dcpsim
+// 2025, arXiv 2412.01523) as a dcpsim
 // policy, registered as "flexsp". The code is ours, written from the paper
 // and from reading its public solver (Hetu-Galvatron, branch flexsp,
 // galvatron/flexsp_solver/solver.py and sequence_module_py.py, "the code"

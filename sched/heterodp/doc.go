@@ -3,7 +3,7 @@
 // across the kinds, each kind's replicas getting sequences in proportion to
 // their speed, and static CP (sched/static: the smallest degree whose cp·B
 // holds the context, Megatron's dp_balanced packing) inside each kind. It is
-// the fair reference for HexiSeq's gain (shared/papers/hexiseq-review.txt
+// the fair reference for HexiSeq's gain (HexiSeq, arXiv 2605.07569,
 // compares against "state-of-the-art CP and HP baselines"; sched/usp, the
 // equal-share baseline, plans every rank as the slowest kind, which no one
 // would deploy). It goes beyond both papers.

@@ -1,7 +1,7 @@
 // Package hexiseq is HexiSeq's asymmetric CP × HP for clusters that mix GPU
 // kinds (Liang et al., "HexiSeq: Accommodating Long Context Training of LLMs
 // over Heterogeneous Hardware", arXiv 2605.07569; read through
-// shared/papers/hexiseq-review.txt): every device gets a share of the
+// its public review on Pith, May 2026): every device gets a share of the
 // sequence (context parallelism, CP) and a share of the attention heads
 // (head parallelism, HP) by its compute, memory and bandwidth, found by a
 // three-stage hierarchical scheduler. The review gives the design only at a

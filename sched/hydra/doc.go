@@ -1,6 +1,8 @@
-// Package hydra is HyDra's load-driven DCP scheduler (shared/papers/hydra-paper.txt
-// §5.1, "Load-Driven DCP Scheduling"), implementing the derivation written out in
-// shared/spec/hydra-scheduler.md (cited below as "spec §n"). It registers two
+// Package hydra is HyDra's load-driven DCP scheduler (the HyDra paper, "HyDra:
+// Demystifying and Taming Dynamic Context Parallelism at Production Scale", §5.1,
+// "Load-Driven DCP Scheduling"). The paper names the quantities but omits the
+// equations; this doc writes out the derivation implemented, in sections cited
+// below as "spec §n" (the numbering of the project's derivation note). It registers two
 // policies that make the same plans:
 //
 //   - "hydra" (New): heap-accelerated placement (paper §5.1.3, spec §6);

@@ -1,6 +1,6 @@
 package hydra
 
-// One test per claim of hydra-paper.txt §5.1 and of shared/spec/hydra-scheduler.md,
+// One test per claim of the HyDra paper's §5.1 and of the derivation doc.go writes out,
 // in the order they are made.
 
 import (

@@ -14,8 +14,8 @@ import (
 	"github.com/dcpsim/dcpsim/sched"
 )
 
-// conformanceDir holds the vectors produced by Megatron-LM's own code, copied
-// from the project's shared/conformance (testdata/README.md).
+// conformanceDir holds the vectors produced by Megatron-LM's own code
+// (testdata/README.md says how).
 const conformanceDir = "testdata"
 
 // vector is one line of mcore-dcp-g2*.jsonl.

@@ -1,5 +1,5 @@
 // Package usp is the equal-share CP × HP baseline of HexiSeq's evaluation
-// (shared/papers/hexiseq-review.txt, "state-of-the-art CP and HP
+// (Liang et al., arXiv 2605.07569, "state-of-the-art CP and HP
 // baselines"): USP's unified sequence parallelism (Fang and Zhao, arXiv
 // 2405.07719), Ulysses (head parallelism) inside groups of u ranks and ring
 // attention across them, with every device treated as equal. Plain ring

@@ -1,6 +1,6 @@
 // Package wlbllm is WLB-LLM's planner (Wang et al., "WLB-LLM: Workload-Balanced
 // 4D Parallelism for Large Language Model Training", OSDI 2025, arXiv
-// 2503.17924; ../shared/research/baselines.md §5) as a dcpsim policy,
+// 2503.17924) as a dcpsim policy,
 // registered as "wlb-llm". The code is ours, from the paper's text: Meta's
 // implementation is not public.
 //
@@ -69,7 +69,7 @@
 // head count as Ulysses is. The sharding choice moves no bytes (every rank
 // holds x = S/cp tokens either way); it changes the attention kernel shapes,
 // which the cost model does not distinguish: it prices both layouts as the
-// zigzag blocks of per-sequence sharding (named in the README's gaps).
+// zigzag blocks of per-sequence sharding (REPORT.md's wlbllm-paper table says so).
 //
 // # Decisions the paper leaves open
 //

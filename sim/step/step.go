@@ -23,7 +23,7 @@ const (
 // rank-microbatch membership (one per class's, see Runner) and ~52 per
 // (stage, rank): about 1.3 GiB with every limit reached at once (2^24 ops
 // alone, pp 4, vpp 2, 1,024 ranks: 0.74 GB peak RSS, 4.8 s). The largest
-// iteration benchmarked (1,048,576 GPUs, README "Engine performance") uses a
+// iteration benchmarked (1,048,576 GPUs, docs/performance.md, "Engine") uses a
 // quarter of MaxRankStages and under a sixth of the others.
 const (
 	// MaxOps bounds the domain ops of an iteration, pp·domains·vpp·2, and
