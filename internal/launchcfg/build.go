@@ -239,6 +239,12 @@ func (b *builder) model() job.Model {
 		}
 	}
 	m.QKNorm = s.qkNorm.or(false)
+	if m.Attention == job.MLA && m.QKNorm {
+		// With MLA, Megatron's q/k layernorms are the latents' norms, which
+		// dcpsim's MLA already has.
+		m.QKNorm = false
+		b.assume("%s with MLA: the norms of the query and key latents, which the MLA model has", s.qkNorm.src)
+	}
 	m.GatedAttention = s.attnGate.or(false)
 
 	// The FFN.
@@ -407,6 +413,11 @@ func (b *builder) parallel(m job.Model) job.Parallel {
 	b.pipeline(&p, m)
 	p.SequenceParallel = s.sp.or(false)
 	p.TPCommOverlap = s.tpOverlap.or(false)
+	if p.TP == 1 && (p.SequenceParallel || p.TPCommOverlap) {
+		// Megatron-LM turns sequence parallelism off at tp 1; there are no
+		// TP collectives to overlap.
+		p.SequenceParallel, p.TPCommOverlap = false, false
+	}
 	b.origin["parallel.tp_comm_overlap"] = from(b, s.tpOverlap, "tp-comm-overlap")
 	p.OverlapGradReduce = s.overlapGrad.or(false)
 	p.OverlapParamGather = s.overlapParam.or(false)
@@ -609,7 +620,7 @@ func (b *builder) dispatch(p *job.Parallel) {
 		b.assume("the allgather dispatcher (%s) priced as all-to-all", from(b, s.dispatcher, "moe-token-dispatcher-type"))
 	}
 	if s.capacity.set {
-		if s.padCapacity.or(false) || strings.Contains(s.capacity.src, "rank-capacity") {
+		if s.padCapacity.or(false) {
 			p.MoECapacityFactor = s.capacity.v
 			b.origin["parallel.moe_capacity_factor"] = s.capacity.src
 		} else {

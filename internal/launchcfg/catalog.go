@@ -233,7 +233,7 @@ var catalog = map[string]spec{
 	"moe-enable-deepep":                boolTo(func(s *settings) *setting[bool] { return &s.deepEP }, "parallel.moe_dispatcher = \"deepep\""),
 	"moe-flex-dispatcher-backend":      choiceTo(func(s *settings) *setting[string] { return &s.flexBackend }, "parallel.moe_dispatcher", "deepep", "hybridep"),
 	"moe-expert-capacity-factor":       mapped(oneArity, "parallel.moe_capacity_factor (with padding)", applyCapacity),
-	"moe-expert-rank-capacity-factor":  mapped(oneArity, "parallel.moe_capacity_factor (with padding)", applyCapacity),
+	"moe-expert-rank-capacity-factor":  mapped(oneArity, "parallel.moe_capacity_factor (with padding)", applyRankCapacity),
 	"moe-pad-expert-input-to-capacity": boolTo(func(s *settings) *setting[bool] { return &s.padCapacity }, "parallel.moe_capacity_factor"),
 
 	// The batch.
@@ -493,6 +493,29 @@ var catalog = map[string]spec{
 	"relative-attention-max-distance":                 refuse(oneArity, "relative position attention is not modelled"),
 	"mrope-section":                                   noEffect("position encoding numerics"),
 	"qk-l2-norm":                                      priced(flagArity, "norms are priced as in model.qk_norm"),
+	"no-multi-latent-attention": mapped(flagArity, "model.attention (not \"mla\")", func(s *settings, a *arg) error {
+		return put(&s.mla, false, a)
+	}),
+	"disable-multi-latent-attention": mapped(flagArity, "model.attention (not \"mla\")", func(s *settings, a *arg) error {
+		return put(&s.mla, false, a)
+	}),
+	"batch-size":                      refuse(oneArity, "Megatron-LM no longer accepts it: use --micro-batch-size"),
+	"decoder-num-layers":              refuse(oneArity, "encoder-decoder models are not modelled (a GPT takes --num-layers)"),
+	"decoder-seq-length":              refuse(oneArity, "encoder-decoder models are not modelled (a GPT takes --seq-length)"),
+	"no-overlap-p2p-communication":    approx(flagArity, "pipeline transfers priced as dcpsim's interleaved schedule runs them"),
+	"mlp-chunks-for-training":         approx(oneArity, "the FFN priced as one GEMM chain"),
+	"use-fused-weighted-squared-relu": priced(flagArity, "fused kernels are not priced apart"),
+}
+
+// refusedPrefixes are families of arguments for layers dcpsim does not
+// model, by the start of their name.
+var refusedPrefixes = []struct{ prefix, why string }{
+	{"dsa-", "DeepSeek sparse attention is not modelled"},
+	{"no-dsa-", "DeepSeek sparse attention is not modelled"},
+	{"disable-dsa-", "DeepSeek sparse attention is not modelled"},
+	{"mamba-", "Mamba and hybrid layers are not modelled"},
+	{"disable-mamba-", "Mamba and hybrid layers are not modelled"},
+	{"mhc-", "hyper-connections are not modelled"},
 }
 
 // recomputeModules are Megatron-LM's --recompute-modules.
@@ -597,6 +620,9 @@ var noEffectPrefixes = []struct{ prefix, group string }{
 	{"dump-param-to-param-group-map", "logging"}, {"use-gigatoken", "data"}, {"spec", "process setup"},
 	{"test-mode", "process setup"}, {"no-pad-vocab-size", "tokenizer"}, {"disable-pad-vocab-size", "tokenizer"},
 	{"mtp-", "loss"}, {"muon-", "optimizer hyperparameters"}, {"gdp-", "optimizer hyperparameters"},
+	{"no-log-", "logging"}, {"disable-log-", "logging"}, {"no-strict-fsdp-dtensor-load", "checkpointing"},
+	{"disable-strict-fsdp-dtensor-load", "checkpointing"}, {"distrib-optim-fully-reshardable", "checkpointing"},
+	{"most-recent-k", "checkpointing"}, {"allow-ambiguous-pad-tokens", "data"},
 }
 
 // lookup finds an argument's catalog entry by its command-line name
@@ -604,6 +630,11 @@ var noEffectPrefixes = []struct{ prefix, group string }{
 func lookup(name string) (spec, bool) {
 	if s, ok := catalog[name]; ok {
 		return s, true
+	}
+	for _, p := range refusedPrefixes {
+		if strings.HasPrefix(name, p.prefix) {
+			return refuse(anyArity, p.why), true
+		}
 	}
 	for _, p := range noEffectPrefixes {
 		if strings.HasPrefix(name, p.prefix) {

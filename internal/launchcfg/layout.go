@@ -379,6 +379,15 @@ func applyCapacity(s *settings, a *arg) error {
 	return put(&s.capacity, v, a)
 }
 
+// applyRankCapacity reads --moe-expert-rank-capacity-factor: every expert
+// rank padded to that capacity.
+func applyRankCapacity(s *settings, a *arg) error {
+	if err := applyCapacity(s, a); err != nil {
+		return err
+	}
+	return put(&s.padCapacity, true, a)
+}
+
 // fsdpFlag reads --use-megatron-fsdp and --use-torch-fsdp2.
 func fsdpFlag(s *settings, a *arg, impl string) error {
 	on, err := a.bool()
