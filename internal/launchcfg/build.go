@@ -304,7 +304,7 @@ func (b *builder) model() job.Model {
 	if b.recipe {
 		m.TiedEmbeddings = s.tied.or(true)
 	}
-	m.MaxContextTokens = max(s.maxPos.or(0), s.seq.or(1))
+	m.MaxContextTokens = s.maxPos.or(s.seq.or(1))
 	if m.LearnedPositions && s.maxPos.set && s.seq.set && s.maxPos.v < s.seq.v {
 		b.fail("%s %d is below %s %d: the learned positions do not cover a sequence", s.maxPos.src, s.maxPos.v, s.seq.src, s.seq.v)
 	}

@@ -53,6 +53,9 @@ func Export(e ExportJob) (string, error) {
 			note("Megatron-Core's own dynamic CP: --hybrid-context-parallel --max-seqlen-per-dp-cp-rank %d", p.BudgetTokens)
 		}
 	}
+	if g := j.PoolRanks(); g < 1 || g%cp != 0 {
+		return "", fmt.Errorf("%s: context parallelism %d does not divide the %d ranks of a pipeline stage (gpus / (tp·pp)): Megatron-LM cannot run it", e.Name, cp, g)
+	}
 	ctx := j.ContextTokens
 	mbs := int64(p.BudgetTokens) * int64(cp) / int64(ctx)
 	if mbs < 1 || int64(p.BudgetTokens)*int64(cp)%int64(ctx) != 0 {
