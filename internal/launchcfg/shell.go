@@ -349,6 +349,9 @@ func (lx *shellLexer) assignment(m []string) error {
 				return err
 			}
 			if len(ws) == 0 {
+				if lx.i >= len(lx.src) {
+					return lx.errf("array %s=( is not closed", name)
+				}
 				return lx.errf("unexpected %q in the array %s", lx.src[lx.i], name)
 			}
 			for _, w := range ws {
@@ -725,6 +728,9 @@ func (lx *shellLexer) braced(body, text string, quoted bool, depth int) (piece, 
 		}
 		useDefault := !set || strings.HasPrefix(op, ":") && (len(v) == 0 || v[0] == "")
 		if !useDefault {
+			if len(v) == 0 {
+				return lx.value("")
+			}
 			return lx.value(v[0])
 		}
 		if depth >= maxExpansionDepth {
