@@ -55,6 +55,8 @@ var rules = []rule{
 		why: "an external policy's process speaks the plan model (sched) alone: it knows no engine, costs or results"},
 	{dir: "calib/kineto", forbidden: []string{module + "sim", module + "sim/", module + "report", module + "scenarios"},
 		why: "the trace reader knows the cost model's prices (calib), not the engine or the results"},
+	{dir: "internal/launchcfg", forbidden: append([]string{"os/exec", module + "experiment", module + "costmodel", module + "calib", module + "sim", module + "sim/", module + "sched/"}, coreForbidden...),
+		why: "launch-line and recipe translation is pure: it parses the strings it is given (the CLI reads the files) and knows jobs, not how they run"},
 	{dir: "milp/cbc", forbidden: []string{module + "sched", module + "sched/", module + "sim", module + "sim/"}, why: "a solver knows models, not policies"},
 }
 

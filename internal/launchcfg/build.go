@@ -78,6 +78,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if len(e.Problems) == 1 {
+		if strings.HasPrefix(e.Problems[0], e.Source+":") {
+			return e.Problems[0] // it names the file and line itself
+		}
 		return e.Source + ": " + e.Problems[0]
 	}
 	return fmt.Sprintf("%s: %d problems:\n  %s", e.Source, len(e.Problems), strings.Join(e.Problems, "\n  "))

@@ -17,7 +17,7 @@ func Megatron(args []string, o Options) (*Import, error) {
 func MegatronScript(script, name string, o Options) (*Import, error) {
 	l, err := ScriptLaunch(script, name)
 	if err != nil {
-		return nil, &Error{Source: name, Problems: []string{strings.TrimPrefix(err.Error(), name+": ")}}
+		return nil, &Error{Source: name, Problems: []string{err.Error()}}
 	}
 	return importArgs(l.Args, l, fmt.Sprintf("%s:%d", name, l.Line), o)
 }

@@ -14,7 +14,7 @@ import (
 func NeMo(data []byte, name string, o Options) (*Import, error) {
 	root, err := ParseYAML(data, name)
 	if err != nil {
-		return nil, &Error{Source: name, Problems: []string{strings.TrimPrefix(err.Error(), name+": ")}}
+		return nil, &Error{Source: name, Problems: []string{err.Error()}}
 	}
 	s := &settings{}
 	im := &Import{Format: "nemo", Source: name}
