@@ -293,3 +293,27 @@ func TestLayoutStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestHybridContextParallel: Megatron-Core's dynamic CP imports as the
+// mcore policy at its per-rank budget, without pipeline parallelism as
+// Megatron-LM requires.
+func TestHybridContextParallel(t *testing.T) {
+	im, err := importLine(t, "--hybrid-context-parallel --max-seqlen-per-dp-cp-rank 2048 --global-batch-size 32", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im.Policy != "mcore" || im.Job.Parallel.BudgetTokens != 2048 {
+		t.Errorf("policy %s budget %d, want mcore at 2048", im.Policy, im.Job.Parallel.BudgetTokens)
+	}
+	if sc := im.Scenario(ScenarioOptions{Name: "x"}); !strings.Contains(sc, `policies = ["mcore"]`) || strings.Contains(sc, "[run.options.static]") {
+		t.Errorf("scenario:\n%s", sc)
+	}
+	for args, want := range map[string]string{
+		"--hybrid-context-parallel --max-seqlen-per-dp-cp-rank 2048 --pipeline-model-parallel-size 2": "dynamic CP without pipeline parallelism only",
+		"--hybrid-context-parallel": "--hybrid-context-parallel needs --max-seqlen-per-dp-cp-rank",
+	} {
+		if _, err := importLine(t, args, Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
+}

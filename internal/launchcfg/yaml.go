@@ -185,9 +185,11 @@ func (p *yamlParser) split(text string) error {
 	return nil
 }
 
-// stripComment removes a comment (# at the start or after a blank,
-// outside quotes); an unclosed quote is an error.
-func stripComment(s string) (string, error) {
+// scanUnquoted calls visit with the index of every byte of s outside a
+// quoted scalar, until visit returns false, and returns the quote left
+// open at the end (0 when none). A quote opens a quoted scalar only where
+// one may start: at the start, or after a blank, "[", "{", "," or ":".
+func scanUnquoted(s string, visit func(i int) bool) (open byte) {
 	var quote byte
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -206,49 +208,46 @@ func stripComment(s string) (string, error) {
 			} else if c == '"' {
 				quote = 0
 			}
-		case c == '\'' || c == '"':
-			// A quote opens a quoted scalar only where one may start: after
-			// the indentation, a "key: ", "- ", "[", "{" or ",".
-			if i == 0 || strings.ContainsRune(" [{,:", rune(s[i-1])) {
-				quote = c
+		case (c == '\'' || c == '"') && (i == 0 || strings.ContainsRune(" \t[{,:", rune(s[i-1]))):
+			quote = c
+		default:
+			if !visit(i) {
+				return 0
 			}
-		case c == '#' && (i == 0 || s[i-1] == ' ' || s[i-1] == '\t'):
-			return s[:i], nil
 		}
 	}
-	if quote != 0 {
-		return "", fmt.Errorf("an unclosed %c quote (a quoted scalar must end on its line)", quote)
+	return quote
+}
+
+// stripComment removes a comment (# at the start or after a blank,
+// outside quotes); an unclosed quote is an error.
+func stripComment(s string) (string, error) {
+	end := len(s)
+	open := scanUnquoted(s, func(i int) bool {
+		if s[i] == '#' && (i == 0 || s[i-1] == ' ' || s[i-1] == '\t') {
+			end = i
+			return false
+		}
+		return true
+	})
+	if open != 0 {
+		return "", fmt.Errorf("an unclosed %c quote (a quoted scalar must end on its line)", open)
 	}
-	return s, nil
+	return s[:end], nil
 }
 
 // flowDepth is how many [ and { are open at the end of s, outside quotes.
 func flowDepth(s string) int {
 	depth := 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote == '\'':
-			if c == '\'' {
-				quote = 0
-			}
-		case quote == '"':
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			if i == 0 || strings.ContainsRune(" [{,:", rune(s[i-1])) {
-				quote = c
-			}
-		case c == '[' || c == '{':
+	scanUnquoted(s, func(i int) bool {
+		switch s[i] {
+		case '[', '{':
 			depth++
-		case c == ']' || c == '}':
+		case ']', '}':
 			depth--
 		}
-	}
+		return true
+	})
 	return depth
 }
 
@@ -342,31 +341,21 @@ func (p *yamlParser) splitKey(l yamlLine) (key, rest string, err error) {
 	return k.Value, strings.TrimSpace(s[i+1:]), nil
 }
 
-// keyEnd is the index of the ':' ending a mapping key in s, or -1.
+// keyEnd is the index of the ':' ending a mapping key in s, or -1 (also
+// when a flow collection starts first).
 func keyEnd(s string) int {
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+	end := -1
+	scanUnquoted(s, func(i int) bool {
 		switch {
-		case quote == '\'':
-			if c == '\'' {
-				quote = 0
-			}
-		case quote == '"':
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				quote = 0
-			}
-		case (c == '\'' || c == '"') && i == 0:
-			quote = c
-		case c == '[' || c == '{':
-			return -1
-		case c == ':' && (i+1 == len(s) || s[i+1] == ' '):
-			return i
+		case s[i] == '[' || s[i] == '{':
+			return false
+		case s[i] == ':' && (i+1 == len(s) || s[i+1] == ' '):
+			end = i
+			return false
 		}
-	}
-	return -1
+		return true
+	})
+	return end
 }
 
 func (p *yamlParser) sequence(indent, depth int) (*Node, error) {
