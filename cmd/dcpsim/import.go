@@ -178,7 +178,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, u := range im.Uses {
 		if u.Class == launchcfg.Unknown {
-			fmt.Fprintf(stderr, "dcpsim import: ignored unknown argument %s %s\n", u.Arg, escapeControls(u.Value))
+			fmt.Fprintf(stderr, "dcpsim import: ignored unknown argument %s %s\n", escapeControls(u.Arg), escapeControls(u.Value))
 		}
 	}
 	if f.out == "" {
