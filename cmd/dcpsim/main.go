@@ -11,6 +11,8 @@
 //	calibrate        measure operator costs (cpu, cuda) or read a CSV, fit, write a profile
 //	compare          compare two results folders of one scenario: step-time change with a 95% CI
 //	costs collective the cost model's price of one collective (time, algbw, busbw as nccl-tests)
+//	export megatron  Megatron-LM arguments for a scenario's layout, batch and model
+//	import           a scenario from Megatron-LM arguments or a NeMo Megatron-Bridge recipe
 //	memory           per-GPU memory of a scenario by stage and GPU kind (states, activations at B, HBM)
 //	merge            join the folders of a sharded sweep or search
 //	models           model presets and their derived quantities
@@ -82,6 +84,8 @@ func commands() map[string]command {
 		costsCommand(),
 		workloadCommand(),
 		traceCommand(),
+		importCommand(),
+		exportCommand(),
 		{name: "validate", summary: "predicted step times beside published Megatron-LM runs", usage: experiment.ValidateUsage, run: runValidate},
 		{
 			name:    "version",

@@ -20,6 +20,7 @@ import (
 
 const searchUsage = `  dcpsim search [--scenario S | S] [--out DIR] [--jobs J] [--shard I/N | --shard auto [--shards N]] [--no-figures] [--json]
                 [--top N] [--tokens X (--days D | --by YYYY-MM-DD)] [--allow-exec]
+                [--best-as megatron]
 
   Rank the layouts and policies of scenario S's [search] table (an embedded name
   such as search-h800-4k, or a .toml file) by tokens per day. The space is the
@@ -68,6 +69,10 @@ const searchUsage = `  dcpsim search [--scenario S | S] [--out DIR] [--jobs J] [
   into the same search.json, search.csv and figures as one unsharded search. A
   progress line with an ETA goes to stderr on a terminal.
 
+  --best-as megatron also prints the best candidate's layout, batch and model
+  as Megatron-LM arguments (as dcpsim export megatron prints a scenario's),
+  to take the answer back to the cluster.
+
   --allow-exec starts the programs the scenario names (the command of a
   [run.external.NAME] policy): a scenario file can name any program, so
   without this flag a scenario that names one is refused (exit 2, the
@@ -101,11 +106,15 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	days := fs.Float64("days", 0, "days to reach --tokens")
 	by := fs.String("by", "", "date (YYYY-MM-DD, UTC) by which to reach --tokens; days from today")
 	exec := fs.Bool("allow-exec", false, "start the programs the scenario names ([run.external.NAME] command); without it such a scenario is refused")
+	bestAs := fs.String("best-as", "", "also print the best candidate as a launch line: megatron (dcpsim help export)")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
 	if rest, err = withScenarioFlag(*scenarioArg, rest); err != nil {
+		return err
+	}
+	if err := checkBestAs(*bestAs, *asJSON, *shard); err != nil {
 		return err
 	}
 	if *jobs < 1 || *jobs > 4096 {
@@ -162,6 +171,9 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	}
 	printSearchTables(stdout, &res.File, *top, target)
 	fmt.Fprintf(stdout, "wrote %s/: %s\n", dir, strings.Join(res.Files, ", "))
+	if *bestAs != "" {
+		return printBestAs(stdout, sc, res.File.Candidates)
+	}
 	return nil
 }
 

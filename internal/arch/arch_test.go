@@ -62,6 +62,8 @@ var rules = []rule{
 		why: "the trace reader knows the compute prices (costmodel/compute), not the engine, the plan's pricing or the results"},
 	{dir: "costmodel/compute", forbidden: append([]string{module + "costmodel", module + "memory", module + "sim", module + "sim/", module + "sched", module + "sched/"}, coreForbidden...),
 		why: "compute pricing is the cost model's room for computation: a profile and a job in, seconds out; it knows no plan, engine or network"},
+	{dir: "internal/launchcfg", forbidden: append([]string{"os/exec", module + "experiment", module + "costmodel", module + "calib", module + "sim", module + "sim/", module + "sched/"}, coreForbidden...),
+		why: "launch-line and recipe translation is pure: it parses the strings it is given (the CLI reads the files) and knows jobs, not how they run"},
 	{dir: "milp/cbc", forbidden: []string{module + "sched", module + "sched/", module + "sim", module + "sim/"}, why: "a solver knows models, not policies"},
 }
 
