@@ -14,7 +14,7 @@ run: build
 ## goroutines again under the race detector; then vet and test again with the cuda
 ## tag (the CUDA backend builds through cgo without CUDA installed and its tests
 ## skip when no GPU is found).
-RACE_PACKAGES = ./experiment/ ./cmd/dcpsim/ ./hwbackend/ ./sched/flexsp/ ./milp/cbc/ ./costmodel/ ./extpolicy/
+RACE_PACKAGES = ./experiment/ ./cmd/dcpsim/ ./hwbackend/ ./sched/flexsp/ ./milp/cbc/ ./costmodel/ ./internal/extpolicy/
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi

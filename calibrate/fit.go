@@ -9,9 +9,9 @@ import (
 
 	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/calib"
+	"github.com/dcpsim/dcpsim/internal/report"
 	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/job"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/sim/network"
 )
 

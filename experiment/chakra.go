@@ -16,7 +16,7 @@ import (
 	"strconv"
 
 	"github.com/dcpsim/dcpsim/costmodel"
-	"github.com/dcpsim/dcpsim/report/chakra"
+	"github.com/dcpsim/dcpsim/internal/report/chakra"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sim"
 	"github.com/dcpsim/dcpsim/sim/pipeline"

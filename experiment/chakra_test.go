@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/dcpsim/dcpsim/badinput"
-	"github.com/dcpsim/dcpsim/report/chakra"
+	"github.com/dcpsim/dcpsim/internal/report/chakra"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sim/pipeline"

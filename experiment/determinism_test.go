@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/internal/report"
 	"io/fs"
 	"os"
 	"path/filepath"

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/dcpsim/dcpsim/badinput"
-	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/internal/report"
 	"github.com/dcpsim/dcpsim/results"
 	"os"
 	"path/filepath"

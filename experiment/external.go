@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dcpsim/dcpsim/extpolicy"
+	"github.com/dcpsim/dcpsim/internal/extpolicy"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/dcpsim/dcpsim/badinput"
-	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/internal/report"
 	"os"
 	"path/filepath"
 	"slices"

@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/dcpsim/dcpsim/costmodel"
-	"github.com/dcpsim/dcpsim/extpolicy"
+	"github.com/dcpsim/dcpsim/internal/extpolicy"
 	"github.com/dcpsim/dcpsim/scenarios"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"

@@ -2,7 +2,7 @@ package experiment
 
 import (
 	"context"
-	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/internal/report"
 	"github.com/dcpsim/dcpsim/results"
 	"testing"
 

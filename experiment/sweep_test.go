@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/dcpsim/dcpsim/badinput"
-	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/internal/report"
 	"os"
 	"path/filepath"
 	"strings"

@@ -10,7 +10,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/dcpsim/dcpsim/calib"
-	"github.com/dcpsim/dcpsim/extpolicy"
+	"github.com/dcpsim/dcpsim/internal/extpolicy"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/policies"

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/dcpsim/dcpsim/experiment"
-	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/internal/report"
 )
 
 // compareUsage is dcpsim compare's help; its method paragraph is

@@ -3,7 +3,7 @@ package main
 import (
 	"io"
 
-	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/internal/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/dcpsim/dcpsim/costmodel/compute"
+	"github.com/dcpsim/dcpsim/internal/report"
 	"github.com/dcpsim/dcpsim/memory"
-	"github.com/dcpsim/dcpsim/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 

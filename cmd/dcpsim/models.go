@@ -3,8 +3,8 @@ package main
 import (
 	"io"
 
+	"github.com/dcpsim/dcpsim/internal/report"
 	"github.com/dcpsim/dcpsim/job"
-	"github.com/dcpsim/dcpsim/report"
 )
 
 const modelsUsage = `  dcpsim models          the model presets with their derived per-token quantities

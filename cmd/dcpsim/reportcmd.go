@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/dcpsim/dcpsim/experiment"
+	"github.com/dcpsim/dcpsim/internal/report"
 	"github.com/dcpsim/dcpsim/internal/safeio"
-	"github.com/dcpsim/dcpsim/report"
 )
 
 const reportUsage = `  dcpsim report [--results DIR] [--out FILE] [--readme PAGE.md]...

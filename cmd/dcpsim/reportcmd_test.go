@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/internal/report"
 )
 
 // TestReportCommand: dcpsim report writes report.WriteReproduction's text to

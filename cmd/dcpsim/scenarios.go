@@ -9,7 +9,7 @@ import (
 
 	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/experiment"
-	"github.com/dcpsim/dcpsim/report"
+	"github.com/dcpsim/dcpsim/internal/report"
 	"github.com/dcpsim/dcpsim/scenarios"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dcpsim/dcpsim/report/chakra"
+	"github.com/dcpsim/dcpsim/internal/report/chakra"
 )
 
 // traceScenario is a 64-GPU scenario (DeepSeek-V2-Lite with 28 layers on

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A DCP policy for dcpsim in plain Python (standard library only).
 
-It speaks dcpsim's external-policy protocol (package extpolicy; docs/policies.md,
+It speaks dcpsim's external-policy protocol (package internal/extpolicy; docs/policies.md,
 "A policy in any language"): one JSON batch per line on stdin, one JSON plan
 per line on stdout, diagnostics on stderr.
 

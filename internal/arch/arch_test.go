@@ -23,7 +23,7 @@ type rule struct {
 }
 
 var coreForbidden = []string{"os", "io/ioutil", "time", "math/rand", "net", "net/", "syscall",
-	"gonum.org/v1/plot", "gonum.org/v1/plot/", module + "cmd/", module + "report", module + "scenarios", module + "hwbackend"}
+	"gonum.org/v1/plot", "gonum.org/v1/plot/", module + "cmd/", module + "internal/report", module + "scenarios", module + "hwbackend"}
 
 // above are the packages that wire the core together: no core package imports
 // them.
@@ -47,18 +47,18 @@ var rules = []rule{
 	{dir: "memory", forbidden: append([]string{module + "sched/", module + "sim/step", module + "sim/network"}, append(slices.Clone(above), coreForbidden...)...),
 		why: "the memory model is deterministic, knows no policy and no engine: it sizes what a GPU holds"},
 	{dir: "scenarios", forbidden: above, why: "scenarios describe runs; they do not run them"},
-	{dir: "report", forbidden: above, why: "report draws and writes results; experiments fill them"},
-	{dir: "experiment", forbidden: []string{module + "cmd/", module + "report", "gonum.org/v1/plot", "gonum.org/v1/plot/"},
+	{dir: "internal/report", forbidden: above, why: "report draws and writes results; experiments fill them"},
+	{dir: "experiment", forbidden: []string{module + "cmd/", module + "internal/report", "gonum.org/v1/plot", "gonum.org/v1/plot/"},
 		why: "the CLI sits on top of the experiments, which fill results (the figures are drawn through experiment.Drawer)"},
-	{dir: "results", forbidden: append([]string{module + "report", "gonum.org/v1/plot", "gonum.org/v1/plot/"}, above...),
+	{dir: "results", forbidden: append([]string{module + "internal/report", "gonum.org/v1/plot", "gonum.org/v1/plot/"}, above...),
 		why: "results is the schema of what runs produce: experiment fills it, report draws it"},
 	{dir: "calibrate", forbidden: append([]string{module + "cmd/", module + "experiment", module + "sched", module + "sched/", module + "sim/step", module + "scenarios"}, above...),
 		why: "calibration's flow (measure, fit, compare, write a profile) knows profiles, prices and hardware, not policies, the engine or scenarios"},
 	{dir: "milp", only: true, forbidden: append([]string{"os/exec", module + "milp/cbc", module + "sched", module + "sched/"}, coreForbidden...),
 		why: "the MILP model is pure: solvers that run programs live at the edge (milp/cbc)"},
-	{dir: "extpolicy", forbidden: append([]string{module + "sim", module + "sim/", module + "calib", module + "scenarios", module + "report"}, above...),
+	{dir: "internal/extpolicy", forbidden: append([]string{module + "sim", module + "sim/", module + "calib", module + "scenarios", module + "internal/report"}, above...),
 		why: "an external policy's process speaks the plan model (sched) alone: it knows no engine, costs or results"},
-	{dir: "calib/kineto", forbidden: []string{module + "sim", module + "sim/", module + "report", module + "scenarios", module + "costmodel"},
+	{dir: "calib/kineto", forbidden: []string{module + "sim", module + "sim/", module + "internal/report", module + "scenarios", module + "costmodel"},
 		why: "the trace reader knows the compute prices (costmodel/compute), not the engine, the plan's pricing or the results"},
 	{dir: "costmodel/compute", forbidden: append([]string{module + "costmodel", module + "memory", module + "sim", module + "sim/", module + "sched", module + "sched/"}, coreForbidden...),
 		why: "compute pricing is the cost model's room for computation: a profile and a job in, seconds out; it knows no plan, engine or network"},

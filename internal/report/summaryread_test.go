@@ -15,7 +15,7 @@ import (
 // (marked bad input, exit 2), read with a small bound; a missing one is
 // named in the text (issue 24 item 16).
 func TestReportSummaryHostile(t *testing.T) {
-	good, err := os.ReadFile("../results/testbed-32k/summary.json")
+	good, err := os.ReadFile("../../results/testbed-32k/summary.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // from the committed results, so the report never drifts from its generator or
 // data.
 func TestReproductionUpToDate(t *testing.T) {
-	dir := filepath.Join("..", "results")
+	dir := filepath.Join("..", "..", "results")
 	want, err := os.ReadFile(filepath.Join(dir, "REPORT.md"))
 	if err != nil {
 		t.Skipf("no committed report: %v", err)

@@ -20,7 +20,7 @@ import (
 // (scenarios/testdata/memory-full-recompute.toml).
 func memoryTOML(t testing.TB) string {
 	t.Helper()
-	b, err := os.ReadFile("../scenarios/testdata/memory-full-recompute.toml")
+	b, err := os.ReadFile("../../scenarios/testdata/memory-full-recompute.toml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,21 +11,21 @@ import (
 // are REPORT.md's (dcpsim report --readme PAGE refreshes them; make figures
 // does for every page).
 func TestReadmeTablesCurrent(t *testing.T) {
-	rep, err := os.ReadFile(filepath.Join("..", "results", "REPORT.md"))
+	rep, err := os.ReadFile(filepath.Join("..", "..", "results", "REPORT.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	total := 0
-	for _, page := range append([]string{filepath.Join("..", "README.md")}, docs...) {
+	for _, page := range append([]string{filepath.Join("..", "..", "README.md")}, docs...) {
 		text, err := os.ReadFile(page)
 		if err != nil {
 			t.Fatal(err)
 		}
-		name := filepath.ToSlash(strings.TrimPrefix(page, ".."+string(filepath.Separator)))
+		name := filepath.ToSlash(strings.TrimPrefix(page, filepath.Join("..", "..")+string(filepath.Separator)))
 		ok, blocks, err := ReadmeTablesCurrent(name, text, rep)
 		if err != nil {
 			t.Fatal(err)
