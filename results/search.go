@@ -2,6 +2,7 @@ package results
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -160,4 +161,34 @@ func BestSearchRows(rows []SearchRow, gpus int) []SearchRow {
 		out = append(out, r)
 	}
 	return out
+}
+
+// TokensPerDayInterval is the row's tokens per day over the 95% interval of
+// its mean step (StepSecondsCI95): the tokens a step trains, at the step's
+// upper and lower bound. An interval that reaches zero has no upper bound
+// (+Inf); a row without figures gives (0, 0).
+func (r SearchRow) TokensPerDayInterval() (lo, hi float64) {
+	m, ci := r.StepSecondsMean, r.StepSecondsCI95
+	if !(m > 0) || !(r.TokensPerDay > 0) {
+		return 0, 0
+	}
+	perStep := r.TokensPerDay * m // tokens a step trains, × 86,400 s
+	lo = perStep / (m + ci)
+	if m-ci <= 0 {
+		return lo, math.Inf(1)
+	}
+	return lo, perStep / (m - ci)
+}
+
+// TiesWith reports whether the search cannot tell r from o at 95%: their
+// tokens-per-day intervals (TokensPerDayInterval) overlap. A candidate that
+// ties the leader is as good an answer as the leader's, as far as the
+// iterations simulated can say.
+func (r SearchRow) TiesWith(o SearchRow) bool {
+	rl, rh := r.TokensPerDayInterval()
+	ol, oh := o.TokensPerDayInterval()
+	if rh == 0 || oh == 0 {
+		return false
+	}
+	return rl <= oh && ol <= rh
 }
