@@ -26,11 +26,11 @@ func testComparison() *results.Comparison {
 		Differences: []results.Difference{{Key: "scenario_sha256", A: strings.Repeat("a", 64), B: strings.Repeat("b", 64)}, {Key: "seed", A: "1", B: "2"}, {Key: "vcs_revision", A: "abc", B: ""}},
 		Rows: []results.ComparisonRow{
 			{Policy: "hydra", Status: results.CompareCompared, IterationsA: 15, IterationsB: 15, StepSecondsMeanA: 1.2, StepSecondsMeanB: 1.8,
-				DiffSeconds: 0.6, ChangePct: 50, CIDefined: true, CILowPct: 30.5, CIHighPct: 69.5, WelchDF: 20, Significant: true,
+				DiffSeconds: 0.6, ChangePct: 50, CIDefined: true, CILowPct: 30.5, CIHighPct: 69.5, Test: results.CompareTestWelch, DF: 20, Significant: true,
 				TokensPerDayA: 9.7e9, TokensPerDayB: 6.4e9, PPBubbleShareA: 0.467, PPBubbleShareB: 0.58, DPBubbleShareA: 0.06, DPBubbleShareB: 0.093,
 				PeakMemoryMaxBytesA: 36e9, PeakMemoryMaxBytesB: 35.8e9},
 			{Policy: "mcore", Status: results.CompareCompared, IterationsA: 15, IterationsB: 15, StepSecondsMeanA: 1.8, StepSecondsMeanB: 1.75,
-				ChangePct: -2.78, CIDefined: true, CILowPct: -17.5, CIHighPct: 12, WelchDF: 27},
+				ChangePct: -2.78, CIDefined: true, CILowPct: -17.5, CIHighPct: 12, Test: results.CompareTestWelch, DF: 27},
 			{Policy: "one", Status: results.CompareCompared, IterationsA: 1, IterationsB: 1, StepSecondsMeanA: 1, StepSecondsMeanB: 2, ChangePct: 100,
 				Note: "1 and 1 measured iterations: an interval needs at least 2 on each side"},
 			{Policy: "static", Status: results.CompareOnlyInA, Note: "not in B", IterationsA: 15},
