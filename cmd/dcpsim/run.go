@@ -14,6 +14,7 @@ import (
 
 const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no-files]
              [--trace-ranks R,R,...] [--dollars-per-gpu-hour X] [--allow-exec]
+             [--iterations N] [--seed S]
   dcpsim run --batches FILE.jsonl --policy P --costs load [--out FILE]
 
   Scenario mode (S: an embedded scenario name or a .toml file; default ` + scenarios.DefaultPreset + `):
@@ -73,6 +74,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	traceRanks := fs.String("trace-ranks", "", "scenario mode: HDP ranks drawn in timelines and traces, e.g. 0,17 or 0-7 (default: rank 0, stage 0's busiest and idlest)")
 	dollars := fs.Float64("dollars-per-gpu-hour", 0, "scenario mode: price of a GPU-hour for $ per 1T tokens (default: the scenario's run.dollars_per_gpu_hour, 2)")
 	exec := fs.Bool("allow-exec", false, "scenario mode: start the programs the scenario names ([run.external.NAME] command); without it such a scenario is refused")
+	iterations := fs.Int("iterations", 0, "scenario mode: run this many iterations instead of [run] iterations (the warm-up capped below it)")
+	seed := fs.Uint64("seed", 0, "scenario mode: sample the batches with this seed instead of [run] seed")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -96,10 +99,16 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if set["dollars-per-gpu-hour"] && !(*dollars > 0 && *dollars <= 1e4) {
 			return badInput("--dollars-per-gpu-hour %v: must be in (0, 10000]", *dollars)
 		}
-		return runScenario(scenarioFlags{arg: arg, policy: *policy, out: *out, noFiles: *noFiles, traceRanks: ranks, dollars: *dollars, allowExec: *exec},
-			stdout, stderr)
-	case set["no-files"] || set["trace-ranks"] || set["dollars-per-gpu-hour"] || set["allow-exec"]:
-		return badInput("--no-files, --trace-ranks, --dollars-per-gpu-hour and --allow-exec go with the scenario mode, not --batches")
+		f := scenarioFlags{arg: arg, policy: *policy, out: *out, noFiles: *noFiles, traceRanks: ranks, dollars: *dollars, allowExec: *exec}
+		if set["iterations"] {
+			f.iterations = iterations
+		}
+		if set["seed"] {
+			f.seed = seed
+		}
+		return runScenario(f, stdout, stderr)
+	case set["no-files"] || set["trace-ranks"] || set["dollars-per-gpu-hour"] || set["allow-exec"] || set["iterations"] || set["seed"]:
+		return badInput("--no-files, --trace-ranks, --dollars-per-gpu-hour, --allow-exec, --iterations and --seed go with the scenario mode, not --batches")
 	case *scenario != "":
 		return badInput("--batches and --scenario are exclusive")
 	case *costs != "load":
