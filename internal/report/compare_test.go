@@ -56,14 +56,15 @@ func TestWriteComparisonTable(t *testing.T) {
 		"  B = runs/b (seed 2, sha256 bbbbbbbbbbbb)\n",
 		"differs: scenario_sha256 (the scenario text or a policy option) aaaaaaaaaaaa → bbbbbbbbbbbb; seed 1 → 2; vcs_revision abc → (none)\n",
 		"policy  iterations A/B  step mean A (s)  step mean B (s)  change (%)",
-		"hydra           15/15           1.2000           1.8000      +50.00  [+30.50, +69.50]          yes           9.70 → 6.40          46.7 → 58.0            6.0 → 9.3",
-		"-2.78  [-17.50, +12.00]           no",
-		"+100.00             [n/a]           no",
+		"hydra           15/15           1.2000           1.8000      +50.00  [+30.50, +69.50]  welch          yes           9.70 → 6.40          46.7 → 58.0            6.0 → 9.3",
+		"-2.78  [-17.50, +12.00]  welch           no",
+		"+100.00             [n/a]                  no",
 		"static: only in A: not in B\n",
 		"bytescale: failed in B: iteration 0: plan: boom\n",
 		`"evil\x1b[2J\tname": only in B: not in A` + "\n",
 		"one: 1 and 1 measured iterations",
-		"\n" + results.CompareMethod,
+		"\nwelch: the batches differ",
+		"significant when the interval excludes 0 (dcpsim help compare)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -71,6 +72,18 @@ func TestWriteComparisonTable(t *testing.T) {
 	}
 	if strings.Contains(out, "\x1b") {
 		t.Errorf("a control character reached the table:\n%q", out)
+	}
+
+	// Paired rows name the paired test in the footer, not Welch's.
+	pc := testComparison()
+	pc.Rows = pc.Rows[:1]
+	pc.Rows[0].Test = results.CompareTestPaired
+	b.Reset()
+	if err := WriteComparisonTable(&b, pc); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "\npaired: both sides simulated the same batches") || strings.Contains(out, "welch:") {
+		t.Errorf("a paired table's footer:\n%s", out)
 	}
 
 	// A sweep with nothing compared, of two scenarios (--force).
