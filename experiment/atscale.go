@@ -6,7 +6,6 @@ package experiment
 
 import (
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -14,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/internal/safeio"
 	"github.com/dcpsim/dcpsim/job"
@@ -141,71 +139,29 @@ func ReadAtScaleTable(path string) ([]AtScaleRun, error) {
 // naming name:line:column, the row's id and the column, with an error that
 // matches badinput.Err.
 func DecodeAtScaleTable(r io.Reader, name string) ([]AtScaleRun, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
-	if err == io.EOF {
-		return nil, badInput("%s: empty; the first line must be the header %s", name, strings.Join(AtScaleColumns, ","))
-	}
-	if err != nil {
-		return nil, badInput("%s: %w", name, err)
-	}
-	if !IsAtScaleHeader(header) {
-		return nil, badInput("%s:1: header %q: must be exactly %s", name, strings.Join(header, ","), strings.Join(AtScaleColumns, ","))
-	}
-	var runs []AtScaleRun
-	var problems []error
 	ids := map[string]int{}
 	var tableOps int64
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				problems = append(problems, fmt.Errorf("%s:%d:%d: %w", name, pe.Line, pe.Column, pe.Err))
-			} else {
-				problems = append(problems, fmt.Errorf("%s: %w", name, err))
-			}
-			break
-		}
-		line, _ := cr.FieldPos(0)
-		if len(rec) != len(AtScaleColumns) {
-			problems = append(problems, fmt.Errorf("%s:%d: %d fields, want %d (%s)", name, line, len(rec), len(AtScaleColumns), strings.Join(AtScaleColumns, ",")))
-			continue
-		}
-		if len(runs) == MaxAtScaleRows {
-			problems = append(problems, fmt.Errorf("%s:%d: more than %d runs", name, line, MaxAtScaleRows))
-			break
-		}
+	return decodeCSVTable(r, name, AtScaleColumns, IsAtScaleHeader, MaxAtScaleRows, func(rec []string, cr *csv.Reader, line int) csvRow[AtScaleRun] {
 		d := atScaleDecoder{name: name, rec: rec, cr: cr}
 		run, ok := d.decode()
-		problems = append(problems, d.problems...)
+		out := csvRow[AtScaleRun]{value: run, problems: d.problems}
 		if !ok {
-			continue
+			return out
 		}
 		if first, dup := ids[run.ID]; dup {
-			problems = append(problems, d.fieldErr(0, "used twice (first on line %d)", first))
-			continue
+			out.problems = append(out.problems, d.fieldErr(0, "used twice (first on line %d)", first))
+			return out
 		}
 		ids[run.ID] = run.Line
 		ops, _ := run.engineOps()
 		if tableOps += ops; tableOps > MaxValidationTableOps {
-			problems = append(problems, fmt.Errorf("%s:%d: the runs up to this one hold %d engine ops (pp·vp·2 per microbatch): a table may hold at most %d (about 4 s of simulation); split it into several tables",
-				name, line, tableOps, int64(MaxValidationTableOps)))
-			break
+			out.stop = fmt.Errorf("%s:%d: the runs up to this one hold %d engine ops (pp·vp·2 per microbatch): a table may hold at most %d (about 4 s of simulation); split it into several tables",
+				name, line, tableOps, int64(MaxValidationTableOps))
+			return out
 		}
-		runs = append(runs, run)
-	}
-	if len(problems) > 0 {
-		return nil, badinput.Mark(errors.Join(problems...))
-	}
-	if len(runs) == 0 {
-		return nil, badInput("%s: no run after the header", name)
-	}
-	return runs, nil
+		out.keep = true
+		return out
+	})
 }
 
 // atScaleDecoder decodes one record, collecting a problem per bad field.

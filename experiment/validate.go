@@ -7,9 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/csv"
-	"errors"
 	"fmt"
-	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/results"
 	"io"
 	"math"
@@ -116,73 +114,31 @@ func ReadValidationTable(path string) ([]ValidationRun, error) {
 // at once, each naming name:line:column and the column, with an error that
 // matches badinput.Err.
 func DecodeValidationTable(r io.Reader, name string) ([]ValidationRun, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1 // counted below, with the line named
-	cr.ReuseRecord = false
-	header, err := cr.Read()
-	if err == io.EOF {
-		return nil, badInput("%s: empty; the first line must be the header %s", name, strings.Join(ValidationColumns, ","))
-	}
-	if err != nil {
-		return nil, badInput("%s: %w", name, err)
-	}
-	if !slices.Equal(header, ValidationColumns) {
-		return nil, badInput("%s:1: header %q: must be exactly %s", name, strings.Join(header, ","), strings.Join(ValidationColumns, ","))
-	}
-	var runs []ValidationRun
-	var problems []error
 	names := map[string]int{}
 	var tableOps, tableSeqs int64 // over the runs decoded so far
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				problems = append(problems, fmt.Errorf("%s:%d:%d: %w", name, pe.Line, pe.Column, pe.Err))
-			} else {
-				problems = append(problems, fmt.Errorf("%s: %w", name, err))
+	return decodeCSVTable(r, name, ValidationColumns, func(h []string) bool { return slices.Equal(h, ValidationColumns) }, MaxValidationRows,
+		func(rec []string, cr *csv.Reader, line int) csvRow[ValidationRun] {
+			d := rowDecoder{name: name, rec: rec, cr: cr}
+			run, ok := d.decode()
+			out := csvRow[ValidationRun]{value: run, problems: d.problems}
+			if !ok {
+				return out
 			}
-			break
-		}
-		line, _ := cr.FieldPos(0)
-		if len(rec) != len(ValidationColumns) {
-			problems = append(problems, fmt.Errorf("%s:%d: %d fields, want %d (%s)", name, line, len(rec), len(ValidationColumns), strings.Join(ValidationColumns, ",")))
-			continue
-		}
-		if len(runs) == MaxValidationRows {
-			problems = append(problems, fmt.Errorf("%s:%d: more than %d runs", name, line, MaxValidationRows))
-			break
-		}
-		d := rowDecoder{name: name, rec: rec, cr: cr}
-		run, ok := d.decode()
-		problems = append(problems, d.problems...)
-		if !ok {
-			continue
-		}
-		if first, dup := names[run.Name]; dup {
-			problems = append(problems, d.fieldErr(0, "used twice (first on line %d)", first))
-			continue
-		}
-		names[run.Name] = run.Line
-		tableOps += run.engineOps()
-		tableSeqs += int64(run.GlobalBatch)
-		if tableOps > MaxValidationTableOps || tableSeqs > MaxValidationTableSequences {
-			problems = append(problems, fmt.Errorf("%s:%d: the runs up to this one hold %d engine ops (pp·(global_batch/micro_batch)·vpp·2) and %d sequences: a table may hold at most %d and %d in all (about 4 s of simulation); split it into several tables",
-				name, line, tableOps, tableSeqs, int64(MaxValidationTableOps), int64(MaxValidationTableSequences)))
-			break
-		}
-		runs = append(runs, run)
-	}
-	if len(problems) > 0 {
-		return nil, badinput.Mark(errors.Join(problems...))
-	}
-	if len(runs) == 0 {
-		return nil, badInput("%s: no run after the header", name)
-	}
-	return runs, nil
+			if first, dup := names[run.Name]; dup {
+				out.problems = append(out.problems, d.fieldErr(0, "used twice (first on line %d)", first))
+				return out
+			}
+			names[run.Name] = run.Line
+			tableOps += run.engineOps()
+			tableSeqs += int64(run.GlobalBatch)
+			if tableOps > MaxValidationTableOps || tableSeqs > MaxValidationTableSequences {
+				out.stop = fmt.Errorf("%s:%d: the runs up to this one hold %d engine ops (pp·(global_batch/micro_batch)·vpp·2) and %d sequences: a table may hold at most %d and %d in all (about 4 s of simulation); split it into several tables",
+					name, line, tableOps, tableSeqs, int64(MaxValidationTableOps), int64(MaxValidationTableSequences))
+				return out
+			}
+			out.keep = true
+			return out
+		})
 }
 
 // rowDecoder decodes one record, collecting a problem per bad field.

@@ -125,19 +125,26 @@ func policyIndex(s *results.Summary) (idx map[string]int, failed map[string]bool
 	return idx, failed
 }
 
+// policyBars is the frame of a bar figure with a bar per policy that ran:
+// the plot titled what, its y label, the policies, the figure's width and a
+// bar's. ok is empty when no policy ran.
+func policyBars(s *results.Summary, what, yLabel string) (p *plot.Plot, ok []okPolicy, w, bw vg.Length) {
+	ok = okPolicies(s)
+	w = nominalWidth(len(ok), 0.9*vg.Inch)
+	p = plot.New()
+	p.Title.Text = runTitle(s, what)
+	p.X.Label.Text = "policy"
+	p.Y.Label.Text = yLabel
+	p.Add(hGrid())
+	return p, ok, w, barWidth(w, len(ok), 0.6, vg.Points(48))
+}
+
 // throughputFigure is tokens/day per policy; nil without policies.
 func throughputFigure(s *results.Summary) (*figure, error) {
-	ok := okPolicies(s)
+	p, ok, w, bw := policyBars(s, "throughput", "tokens/day (billions)")
 	if len(ok) == 0 {
 		return nil, nil
 	}
-	w := nominalWidth(len(ok), 0.9*vg.Inch)
-	p := plot.New()
-	p.Title.Text = runTitle(s, "throughput")
-	p.X.Label.Text = "policy"
-	p.Y.Label.Text = "tokens/day (billions)"
-	p.Add(hGrid())
-	bw := barWidth(w, len(ok), 0.6, vg.Points(48))
 	var names []string
 	var lbl plotter.XYLabels
 	for i, op := range ok {
@@ -187,17 +194,10 @@ var breakdownParts = []struct {
 // breakdownFigure is the iteration's shares per policy, stacked; nil without
 // policies.
 func breakdownFigure(s *results.Summary) (*figure, error) {
-	ok := okPolicies(s)
+	p, ok, w, bw := policyBars(s, "iteration breakdown", "share of iteration (%)")
 	if len(ok) == 0 {
 		return nil, nil
 	}
-	w := nominalWidth(len(ok), 0.9*vg.Inch)
-	p := plot.New()
-	p.Title.Text = runTitle(s, "iteration breakdown")
-	p.X.Label.Text = "policy"
-	p.Y.Label.Text = "share of iteration (%)"
-	p.Add(hGrid())
-	bw := barWidth(w, len(ok), 0.6, vg.Points(48))
 	leg := newLegend()
 	var below *plotter.BarChart
 	bars := make([]*plotter.BarChart, len(breakdownParts))
