@@ -348,13 +348,37 @@ func (b *opBuilder) swiGLU(name string, f, tokens float64) {
 func ActivationOp(prefix string, a job.Activation) string {
 	switch a {
 	case job.GeGLU:
-		return prefix + OpGeGLU
+		return ffnOpName(prefix, OpGeGLU)
 	case job.GELU:
-		return prefix + OpGELU
+		return ffnOpName(prefix, OpGELU)
 	case job.SquaredReLU:
-		return prefix + OpSquaredReLU
+		return ffnOpName(prefix, OpSquaredReLU)
 	}
-	return prefix + OpSwiGLU
+	return ffnOpName(prefix, OpSwiGLU)
+}
+
+// ffnOpNames holds prefix + name of every FFN op name under the prefixes
+// the builder uses, so that pricing a layer (many times an iteration)
+// builds no string.
+var ffnOpNames = func() map[[2]string]string {
+	m := map[[2]string]string{}
+	for _, p := range []string{"expert_", "shared_"} {
+		for _, n := range []string{OpGateUp, OpUp, OpDown, OpSwiGLU, OpGeGLU, OpGELU, OpSquaredReLU} {
+			m[[2]string{p, n}] = p + n
+		}
+	}
+	return m
+}()
+
+// ffnOpName is prefix + name, from ffnOpNames when it is there.
+func ffnOpName(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	if s, ok := ffnOpNames[[2]string{prefix, name}]; ok {
+		return s
+	}
+	return prefix + name
 }
 
 // ffn adds an FFN of width f on tokens tokens (rows), count experts of it
@@ -365,13 +389,13 @@ func ActivationOp(prefix string, a job.Activation) string {
 // activation (GELU's bytes, per row of act) and the down GEMM.
 func (b *opBuilder) ffn(prefix string, a job.Activation, rows, act, f, h, count float64) {
 	if a.Gated() {
-		b.gemm(prefix+OpGateUp, rows, 2*f, h, count)
+		b.gemm(ffnOpName(prefix, OpGateUp), rows, 2*f, h, count)
 		b.swiGLU(ActivationOp(prefix, a), f, act)
 	} else {
-		b.gemm(prefix+OpUp, rows, f, h, count)
+		b.gemm(ffnOpName(prefix, OpUp), rows, f, h, count)
 		b.memory(ActivationOp(prefix, a), 4*f*act, 6*f*act, 1)
 	}
-	b.gemm(prefix+OpDown, rows, h, f, count)
+	b.gemm(ffnOpName(prefix, OpDown), rows, h, f, count)
 }
 
 // launch adds the OpLaunch of every op so far plus core attention's kernels
