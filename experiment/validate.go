@@ -520,8 +520,13 @@ func WriteValidationFolder(dir string, tables []string, rs []results.ValidationR
 			return err
 		}
 		files = append(files, names...)
-		slices.Sort(files)
 	}
+	names, err := writePage(figures, st.tmp, results.Page{Title: "validation", Validation: rs}, files, "manifest.json")
+	if err != nil {
+		return err
+	}
+	files = append(files, names...)
+	slices.Sort(files)
 	var sums []string
 	for _, t := range tables {
 		b, err := safeio.ReadFile(t, safeio.MaxValidationTableBytes)

@@ -151,7 +151,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(min(debug.SetMemoryLimit(-1), searchMemoryLimit)))
 	prog := newProgress(stderr, sc.Name+": candidates settled")
 	start := time.Now()
-	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: drawer(*noFigures), AllowExec: *exec,
+	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: drawer(*noFigures), Target: target.results(), AllowExec: *exec,
 		Progress: func(done, total int) { prog.update(done, total, "") }})
 	prog.finish()
 	if err != nil {
@@ -175,6 +175,14 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		return printBestAs(stdout, sc, res.File.Candidates)
 	}
 	return nil
+}
+
+// results is the target as a search's page draws it (nil: none).
+func (t *searchTarget) results() *results.SearchTarget {
+	if t == nil {
+		return nil
+	}
+	return &results.SearchTarget{Tokens: t.tokens, Days: t.days}
 }
 
 // parseTarget reads --tokens with --days or --by (days from now to the
