@@ -157,6 +157,10 @@ func CurveOptional(key string) bool { return slices.Contains(optionalCurves, key
 // absent reports whether c is an optional constant left out.
 func (c Const) absent() bool { return c.Value == 0 && c.Source == "" }
 
+// IsAbsent reports whether an optional constant was not given (no value,
+// no source).
+func (c Const) IsAbsent() bool { return c.absent() }
+
 // HasCurve reports whether the profile has the curve with the given key: every
 // required curve, and an optional one (CurveOptional) when it is given.
 func (p *Profile) HasCurve(key string) bool {

@@ -478,14 +478,19 @@ func (c *ChakraTraces) AstraConfig() (*chakra.AstraConfig, error) {
 	if dims == nil {
 		return nil, badInput("scenario %s: %d GPUs, %d per node: ASTRA-sim needs two network dimensions of 2 or more NPUs each", c.Scenario, total, gpn)
 	}
-	peak, peakName := prof.PeakBF16FLOPs.Value, "peak_bf16_flops"
+	// The tensor peak pricing uses: the datasheet's times the profile's
+	// sustained_efficiency (calib.Profile.TensorPeak).
+	peak, peakName := prof.TensorPeak(c.fp8), "peak_bf16_flops"
 	if c.fp8 {
-		peak, peakName = prof.PeakFP8FLOPs.Value, "peak_fp8_flops"
+		peakName = "peak_fp8_flops"
+	}
+	if !prof.SustainedEfficiency.IsAbsent() {
+		peakName += fmt.Sprintf(" x sustained_efficiency %g", prof.SustainedEfficiency.Value)
 	}
 	cfg := &chakra.AstraConfig{
 		Title: fmt.Sprintf("scenario %s, %d x %s, %d per node; written by dcpsim trace --astra-config", c.Scenario, total, prof.Name, gpn),
 		Dims:  dims, PeakFLOPS: peak, HBMBytesPerSecond: prof.HBMBytesPerSecond.Value * prof.MemoryBoundEfficiency.Value,
-		RooflineWhy: fmt.Sprintf("%s %s %g; hbm_bytes_per_second %g x memory_bound_efficiency %g",
+		RooflineWhy: fmt.Sprintf("%s %s = %g; hbm_bytes_per_second %g x memory_bound_efficiency %g",
 			prof.Name, peakName, peak, prof.HBMBytesPerSecond.Value, prof.MemoryBoundEfficiency.Value),
 	}
 	if err := cfg.Check(); err != nil {

@@ -45,8 +45,9 @@ const (
 // (summary.json, iterations.csv, manifest.json) or both by dcpsim sweep or
 // merge (points/<point>/, each such a folder), and compares them policy by
 // policy (for sweeps, each point paired by its swept axes, then policy by
-// policy): the measured iterations' step times of iterations.csv with
-// Welch's t interval on the difference of the means (results.CompareMethod),
+// policy): the measured iterations' step times of iterations.csv with a
+// paired t interval when both sides simulated the same batches (their
+// summaries' batches_sha256 agree), else Welch's (results.CompareMethod),
 // and tokens/day, the PP and DP bubbles and the peak memory from
 // summary.json. A policy or point in one folder only, or one that failed on
 // a side, is a row saying so, not an error.
@@ -364,7 +365,9 @@ func compareUnits(ua, ub *compareUnit) ([]results.ComparisonRow, error) {
 				rows = append(rows, row)
 				continue
 			}
-			if err := comparePolicies(&row, pa, pb, ua.steps[pa.Policy], ub.steps[pa.Policy]); err != nil {
+			paired := ua.sum.BatchesSHA256 != "" && ua.sum.BatchesSHA256 == ub.sum.BatchesSHA256 &&
+				ua.sum.WarmupIterations == ub.sum.WarmupIterations
+			if err := comparePolicies(&row, pa, pb, ua.steps[pa.Policy], ub.steps[pa.Policy], paired); err != nil {
 				return nil, err
 			}
 			rows = append(rows, row)
@@ -419,9 +422,10 @@ func sampleSD(xs []float64) float64 {
 }
 
 // comparePolicies fills row for a policy present on both sides: a failure
-// on either side is its status, else the Welch comparison of the step
-// times.
-func comparePolicies(row *results.ComparisonRow, pa, pb *results.PolicySummary, a, b []float64) error {
+// on either side is its status, else the comparison of the step times:
+// paired (the same batches on both sides, as many measured iterations) or
+// Welch's.
+func comparePolicies(row *results.ComparisonRow, pa, pb *results.PolicySummary, a, b []float64, paired bool) error {
 	sideA(row, pa, a)
 	sideB(row, pb, b)
 	switch {
@@ -435,9 +439,15 @@ func comparePolicies(row *results.ComparisonRow, pa, pb *results.PolicySummary, 
 		row.Status, row.Note = results.CompareFailedInB, pb.Error
 		return nil
 	}
-	w := welch(a, b, results.CompareConfidence)
-	row.Status = results.CompareCompared
-	row.DiffSeconds, row.WelchDF, row.CIDefined, row.Significant = w.diff, w.df, w.defined, w.significant
+	row.Status, row.Test = results.CompareCompared, results.CompareTestWelch
+	var w interval
+	if paired && len(a) == len(b) {
+		row.Test = results.CompareTestPaired
+		w = pairedT(a, b, results.CompareConfidence)
+	} else {
+		w = welch(a, b, results.CompareConfidence)
+	}
+	row.DiffSeconds, row.DF, row.CIDefined, row.Significant = w.diff, w.df, w.defined, w.significant
 	ref := row.StepSecondsMeanA
 	row.ChangePct = 100 * w.diff / ref
 	if w.defined {
@@ -445,7 +455,7 @@ func comparePolicies(row *results.ComparisonRow, pa, pb *results.PolicySummary, 
 	} else {
 		row.Note = fmt.Sprintf("%d and %d measured iterations: an interval needs at least 2 on each side", len(a), len(b))
 	}
-	for _, v := range []float64{row.ChangePct, row.CILowPct, row.CIHighPct, row.WelchDF, row.StepSecondsSDA, row.StepSecondsSDB} {
+	for _, v := range []float64{row.ChangePct, row.CILowPct, row.CIHighPct, row.DF, row.StepSecondsSDA, row.StepSecondsSDB} {
 		if math.IsNaN(v) || math.IsInf(v, 0) { // unreachable within the bounds on step times; never write NaN
 			return badInput("%s: the step times of A and B cannot be compared (a change of %g%%)", row.Label(), row.ChangePct)
 		}
@@ -453,15 +463,43 @@ func comparePolicies(row *results.ComparisonRow, pa, pb *results.PolicySummary, 
 	return nil
 }
 
-// welchInterval is Welch's t interval on mean(b) - mean(a).
-type welchInterval struct {
+// interval is a t interval on mean(b) - mean(a): Welch's or paired.
+type interval struct {
 	// diff is mean(b) - mean(a); [lo, hi] the interval (defined: both
-	// samples have at least 2 values); df its Welch-Satterthwaite degrees
-	// of freedom (0 when both variances are zero).
+	// samples have at least 2 values); df its degrees of freedom (0 when
+	// the variances are zero).
 	diff, lo, hi, df float64
 	defined          bool
 	// significant says the interval excludes 0.
 	significant bool
+}
+
+// pairedT is the level two-sided paired t interval on mean(b - a), a and b
+// of equal length paired by index: mean(d) ± t·sd(d)/√n, t the (1+level)/2
+// quantile of Student's t with n - 1 degrees of freedom. Differences all
+// equal: the interval is [diff, diff]. Fewer than 2 pairs: no interval.
+func pairedT(a, b []float64, level float64) interval {
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = b[i] - a[i]
+	}
+	w := interval{diff: stat.Mean(b, nil) - stat.Mean(a, nil)}
+	n := float64(len(d))
+	if len(d) < 2 {
+		return w
+	}
+	w.defined = true
+	se := math.Sqrt(stat.Variance(d, nil) / n)
+	if se == 0 {
+		w.lo, w.hi = w.diff, w.diff
+		w.significant = w.diff != 0
+		return w
+	}
+	w.df = n - 1
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: w.df}.Quantile(1-(1-level)/2) * se
+	w.lo, w.hi = w.diff-half, w.diff+half
+	w.significant = w.lo > 0 || w.hi < 0
+	return w
 }
 
 // welch is the level (e.g. 0.95) two-sided Welch's t interval on mean(b) -
@@ -470,8 +508,8 @@ type welchInterval struct {
 // degrees of freedom se⁴ / ((var(a)/na)²/(na-1) + (var(b)/nb)²/(nb-1)).
 // Both variances zero: the interval is [diff, diff] (exactly [0, 0] for
 // equal means). Fewer than 2 values on a side: no interval.
-func welch(a, b []float64, level float64) welchInterval {
-	w := welchInterval{diff: stat.Mean(b, nil) - stat.Mean(a, nil)}
+func welch(a, b []float64, level float64) interval {
+	w := interval{diff: stat.Mean(b, nil) - stat.Mean(a, nil)}
 	na, nb := float64(len(a)), float64(len(b))
 	if len(a) < 2 || len(b) < 2 {
 		return w

@@ -2,11 +2,13 @@ package experiment
 
 import (
 	"context"
+	"github.com/dcpsim/dcpsim/calib"
 	"github.com/dcpsim/dcpsim/results"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -175,15 +177,15 @@ func TestCompareSeeds(t *testing.T) {
 	if c.Kind != "run" || c.A.Seed != 1 || c.B.Seed != 2 || c.A.Scenario != "tiny" || c.A.Path != a {
 		t.Errorf("folders %+v %+v", c.A, c.B)
 	}
-	if keys := diffKeys(c); !slices.Equal(keys, []string{"scenario_sha256", "seed"}) {
-		t.Errorf("differences %+v, want the hash and the seed", c.Differences)
+	if keys := diffKeys(c); !slices.Equal(keys, []string{"scenario_sha256", "seed", "batches_sha256"}) {
+		t.Errorf("differences %+v, want the hash, the seed and the batches", c.Differences)
 	}
 	if len(c.Rows) != 3 {
 		t.Fatalf("rows %+v", c.Rows)
 	}
 	for _, r := range c.Rows {
-		t.Logf("%s: %+.2f%% [%+.2f, %+.2f], df %.1f", r.Policy, r.ChangePct, r.CILowPct, r.CIHighPct, r.WelchDF)
-		if r.Status != results.CompareCompared || r.IterationsA != 15 || r.IterationsB != 15 || !r.CIDefined {
+		t.Logf("%s: %+.2f%% [%+.2f, %+.2f], df %.1f", r.Policy, r.ChangePct, r.CILowPct, r.CIHighPct, r.DF)
+		if r.Status != results.CompareCompared || r.IterationsA != 15 || r.IterationsB != 15 || !r.CIDefined || r.Test != results.CompareTestWelch {
 			t.Errorf("%s: %+v", r.Policy, r)
 		}
 		if r.Significant || !(r.CILowPct < 0 && r.CIHighPct > 0) {
@@ -458,5 +460,70 @@ func TestCompareSweeps(t *testing.T) {
 	os.MkdirAll(filepath.Join(empty, "points"), 0o755)
 	if _, err := Compare(empty, a, CompareOptions{}); !badinput.Is(err) || !strings.Contains(err.Error(), "no point folders") {
 		t.Errorf("empty sweep: %v", err)
+	}
+}
+
+// TestComparePairedFindsShift: a profile whose BF16 peak is 2% lower, on
+// the same batches (same seed), makes every policy slower by a little, and
+// the paired test finds it significant for each; the same two profiles
+// under different seeds (other batches: Welch's test) find nothing.
+func TestComparePairedFindsShift(t *testing.T) {
+	root := t.TempDir()
+	h20, err := calib.LookupProfile("H20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := *h20
+	slow.Name = "H20-slower"
+	slow.PeakBF16FLOPs.Value *= 0.98
+	slow.PeakBF16FLOPs.Source = "test: the H20's peak less 2%"
+	b, err := slow.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := filepath.Join(root, "h20-slower.toml")
+	if err := os.WriteFile(prof, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withSlow := func(seed string) string {
+		return compareScenario(seed, "", "") + "\n[costs]\nprofile = " + strconv.Quote(prof) + "\n"
+	}
+	base := compareRun(t, root, "base", compareScenario("1", "", ""))
+	for _, tc := range []struct {
+		name, seed, test string
+		significant      bool
+	}{
+		{"same batches", "1", results.CompareTestPaired, true},
+		{"other batches", "2", results.CompareTestWelch, false},
+	} {
+		c, err := Compare(base, compareRun(t, root, tc.name, withSlow(tc.seed)), CompareOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range c.Rows {
+			t.Logf("%s, %s: %+.2f%% [%+.2f, %+.2f] (%s, df %.1f)", tc.name, r.Policy, r.ChangePct, r.CILowPct, r.CIHighPct, r.Test, r.DF)
+			if r.Test != tc.test || r.Significant != tc.significant {
+				t.Errorf("%s, %s: test %s, significant %v; want %s, %v", tc.name, r.Policy, r.Test, r.Significant, tc.test, tc.significant)
+			}
+			if tc.significant && !(r.ChangePct > 0 && r.ChangePct < 2.5) {
+				t.Errorf("%s, %s: a change of %+.2f%%, want a slowdown of at most the peak's 2%%", tc.name, r.Policy, r.ChangePct)
+			}
+		}
+	}
+}
+
+// TestPairedT: the paired interval against the formula, and its limits.
+func TestPairedT(t *testing.T) {
+	a, b := []float64{1, 2, 3, 4}, []float64{1.1, 2.3, 3.1, 4.3} // d = .1 .3 .1 .3
+	w := pairedT(a, b, 0.95)
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: 3}.Quantile(0.975) * math.Sqrt(variance([]float64{.1, .3, .1, .3})/4)
+	if !w.defined || w.df != 3 || math.Abs(w.diff-0.2) > 1e-12 || math.Abs(w.lo-(0.2-half)) > 1e-12 || math.Abs(w.hi-(0.2+half)) > 1e-12 || !w.significant {
+		t.Errorf("paired %+v, want 0.2 ± %g on 3 df", w, half)
+	}
+	if w := pairedT([]float64{1, 2}, []float64{2, 3}, 0.95); !w.defined || w.lo != 1 || w.hi != 1 || !w.significant {
+		t.Errorf("constant differences: %+v, want [1, 1]", w)
+	}
+	if w := pairedT([]float64{1}, []float64{2}, 0.95); w.defined {
+		t.Errorf("one pair: %+v, want no interval", w)
 	}
 }

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -87,6 +88,9 @@ func Hash(sc *scenarios.Scenario) string {
 	h.Write(sc.Source)
 	h.Write([]byte{0})
 	h.Write([]byte(sc.Name))
+	for _, o := range sc.Overrides {
+		h.Write([]byte("\x00override " + o))
+	}
 	for _, p := range sc.Run.Policies {
 		h.Write([]byte("\x00" + p))
 		if o, ok := sc.Run.Options[p]; ok {
@@ -138,6 +142,9 @@ type runState struct {
 	batch func(k int) workload.Batch
 	runs  []*policyRun
 	done  int // iterations simulated
+	// digests are the SHA-256 of each simulated iteration's batch
+	// (batchDigest), in order: Summary.BatchesSHA256 is made from them.
+	digests [][sha256.Size]byte
 }
 
 // startRun builds a run of sc: its setup (opts.Setup, else NewSetup), its
@@ -213,6 +220,7 @@ func (rs *runState) advance(ctx context.Context, n int) error {
 			return err
 		}
 		b := rs.batch(k)
+		rs.digests = append(rs.digests, batchDigest(b.Lengths))
 		var g errgroup.Group
 		if rs.opts.Sequential {
 			g.SetLimit(1)
@@ -237,6 +245,7 @@ func (rs *runState) outcome(view func(*policyRun) *policyRun, sc *scenarios.Scen
 		return nil, err
 	}
 	out := &Outcome{Summary: summaryHead(sc, rs.setup.Inputs, rs.opts, profiles), Timings: results.Timings{Scenario: sc.Name}}
+	out.Summary.BatchesSHA256 = batchesSHA256(rs.digests[:min(len(rs.digests), sc.Run.Iterations)])
 	for _, r := range rs.runs {
 		r = view(r)
 		r.finish()
@@ -261,6 +270,35 @@ func (rs *runState) rungOutcome(n, w int) (*Outcome, error) {
 	sc := *rs.sc
 	sc.Run.Iterations, sc.Run.WarmupIterations = n, w
 	return rs.outcome(func(r *policyRun) *policyRun { return r.replay(&sc, n) }, &sc)
+}
+
+// batchDigest is the SHA-256 of one batch: its sequence count and lengths,
+// little-endian 64-bit integers.
+func batchDigest(lengths []int) [sha256.Size]byte {
+	h := sha256.New()
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], uint64(len(lengths)))
+	h.Write(buf[:])
+	for _, s := range lengths {
+		binary.LittleEndian.PutUint64(buf[:], uint64(s))
+		h.Write(buf[:])
+	}
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
+}
+
+// batchesSHA256 is Summary.BatchesSHA256: the hex SHA-256 of the
+// iterations' batch digests in order ("" for none).
+func batchesSHA256(digests [][sha256.Size]byte) string {
+	if len(digests) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for _, d := range digests {
+		h.Write(d[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // summaryHead is the scenario part of a Summary.

@@ -9,13 +9,23 @@ import (
 // CompareMethod states how a Comparison's change and interval are computed,
 // for the help of dcpsim compare and the table's footer.
 const CompareMethod = "change = (mean B - mean A) / mean A of the per-iteration step times of the measured " +
-	"(non-warm-up) iterations of iterations.csv; its 95% confidence interval is Welch's t interval on " +
-	"mean B - mean A (the two samples' variances not assumed equal; the t quantile from gonum's distuv.StudentsT " +
-	"at the Welch-Satterthwaite degrees of freedom), divided by mean A; significant when the interval excludes 0. " +
-	"When both samples have zero variance and equal means the change is exactly 0 with interval [0, 0]; with fewer " +
-	"than 2 iterations on a side there is no interval (n/a, never significant). Iterations are treated as " +
-	"independent samples: with one seed on both sides A and B ran the same batches, so the interval is wider " +
-	"(more conservative) than a paired one."
+	"(non-warm-up) iterations of iterations.csv; its 95% confidence interval, divided by mean A, is the paired " +
+	"t interval on the per-iteration differences B - A when both sides simulated the same batches (the summaries' " +
+	"batches_sha256 agree: same seed and workload), else Welch's t interval on mean B - mean A (the two samples' " +
+	"variances not assumed equal, at the Welch-Satterthwaite degrees of freedom); the t quantile from gonum's " +
+	"distuv.StudentsT. Significant when the interval excludes 0. Pairing removes the batch-to-batch spread both " +
+	"sides share, so a small systematic shift on identical batches is found. When the differences (or both samples) " +
+	"have zero variance the interval is the change itself; with fewer than 2 iterations on a side there is no " +
+	"interval (n/a, never significant). Each row's test is named in its test column."
+
+// The tests a ComparisonRow's interval comes from (ComparisonRow.Test).
+const (
+	// CompareTestPaired: the paired t interval on the per-iteration
+	// differences (identical batches on both sides).
+	CompareTestPaired = "paired"
+	// CompareTestWelch: Welch's t interval on the difference of the means.
+	CompareTestWelch = "welch"
+)
 
 // CompareConfidence is the confidence level of a Comparison's intervals.
 const CompareConfidence = 0.95
@@ -96,14 +106,17 @@ type ComparisonRow struct {
 	// (positive: B is slower).
 	DiffSeconds float64 `json:"diff_seconds"`
 	ChangePct   float64 `json:"change_pct"`
-	// CIDefined says whether the interval exists (at least 2 iterations
-	// on each side); CILowPct and CIHighPct bound it, in % of mean A (0
-	// when undefined); WelchDF are its degrees of freedom (0 when the
-	// variances are both zero).
+	// Test is the test the interval comes from (CompareTestPaired or
+	// CompareTestWelch; empty for a row not compared). CIDefined says
+	// whether the interval exists (at least 2 iterations on each side);
+	// CILowPct and CIHighPct bound it, in % of mean A (0 when undefined);
+	// DF are its degrees of freedom (n - 1 paired, Welch-Satterthwaite
+	// otherwise; 0 when the variances are zero).
+	Test      string  `json:"test"`
 	CIDefined bool    `json:"ci_defined"`
 	CILowPct  float64 `json:"ci_low_pct"`
 	CIHighPct float64 `json:"ci_high_pct"`
-	WelchDF   float64 `json:"welch_df"`
+	DF        float64 `json:"df"`
 	// Significant says the interval excludes 0.
 	Significant bool `json:"significant"`
 	// TokensPerDayA/B, the PP and DP bubble shares and the peak memory per

@@ -32,6 +32,10 @@ type Summary struct {
 	Seed             uint64 `json:"seed"`
 	Iterations       int    `json:"iterations"`
 	WarmupIterations int    `json:"warmup_iterations"`
+	// BatchesSHA256 is the SHA-256 of every iteration's batch (its
+	// sequence lengths in order): two runs with the same value simulated
+	// the same batches, so compare pairs their iterations.
+	BatchesSHA256 string `json:"batches_sha256,omitempty"`
 	// Layout describes the job: GPUs, GPU kind, model, parallel sizes.
 	Layout
 	// DollarsPerGPUHour prices DollarsPer1TTokens.

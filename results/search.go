@@ -192,3 +192,12 @@ func (r SearchRow) TiesWith(o SearchRow) bool {
 	}
 	return rl <= oh && ol <= rh
 }
+
+// MemoryHeadroom is the share of the GPU's HBM the row's peak leaves free,
+// 1 - peak/HBM (0 when the HBM is not recorded).
+func (r SearchRow) MemoryHeadroom() float64 {
+	if !(r.HBMBytes > 0) {
+		return 0
+	}
+	return 1 - r.PeakMemoryBytes/r.HBMBytes
+}

@@ -313,12 +313,36 @@ func (p *parser) unknownKeys(md *toml.MetaData) {
 	}
 }
 
+// deriveStageSplit gives a job whose pp·vpp does not divide its layers, and
+// that sets neither first_stage_layers, last_stage_layers nor a
+// pipeline_layout, the uneven first and last stages a search derives for
+// the same layout (StageSplit), and returns a note saying so; "" when the
+// job needs none or no split exists (validation then names the problem).
+func deriveStageSplit(j *job.Job) string {
+	par := &j.Parallel
+	layers := j.Model.Layers
+	pp, vpp := max(par.PP, 1), max(par.VPP, 1)
+	if par.PipelineLayout != "" || par.FirstStageLayers != 0 || par.LastStageLayers != 0 || pp == 1 || layers%(pp*vpp) == 0 {
+		return ""
+	}
+	first, last, err := StageSplit(layers, pp, vpp)
+	if err != nil || first == 0 && last == 0 {
+		return ""
+	}
+	par.FirstStageLayers, par.LastStageLayers = first, last
+	return fmt.Sprintf("parallel: pp = %d (vpp %d) does not divide model.layers (%d): first_stage_layers = %d and last_stage_layers = %d derived as dcpsim search derives them (set them, or pipeline_layout, to choose)",
+		pp, vpp, layers, first, last)
+}
+
 // wholeJob checks the job as a whole (its validation, the budgets of each GPU
 // kind, the batch's size), only once its parts decoded cleanly: derived checks
 // on garbage would only repeat the same problems.
 func (p *parser) wholeJob(sc *Scenario) {
 	if len(p.problems) > 0 {
 		return
+	}
+	if note := deriveStageSplit(&sc.Job); note != "" {
+		sc.Notes = append(sc.Notes, note)
 	}
 	p.addErr(sc.Job.Validate(), jobKey)
 	if len(p.problems) == 0 {

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"fmt"
+	"github.com/dcpsim/dcpsim/badinput"
 	"github.com/dcpsim/dcpsim/job"
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/workload"
@@ -47,6 +49,13 @@ type Scenario struct {
 	Source []byte
 	// File is where the scenario came from, as used in error messages.
 	File string
+	// Notes say what the parser derived that the file did not state (an
+	// uneven pipeline split), for scenarios check and run to print.
+	Notes []string
+	// Overrides are the command-line changes made to the parsed scenario
+	// (Override), e.g. "run.iterations = 4": part of its identity beside
+	// Source (a results manifest's hash covers them).
+	Overrides []string
 	// Job is the model, cluster and parallel layout.
 	Job job.Job
 	// Workload says where the batches' sequence lengths come from.
@@ -198,3 +207,23 @@ const (
 	// DeepSeek-AI 2024).
 	DefaultDollarsPerGPUHour = 2.0
 )
+
+// Override sets [run] iterations (the warm-up capped below it) and seed
+// from the command line where given (nil: the file's), checked as the
+// file's values are, and records each change in Overrides.
+func (sc *Scenario) Override(iterationsFlag *int, seed *uint64) error {
+	if iterationsFlag != nil {
+		iterations := *iterationsFlag
+		if iterations < 1 || iterations > MaxIterations {
+			return badinput.Errorf("--iterations %d: must be in [1, %d]", iterations, MaxIterations)
+		}
+		sc.Run.Iterations = iterations
+		sc.Run.WarmupIterations = min(sc.Run.WarmupIterations, iterations-1)
+		sc.Overrides = append(sc.Overrides, fmt.Sprintf("run.iterations = %d", iterations), fmt.Sprintf("run.warmup_iterations = %d", sc.Run.WarmupIterations))
+	}
+	if seed != nil {
+		sc.Run.Seed = *seed
+		sc.Overrides = append(sc.Overrides, fmt.Sprintf("run.seed = %d", *seed))
+	}
+	return nil
+}

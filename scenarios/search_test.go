@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -419,5 +420,28 @@ func TestSearchPresets(t *testing.T) {
 		if len(layouts) != tc.layouts || len(cs) != tc.candidates || flexsp != tc.flexsp {
 			t.Errorf("%s: %d layouts, %d candidates, %d of FlexSP; want %d, %d, %d", tc.name, len(layouts), len(cs), flexsp, tc.layouts, tc.candidates, tc.flexsp)
 		}
+	}
+}
+
+// TestBaseLayoutUnevenSplit: a base layout whose pp does not divide the
+// layers gets the first and last stages a search derives for it, with a
+// note; one that sets them, or that no split fits, keeps what it says.
+func TestBaseLayoutUnevenSplit(t *testing.T) {
+	src, err := os.ReadFile("testdata/bad/uneven-layers.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(src), "vpp = 2\n", "", 1) // pp 4 over 27 layers: 6 + 7 + 7 + 7
+	sc, err := Parse([]byte(text), "uneven.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, l, _ := StageSplit(27, 4, 1)
+	if p := sc.Job.Parallel; p.FirstStageLayers != f || p.LastStageLayers != l || f+l == 0 || len(sc.Notes) != 1 || !strings.Contains(sc.Notes[0], "derived") {
+		t.Errorf("split %d+%d, notes %q; want %d+%d and a note", p.FirstStageLayers, p.LastStageLayers, sc.Notes, f, l)
+	}
+	set := strings.Replace(text, "pp = 4\n", "pp = 4\nfirst_stage_layers = 3\n", 1) // 3 + 8 + 8 + 8
+	if sc, err := Parse([]byte(set), "set.toml"); err != nil || sc.Job.Parallel.FirstStageLayers != 3 || len(sc.Notes) != 0 {
+		t.Errorf("an explicit first stage: %v, notes %q", err, sc.Notes)
 	}
 }

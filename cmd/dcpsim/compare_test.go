@@ -86,7 +86,7 @@ func TestCompareCommand(t *testing.T) {
 	if code != exitOK || errOut != "" {
 		t.Fatalf("identical: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"compare runs of tiny\n", "differs: nothing", "15/15", "+0.00", "Welch's t interval"} {
+	for _, want := range []string{"compare runs of tiny\n", "differs: nothing", "15/15", "+0.00", "paired t interval"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("identical: output lacks %q:\n%s", want, out)
 		}

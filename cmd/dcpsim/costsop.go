@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -164,7 +163,7 @@ func runCostsMemory(args []string, stdout, stderr io.Writer) error {
 }
 
 // onlyFlags parses args, which must be flags only.
-func onlyFlags(fs *flag.FlagSet, args []string, what string) error {
+func onlyFlags(fs *cmdFlags, args []string, what string) error {
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err

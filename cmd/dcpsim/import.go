@@ -206,7 +206,7 @@ func splitImportArgs(args []string) (own, rest []string) {
 			continue
 		}
 		switch {
-		case isHelpFlag(a) || name == "ignore-unknown":
+		case isHelpFlag(a) || a == helpFull || name == "ignore-unknown":
 			own = append(own, a)
 		case slices.Contains(importFlagNames, name):
 			own = append(own, a)

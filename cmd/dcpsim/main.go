@@ -5,8 +5,8 @@
 //
 //	dcpsim <command> [flags]
 //
-// Commands (dcpsim help <command> and dcpsim <command> --help print the same
-// help, flags included):
+// Commands (dcpsim <command> --help prints the synopsis and the flags,
+// dcpsim help <command> the whole help):
 //
 //	calibrate        measure operator costs (cpu, cuda) or read a CSV, fit, write a profile
 //	compare          compare two results folders of one scenario: step-time change with a 95% CI
@@ -24,7 +24,7 @@
 //	sweep            run a scenario's [sweep] points in parallel (resumable, shardable)
 //	trace            write one iteration as Chakra execution traces for ASTRA-sim (one file per GPU)
 //	validate         predicted step times beside published Megatron-LM runs
-//	version          print the version and VCS revision
+//	version          print the version and VCS revision (also dcpsim --version)
 //	workload stats   length statistics of a scenario's batches or of a length file
 //	help [command]   help for a command
 //
@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -111,6 +112,10 @@ func main() {
 // run executes one dcpsim invocation and returns its exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	cmds := commands()
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintln(stdout, version())
+		return exitOK
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		printUsage(stderr, cmds)
 		if len(args) == 0 {
@@ -128,7 +133,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "dcpsim help: unknown command %q; commands: %s\n", strings.Join(args[1:], " "), strings.Join(names(cmds), ", "))
 			return exitInput
 		}
-		printHelp(stdout, c)
+		printHelp(stdout, c, true)
 		return exitOK
 	}
 	c, ok := cmds[args[0]]
@@ -136,8 +141,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dcpsim: unknown command %q; commands: %s (see dcpsim help)\n", args[0], strings.Join(names(cmds), ", "))
 		return exitInput
 	}
-	if len(args) == 2 && isHelpFlag(args[1]) { // the same text as dcpsim help <command>
-		printHelp(stdout, c)
+	if len(args) == 2 && isHelpFlag(args[1]) { // the synopsis and flags; dcpsim help <command> has the rest
+		printHelp(stdout, c, false)
 		return exitOK
 	}
 	err := c.run(args[1:], stdout, stderr)
@@ -163,13 +168,16 @@ func isBadInput(err error) bool { return badinput.Is(err) }
 // isHelpFlag reports whether arg asks for help.
 func isHelpFlag(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
 
-// printHelp writes c's help: its summary, usage and, for a command with
-// flags, every flag with its default, exactly as `dcpsim <command> --help`
-// and a flag error print it (the FlagSet's own usage, newFlagSet).
-func printHelp(w io.Writer, c command) {
-	args := c.helpArgs
+// printHelp writes c's help to w: the whole help (full: dcpsim help CMD),
+// or the short one (CMD --help: the synopsis and the flags), from the
+// command's own flag set.
+func printHelp(w io.Writer, c command, full bool) {
+	args := slices.Clone(c.helpArgs)
 	if args == nil {
 		args = []string{"-h"}
+	}
+	if full {
+		args[len(args)-1] = helpFull
 	}
 	var buf bytes.Buffer
 	if err := c.run(args, io.Discard, &buf); errors.Is(err, flag.ErrHelp) {
@@ -200,36 +208,125 @@ func printUsage(w io.Writer, cmds map[string]command) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "  help       help for a command: dcpsim help <command>")
+	fmt.Fprintln(w, "\ndcpsim --version (or dcpsim version) prints the build's version and VCS revision.")
 	fmt.Fprintln(w, "\nexit status: 0 ok, 1 failure, 2 bad input or usage")
 }
 
-// newFlagSet returns a FlagSet that reports errors instead of exiting and prints
-// its usage to stderr.
-func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		writeHelpHeader(stderr, name, usage)
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
-	}
-	return fs
+// cmdFlags is a command's flag set with what its help prints: the
+// command's name, its usage (the synopsis, up to the first blank line, then
+// the long text) and where help goes.
+type cmdFlags struct {
+	*flag.FlagSet
+	name, usage string
+	stderr      io.Writer
 }
 
-// parseFlags parses args and turns flag errors into bad input.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return badinput.Mark(err)
+// newFlagSet returns the flags of command name (usage its synopsis and long
+// text): errors are returned, not printed, and not followed by the help.
+func newFlagSet(name, usage string, stderr io.Writer) *cmdFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &cmdFlags{FlagSet: fs, name: name, usage: usage, stderr: stderr}
+}
+
+// helpFull is the argument printHelp passes a command to have it print its
+// whole help (dcpsim help CMD) instead of the short one (CMD --help).
+const helpFull = "--help-full"
+
+// printHelp writes the command's help to w: its summary, usage and flags;
+// the short form gives the usage's synopsis only (the lines before its
+// first blank line) and says where the rest is.
+func (fs *cmdFlags) printHelp(w io.Writer, full bool) {
+	usage := fs.usage
+	if !full {
+		usage, _, _ = strings.Cut(usage, "\n\n")
 	}
-	return nil
+	writeHelpHeader(w, fs.name, usage)
+	if hasFlags(fs.FlagSet) {
+		fmt.Fprintln(w, "\nflags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	if !full && usage != fs.usage {
+		fmt.Fprintf(w, "\nthe whole help, what the command does and writes: dcpsim help %s\n", strings.Fields(fs.name)[0])
+	}
+}
+
+// hasFlags reports whether fs defines any flag.
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// parseFlags parses args: -h or --help prints the short help to stderr and
+// returns flag.ErrHelp (helpFull alone the whole help); a flag error is
+// bad input naming the flag, with the nearest defined flag when one is
+// close, and where the help is.
+func parseFlags(fs *cmdFlags, args []string) error {
+	if len(args) == 1 && args[0] == helpFull {
+		fs.printHelp(fs.stderr, true)
+		return flag.ErrHelp
+	}
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.printHelp(fs.stderr, false)
+		return err
+	}
+	msg := err.Error()
+	if bad, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		if near := nearestFlag(fs.FlagSet, strings.TrimLeft(bad, "-")); near != "" {
+			msg += "; did you mean --" + near + "?"
+		}
+	}
+	return badInput("%s (the flags: dcpsim %s --help)", msg, fs.name)
+}
+
+// nearestFlag is the defined flag closest to name (at most 2 edits, or name
+// a prefix of it), "" when none is.
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	best, bestD := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		d := editDistance(name, f.Name)
+		if len(name) >= 3 && strings.HasPrefix(f.Name, name) {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // parseInterspersed parses flags that may come before, between or after the
 // positional arguments, and returns the positional ones in order.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseInterspersed(fs *cmdFlags, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := parseFlags(fs, args); err != nil {

@@ -51,3 +51,27 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 		t.Errorf("last step not shown or line not ended: %q", buf.String())
 	}
 }
+
+// TestProgressInALog: on a file or pipe (a batch job's log) whole lines are
+// written every 10% of the work, every 30 s of a slow step, and at the end.
+func TestProgressInALog(t *testing.T) {
+	var buf bytes.Buffer
+	clock := time.Unix(0, 0)
+	p := &progress{w: &buf, what: "x", log: true, now: func() time.Time { return clock }, start: clock}
+	for i := 1; i <= 100; i++ {
+		clock = clock.Add(100 * time.Millisecond)
+		p.update(i, 100, "")
+	}
+	if n := strings.Count(buf.String(), "\n"); n != 10 || strings.Contains(buf.String(), "\r") || !strings.Contains(buf.String(), "x 100/100 (100%)") {
+		t.Errorf("%d lines for 100 steps, want 10 (every 10%%, the last included), no carriage returns: %q", n, buf.String())
+	}
+	buf.Reset()
+	p = &progress{w: &buf, what: "y", log: true, now: func() time.Time { return clock }, start: clock}
+	for i := 1; i <= 4; i++ {
+		clock = clock.Add(40 * time.Second)
+		p.update(i, 1000, "")
+	}
+	if n := strings.Count(buf.String(), "\n"); n != 4 {
+		t.Errorf("%d lines for 4 steps 40 s apart under 10%%, want 4 (every 30 s): %q", n, buf.String())
+	}
+}

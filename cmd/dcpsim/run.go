@@ -14,6 +14,7 @@ import (
 
 const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no-files] [--wide]
              [--trace-ranks R,R,...] [--dollars-per-gpu-hour X] [--allow-exec]
+             [--iterations N] [--seed S]
   dcpsim run --batches FILE.jsonl --policy P --costs load [--out FILE]
 
   Scenario mode (S: an embedded scenario name or a .toml file; default ` + scenarios.DefaultPreset + `):
@@ -75,6 +76,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	dollars := fs.Float64("dollars-per-gpu-hour", 0, "scenario mode: price of a GPU-hour for $ per 1T tokens (default: the scenario's run.dollars_per_gpu_hour, 2)")
 	wide := fs.Bool("wide", false, "scenario mode: print every column of the table and what each means")
 	exec := fs.Bool("allow-exec", false, "scenario mode: start the programs the scenario names ([run.external.NAME] command); without it such a scenario is refused")
+	iterations := fs.Int("iterations", 0, "scenario mode: run this many iterations instead of [run] iterations (the warm-up capped below it)")
+	seed := fs.Uint64("seed", 0, "scenario mode: sample the batches with this seed instead of [run] seed")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -98,10 +101,16 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if set["dollars-per-gpu-hour"] && !(*dollars > 0 && *dollars <= 1e4) {
 			return badInput("--dollars-per-gpu-hour %v: must be in (0, 10000]", *dollars)
 		}
-		return runScenario(scenarioFlags{arg: arg, policy: *policy, out: *out, noFiles: *noFiles, traceRanks: ranks, dollars: *dollars, allowExec: *exec, wide: *wide},
-			stdout, stderr)
-	case set["no-files"] || set["trace-ranks"] || set["dollars-per-gpu-hour"] || set["allow-exec"] || set["wide"]:
-		return badInput("--no-files, --trace-ranks, --dollars-per-gpu-hour, --allow-exec and --wide go with the scenario mode, not --batches")
+		f := scenarioFlags{arg: arg, policy: *policy, out: *out, noFiles: *noFiles, traceRanks: ranks, dollars: *dollars, allowExec: *exec, wide: *wide}
+		if set["iterations"] {
+			f.iterations = iterations
+		}
+		if set["seed"] {
+			f.seed = seed
+		}
+		return runScenario(f, stdout, stderr)
+	case set["no-files"] || set["trace-ranks"] || set["dollars-per-gpu-hour"] || set["allow-exec"] || set["iterations"] || set["seed"] || set["wide"]:
+		return badInput("--no-files, --trace-ranks, --dollars-per-gpu-hour, --allow-exec, --iterations, --seed and --wide go with the scenario mode, not --batches")
 	case *scenario != "":
 		return badInput("--batches and --scenario are exclusive")
 	case *costs != "load":

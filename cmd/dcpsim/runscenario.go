@@ -24,6 +24,9 @@ type scenarioFlags struct {
 	dollars          float64
 	allowExec        bool
 	wide             bool
+	// iterations and seed override [run] (nil: the file's).
+	iterations *int
+	seed       *uint64
 }
 
 // maxTimelineRanks bounds --trace-ranks: the ranks a run's timelines draw.
@@ -67,6 +70,12 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	}
 	if sc.Sweep != nil {
 		return badInput("scenario %s has a [sweep]: run it with dcpsim sweep (dcpsim run simulates one scenario)", sc.Name)
+	}
+	if err := sc.Override(f.iterations, f.seed); err != nil {
+		return err
+	}
+	for _, n := range sc.Notes {
+		fmt.Fprintf(stderr, "dcpsim run: note: %s\n", n)
 	}
 	if f.policy != "" {
 		if _, err := policies.Lookup(f.policy); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -16,10 +15,14 @@ import (
 const scenariosUsage = `  dcpsim scenarios [list]             list the embedded scenarios
   dcpsim scenarios show [--source] S  show scenario S (an embedded name or a .toml file)
   dcpsim scenarios check FILE...      validate scenario files; exit 2 if any is bad
+  dcpsim scenarios new                print a commented minimal scenario to start from
 
   check says of a valid scenario that names programs (the command of a
   [run.external.NAME] policy) which they are: run, sweep, search and trace
-  start them only with --allow-exec.`
+  start them only with --allow-exec. It warns (exit 0) when a GPU's worst case
+  at the budget, model states + reserve + B tokens' activations, exceeds its
+  HBM (dcpsim memory S gives every stage): a plan that fills a rank to B then
+  runs out of memory on its first iteration. new's output passes check.`
 
 func scenariosCommand() command {
 	return command{
@@ -62,6 +65,10 @@ func runScenarios(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			pts, _ := sc.Points()
+			for _, n := range sc.Notes {
+				fmt.Fprintf(stdout, "note %s: %s\n", escapeControls(f), n)
+			}
+			warnMemory(stdout, f, sc)
 			progs := experiment.Programs(sc)
 			if len(progs) == 0 {
 				fmt.Fprintf(stdout, "ok   %s (%s, %d point(s))\n", escapeControls(f), escapeControls(sc.Name), len(pts))
@@ -79,14 +86,35 @@ func runScenarios(args []string, stdout, stderr io.Writer) error {
 			return badInput("%d of %d scenario(s) invalid", len(bad), len(args)-1)
 		}
 		return nil
+	case "new":
+		if len(args) > 1 {
+			return badInput("scenarios new takes no arguments, got %q", args[1:])
+		}
+		_, err := io.WriteString(stdout, scenarios.Template)
+		return err
 	}
-	return badInput("unknown scenarios subcommand %q (list, show, check)", args[0])
+	return badInput("unknown scenarios subcommand %q (list, show, check, new)", args[0])
+}
+
+// warnMemory prints a warning when a GPU of sc's base layout cannot hold a
+// plan that fills a rank to the budget (report.NewMemoryReport's worst row):
+// the scenario is valid, and its first iteration would run out of memory.
+func warnMemory(w io.Writer, file string, sc *scenarios.Scenario) {
+	r, err := report.NewMemoryReport(sc)
+	if err != nil || r.Fits || len(r.Rows) == 0 {
+		return
+	}
+	worst := r.Rows[r.Worst]
+	fmt.Fprintf(w, "warn %s: stage %d (%s) needs %.1f GiB at B = %d tokens per rank (states %.1f, activations %.1f, reserve %.1f) of %.1f GiB of HBM: a plan that fills a rank to B runs out of memory (lower budget_tokens, or budget_tokens = \"auto\"; dcpsim memory %s)\n",
+		escapeControls(file), worst.Stage, worst.Kind, worst.TotalBytes/(1<<30), worst.BudgetTokens,
+		(worst.WeightsBytes+worst.GradientsBytes+worst.OptimizerBytes)/(1<<30), worst.ActivationBytes/(1<<30), worst.ReserveBytes/(1<<30),
+		worst.HBMBytes/(1<<30), escapeControls(file))
 }
 
 // resolveScenario loads an embedded scenario or a file; empty means the default.
 // scenarioFlag registers --scenario on fs: every command that reads a
 // scenario takes it as its argument or by --scenario, as run and plan do.
-func scenarioFlag(fs *flag.FlagSet) *string {
+func scenarioFlag(fs *cmdFlags) *string {
 	return fs.String("scenario", "", "embedded scenario name or .toml file (or give it as the argument)")
 }
 

@@ -19,7 +19,7 @@ import (
 )
 
 const searchUsage = `  dcpsim search [--scenario S | S] [--out DIR] [--jobs J] [--shard I/N | --shard auto [--shards N]] [--no-figures] [--json]
-                [--top N] [--tokens X (--days D | --by YYYY-MM-DD)] [--allow-exec]
+                [--top N] [--tokens X (--days D | --by YYYY-MM-DD)] [--memory-headroom H] [--allow-exec]
                 [--best-as megatron]
 
   Rank the layouts and policies of scenario S's [search] table (an embedded name
@@ -47,9 +47,13 @@ const searchUsage = `  dcpsim search [--scenario S | S] [--out DIR] [--jobs J] [
   prints for its layout and policy. Same scenario and seed: same ranking, any
   --jobs or --shard.
 
-  Prints the --top N (default 10) candidates, the best layout per policy, and
-  with --tokens X and --days D (or --by DATE, days from today) the fewest GPUs
-  searched that train X tokens in time. Writes DIR (default runs/<scenario>/):
+  With --tokens X and --days D (or --by DATE, days from today) prints first the
+  answer, the fewest GPUs searched that train X tokens in time, then the --top N
+  (default 10) candidates (tie: the leader's 95% interval of tokens/day overlaps
+  the candidate's) and the best layout per policy at the answer's cluster size
+  (else at the largest searched). --memory-headroom H leaves out of all three
+  the candidates whose peak leaves less than H of their HBM free; every row says
+  the share it leaves. Writes DIR (default runs/<scenario>/):
   search.json (the space, the rules, every candidate), search.csv (one row per
   candidate with its status: ok, pruned-bound, pruned-halving, out-of-memory,
   invalid, failed, skipped, and why), the figures search-pareto and search-best
@@ -66,8 +70,9 @@ const searchUsage = `  dcpsim search [--scenario S | S] [--out DIR] [--jobs J] [
   Job pod, as dcpsim sweep's --shard auto does (see dcpsim help sweep).
   --shard I/N runs the groups whose index mod N is I and writes
   DIR/search-shard.json; dcpsim merge --out DIR SHARD_DIR... joins the shards
-  into the same search.json, search.csv and figures as one unsharded search. A
-  progress line with an ETA goes to stderr on a terminal.
+  into the same search.json, search.csv and figures as one unsharded search. Progress
+  with an ETA goes to stderr: a line rewritten in place on a terminal, a whole
+  line every 10% (or 30 s) in a log (a file or pipe: Slurm, nohup, tee).
 
   --best-as megatron also prints the best candidate's layout, batch and model
   as Megatron-LM arguments (as dcpsim export megatron prints a scenario's),
@@ -106,6 +111,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	days := fs.Float64("days", 0, "days to reach --tokens")
 	by := fs.String("by", "", "date (YYYY-MM-DD, UTC) by which to reach --tokens; days from today")
 	exec := fs.Bool("allow-exec", false, "start the programs the scenario names ([run.external.NAME] command); without it such a scenario is refused")
+	headroom := fs.Float64("memory-headroom", 0, "leave out of the tables the candidates whose peak leaves less than this share of HBM free, e.g. 0.1")
 	bestAs := fs.String("best-as", "", "also print the best candidate as a launch line: megatron (dcpsim help export)")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -119,6 +125,9 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	}
 	if *jobs < 1 || *jobs > 4096 {
 		return badInput("--jobs %d: must be in [1, 4096]", *jobs)
+	}
+	if !(*headroom >= 0 && *headroom < 1) {
+		return badInput("--memory-headroom %v: must be in [0, 1): the share of HBM a candidate's peak must leave free", *headroom)
 	}
 	if *top < 0 || *top > 100000 {
 		return badInput("--top %d: must be in [0, 100000]", *top)
@@ -169,7 +178,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "shard %d/%d done (%d groups); join the shards' folders with dcpsim merge --out DIR FOLDER...\n", si, sn, len(res.File.Groups))
 		return nil
 	}
-	printSearchTables(stdout, &res.File, *top, target)
+	printSearchTables(stdout, &res.File, *top, target, *headroom)
 	fmt.Fprintf(stdout, "wrote %s/: %s\n", dir, strings.Join(res.Files, ", "))
 	if *bestAs != "" {
 		return printBestAs(stdout, sc, res.File.Candidates)
@@ -249,34 +258,60 @@ func printSearchHead(w io.Writer, f *experiment.SearchFile) {
 	fmt.Fprintf(w, "candidates: %s\n", strings.Join(parts, ", "))
 }
 
-// printSearchTables prints the ranking, the best layout per policy and the
-// answer to a token target.
-func printSearchTables(w io.Writer, f *experiment.SearchFile, top int, target *searchTarget) {
+// printSearchTables prints, of the candidates that leave at least headroom
+// of their HBM free: the answer to a token target first (when one is
+// given), the ranking with the leader's ties marked, and the best layout
+// per policy at the answer's cluster size (else the largest searched).
+func printSearchTables(w io.Writer, f *experiment.SearchFile, top int, target *searchTarget, headroom float64) {
 	ranked := results.RankedSearchRows(f.Candidates)
 	if len(ranked) == 0 {
 		fmt.Fprintln(w, "no candidate ran on every iteration: see search.csv for why")
 		return
 	}
-	fmt.Fprintf(w, "\nthe %d best of %d candidates by tokens/day ($ per 1T tokens at $%g per GPU-hour; ± 95%% is the Student-t interval of the mean step over the %d measured iterations):\n",
-		min(top, len(ranked)), len(ranked), f.DollarsPerGPUHour, f.Iterations-f.WarmupIterations)
-	_ = report.WriteSearchTable(w, f.Candidates, top)
-	gpus := 0
-	for _, r := range ranked {
-		gpus = max(gpus, r.GPUs)
+	if headroom > 0 {
+		fits := ranked[:0:0]
+		for _, r := range ranked {
+			if r.MemoryHeadroom() >= headroom {
+				fits = append(fits, r)
+			}
+		}
+		fmt.Fprintf(w, "\n--memory-headroom %g: %d of the %d ranked candidates leave less than %g%% of their HBM free and are left out below\n",
+			headroom, len(ranked)-len(fits), len(ranked), 100*headroom)
+		if len(fits) == 0 {
+			return
+		}
+		ranked = fits
 	}
-	fmt.Fprintf(w, "\nbest layout per policy at %d GPUs:\n", gpus)
-	for _, r := range results.BestSearchRows(f.Candidates, gpus) {
-		fmt.Fprintf(w, "  %-12s %8.2f B tokens/day  %8.3f s/step  %s per 1T tokens  %s\n",
-			r.Policy, r.TokensPerDay/1e9, r.StepSecondsMean, money(r.DollarsPer1TTokens), r.Layout())
-	}
+	answer := 0
 	if target != nil {
-		printTarget(w, ranked, target, f.DollarsPerGPUHour)
+		answer = printTarget(w, ranked, target, f.DollarsPerGPUHour)
+	}
+	fmt.Fprintf(w, "\nthe %d best of %d candidates by tokens/day ($ per 1T tokens at $%g per GPU-hour; ± 95%% is the Student-t interval of the mean step over the %d measured iterations; tie: its interval of tokens/day overlaps the leader's):\n",
+		min(top, len(ranked)), len(ranked), f.DollarsPerGPUHour, f.Iterations-f.WarmupIterations)
+	_ = report.WriteSearchTable(w, ranked, top)
+	gpus, why := answer, "the answer's cluster size"
+	if gpus == 0 {
+		why = "the largest searched"
+		for _, r := range ranked {
+			gpus = max(gpus, r.GPUs)
+		}
+	}
+	fmt.Fprintf(w, "\nbest layout per policy at %d GPUs (%s):\n", gpus, why)
+	best := results.BestSearchRows(ranked, gpus)
+	for i, r := range best {
+		tie := ""
+		if i > 0 && r.TiesWith(best[0]) {
+			tie = "  (ties " + best[0].Policy + ")"
+		}
+		fmt.Fprintf(w, "  %-12s %8.2f B tokens/day  %8.3f s/step  %s per 1T tokens  %4.1f%% HBM free  %s%s\n",
+			r.Policy, r.TokensPerDay/1e9, r.StepSecondsMean, money(r.DollarsPer1TTokens), 100*r.MemoryHeadroom(), r.Layout(), tie)
 	}
 }
 
 // printTarget prints the fewest GPUs searched whose best candidate trains
-// the target's tokens in its days.
-func printTarget(w io.Writer, ranked []results.SearchRow, t *searchTarget, dollars float64) {
+// the target's tokens in its days, the answer first, and returns that
+// cluster size (0: no cluster searched makes it).
+func printTarget(w io.Writer, ranked []results.SearchRow, t *searchTarget, dollars float64) int {
 	need := t.tokens / t.days
 	best := map[int]results.SearchRow{}
 	for _, r := range ranked {
@@ -289,7 +324,23 @@ func printTarget(w io.Writer, ranked []results.SearchRow, t *searchTarget, dolla
 		sizes = append(sizes, g)
 	}
 	slices.Sort(sizes)
+	answer := 0
+	for _, g := range sizes {
+		if best[g].TokensPerDay >= need {
+			answer = g
+			break
+		}
+	}
 	fmt.Fprintf(w, "\n%.3g tokens in %.1f days needs %.2f B tokens/day:\n", t.tokens, t.days, need/1e9)
+	if answer > 0 {
+		r := best[answer]
+		d := t.tokens / r.TokensPerDay
+		fmt.Fprintf(w, "answer: %d GPUs (%s, %s): %.1f days, %s\n", answer, r.Policy, r.Layout(), d, money(d*24*float64(answer)*dollars))
+	} else {
+		g := sizes[len(sizes)-1]
+		fmt.Fprintf(w, "answer: no cluster searched makes it: the largest, %d GPUs, would need %.0f%% more throughput (at linear scaling about %d GPUs; search them to know)\n",
+			g, 100*(need/best[g].TokensPerDay-1), int(math.Ceil(float64(g)*need/best[g].TokensPerDay)))
+	}
 	for _, g := range sizes {
 		r := best[g]
 		d := t.tokens / r.TokensPerDay
@@ -300,15 +351,7 @@ func printTarget(w io.Writer, ranked []results.SearchRow, t *searchTarget, dolla
 		fmt.Fprintf(w, "  %s %6d GPUs: best %8.2f B tokens/day (%s, %s): %.1f days, %s\n",
 			mark, g, r.TokensPerDay/1e9, r.Policy, r.Layout(), d, money(d*24*float64(g)*dollars))
 	}
-	for _, g := range sizes {
-		if best[g].TokensPerDay >= need {
-			fmt.Fprintf(w, "the fewest GPUs searched that make it: %d (%s, %s)\n", g, best[g].Policy, best[g].Layout())
-			return
-		}
-	}
-	g := sizes[len(sizes)-1]
-	fmt.Fprintf(w, "no cluster searched makes it: the largest, %d GPUs, would need %.0f%% more throughput (at linear scaling about %d GPUs; search them to know)\n",
-		g, 100*(need/best[g].TokensPerDay-1), int(math.Ceil(float64(g)*need/best[g].TokensPerDay)))
+	return answer
 }
 
 // money formats dollars as $1.23M, $456k or $789.

@@ -58,7 +58,7 @@ func TestSearchCommand(t *testing.T) {
 	if !strings.Contains(stderr, "simulated 0 runs") {
 		t.Errorf("stderr lacks the wall-time line of a search read back whole: %s", stderr)
 	}
-	for _, want := range []string{"the 3 best of", "best layout per policy at 64 GPUs", "1e+11 tokens in 10.0 days needs 10.00 B tokens/day", "hydra", "static"} {
+	for _, want := range []string{"the 3 best of", "best layout per policy at 32 GPUs (the answer's cluster size)", "1e+11 tokens in 10.0 days needs 10.00 B tokens/day", "answer: 32 GPUs", "hydra", "static"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}

@@ -44,7 +44,8 @@ const sweepUsage = `  dcpsim sweep [--scenario S | S] [--out DIR] [--shard I/N |
   examples/slurm/ and examples/k8s/ hold the job files. An unsharded (or merged) sweep writes DIR/sweep.json (every point, in
   order), DIR/sweep.csv (one row per point and policy) and the figures
   sweep-throughput, sweep-planner and sweep-<policy>-<option> (PNG and SVG) where the swept axes
-  allow them. A progress line goes to stderr on a terminal, nothing on a pipe.
+  allow them. Progress goes to stderr: rewritten in
+  place on a terminal, a whole line every 10% (or 30 s) in a log (a file or pipe).
 
   --allow-exec starts the programs the scenario names (the command of a
   [run.external.NAME] policy): a scenario file can name any program, so
@@ -182,7 +183,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		}
 		printSearchHead(stdout, &res.File)
 		fmt.Fprintf(stdout, "merged %d shards\n", len(srcs))
-		printSearchTables(stdout, &res.File, 10, nil)
+		printSearchTables(stdout, &res.File, 10, nil, 0)
 		fmt.Fprintf(stdout, "wrote %s/: %s\n", *out, strings.Join(res.Files, ", "))
 		return nil
 	}

@@ -80,6 +80,8 @@ func WriteComparisonTable(w io.Writer, c *results.Comparison) error {
 			switch key {
 			case "scenario_sha256": // 64 hex digits; compare.json has them whole
 				a, b, key = shortRevision(a), shortRevision(b), key+" (the scenario text or a policy option)"
+			case "batches_sha256":
+				a, b, key = shortRevision(a), shortRevision(b), key+" (other batches: Welch's test)"
 			case "vcs_revision":
 				a, b = shortRevision(a), shortRevision(b)
 			}
@@ -91,7 +93,7 @@ func WriteComparisonTable(w io.Writer, c *results.Comparison) error {
 
 	sweep := c.Kind == "sweep"
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "policy\titerations A/B\tstep mean A (s)\tstep mean B (s)\tchange (%)\t95% CI (%)\tsignificant\t" +
+	head := "policy\titerations A/B\tstep mean A (s)\tstep mean B (s)\tchange (%)\t95% CI (%)\ttest\tsignificant\t" +
 		"tokens/day A → B (B)\tPP bubble A → B (%)\tDP bubble A → B (%)\tpeak memory A → B (GiB)\t"
 	if sweep {
 		head = "point\t" + head
@@ -99,6 +101,7 @@ func WriteComparisonTable(w io.Writer, c *results.Comparison) error {
 	fmt.Fprintln(tw, head)
 	var other []results.ComparisonRow
 	compared := 0
+	tests := map[string]bool{}
 	for _, r := range c.Rows {
 		if r.Status != results.CompareCompared {
 			other = append(other, r)
@@ -112,8 +115,9 @@ func WriteComparisonTable(w io.Writer, c *results.Comparison) error {
 		if r.Significant {
 			sig = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%d/%d\t%.4f\t%.4f\t%+.2f\t%s\t%s\t%.2f → %.2f\t%.1f → %.1f\t%.1f → %.1f\t%.1f → %.1f\t\n",
-			shown(r.Policy), r.IterationsA, r.IterationsB, r.StepSecondsMeanA, r.StepSecondsMeanB, r.ChangePct, r.FormatCI(), sig,
+		tests[r.Test] = true
+		fmt.Fprintf(tw, "%s\t%d/%d\t%.4f\t%.4f\t%+.2f\t%s\t%s\t%s\t%.2f → %.2f\t%.1f → %.1f\t%.1f → %.1f\t%.1f → %.1f\t\n",
+			shown(r.Policy), r.IterationsA, r.IterationsB, r.StepSecondsMeanA, r.StepSecondsMeanB, r.ChangePct, r.FormatCI(), r.Test, sig,
 			r.TokensPerDayA/1e9, r.TokensPerDayB/1e9, 100*r.PPBubbleShareA, 100*r.PPBubbleShareB,
 			100*r.DPBubbleShareA, 100*r.DPBubbleShareB, r.PeakMemoryMaxBytesA/(1<<30), r.PeakMemoryMaxBytesB/(1<<30))
 	}
@@ -138,7 +142,14 @@ func WriteComparisonTable(w io.Writer, c *results.Comparison) error {
 			fmt.Fprintf(w, "%s: %s\n", shown(r.Label()), shown(r.Note))
 		}
 	}
-	fmt.Fprintf(w, "\n%s Bubbles are shares of the iteration (means over stage and rank); peak memory is the most any GPU held in a measured iteration.\n", results.CompareMethod)
+	fmt.Fprintln(w)
+	if tests[results.CompareTestPaired] {
+		fmt.Fprintln(w, "paired: both sides simulated the same batches (batches_sha256), so the interval is the paired t interval on the per-iteration differences.")
+	}
+	if tests[results.CompareTestWelch] {
+		fmt.Fprintln(w, "welch: the batches differ (or are not recorded), so the interval is Welch's t interval on the difference of the means.")
+	}
+	fmt.Fprintln(w, "change and interval in % of mean A; significant when the interval excludes 0 (dcpsim help compare). Bubbles are shares of the iteration; peak memory the most any GPU held.")
 	return nil
 }
 
@@ -229,7 +240,7 @@ func compareFigure(c *results.Comparison) (*figure, error) {
 	if n == 0 {
 		p.Title.Text += ": no policy ran on both sides"
 	}
-	p.Y.Label.Text = "change (%), 95% CI (Welch)"
+	p.Y.Label.Text = "change (%), 95% CI"
 	p.X.Label.Text = "policy (filled: significant)"
 	if c.Kind == "sweep" {
 		p.X.Label.Text = "point, policy (filled: significant)"

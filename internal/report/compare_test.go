@@ -26,11 +26,11 @@ func testComparison() *results.Comparison {
 		Differences: []results.Difference{{Key: "scenario_sha256", A: strings.Repeat("a", 64), B: strings.Repeat("b", 64)}, {Key: "seed", A: "1", B: "2"}, {Key: "vcs_revision", A: "abc", B: ""}},
 		Rows: []results.ComparisonRow{
 			{Policy: "hydra", Status: results.CompareCompared, IterationsA: 15, IterationsB: 15, StepSecondsMeanA: 1.2, StepSecondsMeanB: 1.8,
-				DiffSeconds: 0.6, ChangePct: 50, CIDefined: true, CILowPct: 30.5, CIHighPct: 69.5, WelchDF: 20, Significant: true,
+				DiffSeconds: 0.6, ChangePct: 50, CIDefined: true, CILowPct: 30.5, CIHighPct: 69.5, Test: results.CompareTestWelch, DF: 20, Significant: true,
 				TokensPerDayA: 9.7e9, TokensPerDayB: 6.4e9, PPBubbleShareA: 0.467, PPBubbleShareB: 0.58, DPBubbleShareA: 0.06, DPBubbleShareB: 0.093,
 				PeakMemoryMaxBytesA: 36e9, PeakMemoryMaxBytesB: 35.8e9},
 			{Policy: "mcore", Status: results.CompareCompared, IterationsA: 15, IterationsB: 15, StepSecondsMeanA: 1.8, StepSecondsMeanB: 1.75,
-				ChangePct: -2.78, CIDefined: true, CILowPct: -17.5, CIHighPct: 12, WelchDF: 27},
+				ChangePct: -2.78, CIDefined: true, CILowPct: -17.5, CIHighPct: 12, Test: results.CompareTestWelch, DF: 27},
 			{Policy: "one", Status: results.CompareCompared, IterationsA: 1, IterationsB: 1, StepSecondsMeanA: 1, StepSecondsMeanB: 2, ChangePct: 100,
 				Note: "1 and 1 measured iterations: an interval needs at least 2 on each side"},
 			{Policy: "static", Status: results.CompareOnlyInA, Note: "not in B", IterationsA: 15},
@@ -56,14 +56,15 @@ func TestWriteComparisonTable(t *testing.T) {
 		"  B = runs/b (seed 2, sha256 bbbbbbbbbbbb)\n",
 		"differs: scenario_sha256 (the scenario text or a policy option) aaaaaaaaaaaa → bbbbbbbbbbbb; seed 1 → 2; vcs_revision abc → (none)\n",
 		"policy  iterations A/B  step mean A (s)  step mean B (s)  change (%)",
-		"hydra           15/15           1.2000           1.8000      +50.00  [+30.50, +69.50]          yes           9.70 → 6.40          46.7 → 58.0            6.0 → 9.3",
-		"-2.78  [-17.50, +12.00]           no",
-		"+100.00             [n/a]           no",
+		"hydra           15/15           1.2000           1.8000      +50.00  [+30.50, +69.50]  welch          yes           9.70 → 6.40          46.7 → 58.0            6.0 → 9.3",
+		"-2.78  [-17.50, +12.00]  welch           no",
+		"+100.00             [n/a]                  no",
 		"static: only in A: not in B\n",
 		"bytescale: failed in B: iteration 0: plan: boom\n",
 		`"evil\x1b[2J\tname": only in B: not in A` + "\n",
 		"one: 1 and 1 measured iterations",
-		"\n" + results.CompareMethod,
+		"\nwelch: the batches differ",
+		"significant when the interval excludes 0 (dcpsim help compare)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -71,6 +72,18 @@ func TestWriteComparisonTable(t *testing.T) {
 	}
 	if strings.Contains(out, "\x1b") {
 		t.Errorf("a control character reached the table:\n%q", out)
+	}
+
+	// Paired rows name the paired test in the footer, not Welch's.
+	pc := testComparison()
+	pc.Rows = pc.Rows[:1]
+	pc.Rows[0].Test = results.CompareTestPaired
+	b.Reset()
+	if err := WriteComparisonTable(&b, pc); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "\npaired: both sides simulated the same batches") || strings.Contains(out, "welch:") {
+		t.Errorf("a paired table's footer:\n%s", out)
 	}
 
 	// A sweep with nothing compared, of two scenarios (--force).

@@ -338,33 +338,37 @@ func searchBestFigure(rows []results.SearchRow, colors map[string]int) (*figure,
 	const name = "search-best"
 	fail := func(err error) (*figure, error) { return nil, fmt.Errorf("report: %s figure: %w", name, err) }
 	gpus := searchGPUs(rows)
-	top := int(gpus[len(gpus)-1])
 	names, byPolicy := searchPolicies(rows)
 	var best []results.SearchRow
 	kinds := map[string]bool{}
-	for _, pol := range names {
-		var b *results.SearchRow
-		for i, r := range byPolicy[pol] {
-			if r.GPUs == top && (b == nil || r.TokensPerDay > b.TokensPerDay) {
-				b = &byPolicy[pol][i]
+	// The best of each policy at each cluster size, sizes bottom up (the
+	// largest at the top), each size's policies best last (drawn on top).
+	for _, g := range gpus {
+		var at []results.SearchRow
+		for _, pol := range names {
+			var b *results.SearchRow
+			for i, r := range byPolicy[pol] {
+				if r.GPUs == int(g) && (b == nil || r.TokensPerDay > b.TokensPerDay) {
+					b = &byPolicy[pol][i]
+				}
+			}
+			if b != nil {
+				at = append(at, *b)
+				kinds[b.GPU] = true
 			}
 		}
-		if b != nil {
-			best = append(best, *b)
-			kinds[b.GPU] = true
-		}
+		slices.SortStableFunc(at, func(a, b results.SearchRow) int {
+			return cmp.Or(cmp.Compare(a.TokensPerDay, b.TokensPerDay), cmp.Compare(b.ID, a.ID))
+		})
+		best = append(best, at...)
 	}
-	// Best first, drawn on top: the bars go bottom up, so the best is last.
-	slices.SortStableFunc(best, func(a, b results.SearchRow) int {
-		return cmp.Or(cmp.Compare(a.TokensPerDay, b.TokensPerDay), cmp.Compare(b.ID, a.ID))
-	})
 	n := len(best)
 	h := max(figH, 1.2*vg.Inch+vg.Length(n)*0.5*vg.Inch)
 	w := figW + vg.Inch
 	p := plot.New()
-	p.Title.Text = "best layout per policy at " + strconv.Itoa(top) + " GPUs"
+	p.Title.Text = "best layout per policy at " + strconv.Itoa(int(gpus[0])) + " GPUs"
 	if len(gpus) > 1 {
-		p.Title.Text += " (the largest count searched)"
+		p.Title.Text = "best layout per policy at each cluster size searched"
 	}
 	p.X.Label.Text = "tokens/day (billions)"
 	grid := plotter.NewGrid()
@@ -385,6 +389,9 @@ func searchBestFigure(rows []results.SearchRow, colors map[string]int) (*figure,
 		b.LineStyle.Width = 0
 		p.Add(b)
 		ticks[i] = r.Policy
+		if len(gpus) > 1 {
+			ticks[i] = r.Policy + " · " + strconv.Itoa(r.GPUs)
+		}
 		layout := r.Layout()
 		if len(kinds) > 1 {
 			layout = r.GPU + " · " + layout

@@ -155,12 +155,12 @@ func TestSearchFigureText(t *testing.T) {
 		t.Errorf("search-pareto at three GPU counts is not tokens/day vs GPUs with the front")
 	}
 	best := svg(three, "search-best")
-	if !strings.Contains(best, "at 256 GPUs (the largest count searched)") {
-		t.Errorf("search-best does not say it is at the largest GPU count")
+	if !strings.Contains(best, "at each cluster size searched") {
+		t.Errorf("search-best does not say it shows every cluster size")
 	}
-	// At 256 GPUs each policy is best at pp 2 and pp 3 (a tie, the first
-	// wins), with tokens/day 4×(9.8-1.1k): flexsp's bar lowest, hydra's on
-	// top.
+	// At 256 GPUs (the top group) each policy is best at pp 2 and pp 3 (a
+	// tie, the first wins), with tokens/day 4×(9.8-1.1k): flexsp's bar
+	// lowest, hydra's on top.
 	var heights []float64
 	for _, lbl := range []string{"30.4", "34.8", "39.2"} {
 		heights = append(heights, svgTextHeight(t, best, lbl))
@@ -168,18 +168,24 @@ func TestSearchFigureText(t *testing.T) {
 	if !slices.IsSorted(heights) || heights[0] == heights[2] {
 		t.Errorf("value labels 30.4, 34.8, 39.2 at heights %v, want ascending (best on top)", heights)
 	}
-	if h := svgTextHeight(t, best, "hydra"); h < heights[1] {
+	if h := svgTextHeight(t, best, "hydra · 256"); h < heights[1] {
 		t.Errorf("hydra's name at height %g, below mcore's bar at %g", h, heights[1])
 	}
-	pp2 := searchRow(0, "", 256, 2, 0)
-	if n := strings.Count(best, pp2.Layout()); n != 3 {
-		t.Errorf("search-best labels %d bars %q, want 3", n, pp2.Layout())
+	if h16, h256 := svgTextHeight(t, best, "hydra · 16"), svgTextHeight(t, best, "hydra · 256"); h16 >= h256 {
+		t.Errorf("the 16-GPU group at height %g, not below the 256-GPU group's %g", h16, h256)
 	}
-	for _, pp := range []int{3, 7} {
-		r := searchRow(0, "", 0, pp, 0)
-		if l := r.Layout(); strings.Contains(best, l) {
-			t.Errorf("search-best labels %q, not a best at 256 GPUs", l)
+	for _, size := range []string{"16", "64", "256"} {
+		if n := strings.Count(best, " · "+size+"</text>"); n != 3 {
+			t.Errorf("search-best has %d bars at %s GPUs, want one per policy (3)", n, size)
 		}
+	}
+	// mcore's best at 64 GPUs is the row at pp 7 (the most tokens/day of
+	// all); pp 3 ties pp 2 everywhere and loses.
+	if l := searchRow(0, "", 0, 7, 0).Layout(); !strings.Contains(best, l) {
+		t.Errorf("search-best lacks %q, mcore's best at 64 GPUs", l)
+	}
+	if l := searchRow(0, "", 0, 3, 0).Layout(); strings.Contains(best, l) {
+		t.Errorf("search-best labels %q, a layout that is no policy's best", l)
 	}
 }
 
