@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -301,6 +302,8 @@ func compareDoc(c *results.Comparison) *pages.Doc {
 		{Name: "step mean B (s)", Meaning: "B's mean step time."},
 		{Name: "change (%)", Meaning: "(mean B − mean A) / mean A: positive is slower."},
 		{Name: "95% interval (%)", Meaning: "The change's 95% confidence interval, in % of mean A (the method below)."},
+		{Name: "test", Meaning: "paired: both sides simulated the same batches (batches_sha256), the paired t interval on the per-iteration differences; " +
+			"welch: the batches differ, Welch's t interval on the difference of the means.", Text: true},
 		{Name: "significant", Meaning: "The interval excludes 0.", Text: true},
 		{Name: "tokens/day A (B)", Meaning: "A's tokens per day, in billions."},
 		{Name: "tokens/day B (B)", Meaning: "B's tokens per day, in billions."},
@@ -321,12 +324,12 @@ func compareDoc(c *results.Comparison) *pages.Doc {
 			sig := "no"
 			if r.Significant {
 				sig = "yes"
-				row.Class = "tie"
+				row.Class, row.Title = "significant", "changed significantly at 95%: the interval excludes 0"
 			}
-			row.Cells = append(row.Cells, pages.Text(sig))
+			row.Cells = append(row.Cells, pages.Text(r.Test), pages.Text(sig))
 		} else {
 			row.Class = "failed"
-			for range 5 {
+			for range 6 {
 				row.Cells = append(row.Cells, pages.Cell{Text: "-"})
 			}
 		}
@@ -376,30 +379,30 @@ func validationDoc(rs []results.ValidationResult) *pages.Doc {
 
 // WriteIndex writes dir's index.html: every results folder under dir
 // (pages.Scan, through an os.Root so that no link leads outside dir),
-// linked to its page, and REPORT.md when dir has one.
+// linked to its page, and REPORT.md when dir has one. The page's title is
+// dir's base name.
 func WriteIndex(dir string) error {
-	d, err := IndexDoc(dir, filepath.Base(filepath.Clean(dir)))
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	d, err := IndexDoc(root.FS(), filepath.Base(filepath.Clean(dir)))
 	if err != nil {
 		return err
 	}
 	return safeio.WriteFileAtomic(filepath.Join(dir, pages.File), func(w io.Writer) error { return pages.Write(w, d) })
 }
 
-// IndexDoc is the page listing the results folders under dir, titled
-// title.
-func IndexDoc(dir, title string) (*pages.Doc, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	fsys := root.FS()
+// IndexDoc is the page listing the results folders of fsys, titled title,
+// with a link to REPORT.md when fsys holds one.
+func IndexDoc(fsys fs.FS, title string) (*pages.Doc, error) {
 	folders, truncated, err := pages.Scan(fsys)
 	if err != nil {
 		return nil, err
 	}
 	var extra []pages.Link
-	if fi, err := root.Lstat("REPORT.md"); err == nil && fi.Mode().IsRegular() {
+	if fi, err := fs.Stat(fsys, "REPORT.md"); err == nil && fi.Mode().IsRegular() {
 		extra = append(extra, pages.Link{Text: "REPORT.md", Href: "REPORT.md", Note: "our numbers beside the papers'"})
 	}
 	return pages.IndexDoc(title, folders, truncated, extra), nil

@@ -64,6 +64,7 @@ var searchColumns = []pages.Column{
 	{Name: "± 95% (s)", Meaning: "Half-width of the mean step's 95% Student-t interval."},
 	{Name: "$ per 1T tokens (k$)", Meaning: "GPUs × $ per GPU-hour × hours to train 10^12 tokens, in thousands."},
 	{Name: "peak memory (GiB)", Meaning: "The most any GPU held in a measured iteration, over its HBM."},
+	{Name: "HBM free (%)", Meaning: "The share of the GPU's HBM its peak leaves free (dcpsim search --memory-headroom leaves out those below a share)."},
 	{Name: "PP bubble (%)", Meaning: "Pipeline fill, drain and waits for another stage, share of the iteration."},
 	{Name: "DP bubble (%)", Meaning: "Wait before the gradient reduce-scatter, share of the iteration."},
 	{Name: "policy", Meaning: "The DCP policy.", Text: true},
@@ -82,7 +83,7 @@ func searchCells(r *results.SearchRow) []pages.Cell {
 		pages.Num(r.TokensPerDay/1e9, 2), pages.NumText(interval, lo/1e9),
 		pages.Num(r.StepSecondsMean, 3), pages.Num(r.StepSecondsCI95, 3), pages.Num(r.DollarsPer1TTokens/1e3, 1),
 		pages.NumText(fmt.Sprintf("%.1f / %.1f", r.PeakMemoryBytes/(1<<30), r.HBMBytes/(1<<30)), r.PeakMemoryBytes/(1<<30)),
-		pages.Num(100*r.PPBubbleShare, 1), pages.Num(100*r.DPBubbleShare, 1),
+		pages.Num(100*r.MemoryHeadroom(), 1), pages.Num(100*r.PPBubbleShare, 1), pages.Num(100*r.DPBubbleShare, 1),
 		pages.Text(r.Policy), pages.NumText(fmt.Sprintf("%d×%s", r.GPUs, r.GPU), float64(r.GPUs)), pages.Text(r.Layout()),
 	}
 }
@@ -90,19 +91,23 @@ func searchCells(r *results.SearchRow) []pages.Cell {
 // rankedTable is the best maxSearchRanked candidates, the leader and the
 // candidates that tie it at 95% marked.
 func rankedTable(ranked []results.SearchRow, measured int) *pages.Table {
-	t := &pages.Table{ID: "ranked-table", Columns: append([]pages.Column{{Name: "rank", Meaning: "By tokens per day; 1 is the best."}}, searchColumns...)}
+	t := &pages.Table{ID: "ranked-table", Columns: append([]pages.Column{{Name: "rank", Meaning: "By tokens per day; 1 is the best."},
+		{Name: "vs #1", Meaning: "leader: rank 1; tie: its 95% interval of tokens per day overlaps the leader's, so the simulated iterations cannot tell them apart.", Text: true}},
+		searchColumns...)}
 	leader := ranked[0]
 	ties := 0
 	for i := range ranked {
 		r := &ranked[i]
-		row := pages.Row{Cells: append([]pages.Cell{pages.Num(float64(r.Rank), 0)}, searchCells(r)...)}
+		vs := ""
+		var class, title string
 		switch {
 		case i == 0:
-			row.Class, row.Title = "leader", "the leader"
+			vs, class, title = "leader", "leader", "the leader"
 		case r.TiesWith(leader):
-			row.Class, row.Title = "tie", "ties with the leader at 95%: their tokens-per-day intervals overlap"
+			vs, class, title = "tie", "tie", "ties with the leader at 95%: their tokens-per-day intervals overlap"
 			ties++
 		}
+		row := pages.Row{Class: class, Title: title, Cells: append([]pages.Cell{pages.Num(float64(r.Rank), 0), pages.Text(vs)}, searchCells(r)...)}
 		if i < maxSearchRanked {
 			t.Rows = append(t.Rows, row)
 		}

@@ -64,11 +64,9 @@ func Scan(fsys fs.FS) (folders []Folder, truncated bool, err error) {
 		if visited++; visited > MaxScanFolders {
 			return errScanFull
 		}
-		for _, m := range markers {
-			if isFile(fsys, path.Join(p, m.file)) {
-				folders = append(folders, Folder{Path: p, Kind: m.kind, Page: isFile(fsys, path.Join(p, File))})
-				return fs.SkipDir
-			}
+		if kind := Kind(fsys, p); kind != "" {
+			folders = append(folders, Folder{Path: p, Kind: kind, Page: isFile(fsys, path.Join(p, File))})
+			return fs.SkipDir
 		}
 		return nil
 	})
@@ -77,6 +75,20 @@ func Scan(fsys fs.FS) (folders []Folder, truncated bool, err error) {
 	}
 	return folders, false, err
 }
+
+// Kind is what the folder dir of fsys is, from the file that marks it
+// (Folder.Kind), or "" when it is no results folder.
+func Kind(fsys fs.FS, dir string) string {
+	for _, m := range markers {
+		if isFile(fsys, path.Join(dir, m.file)) {
+			return m.kind
+		}
+	}
+	return ""
+}
+
+// IsPage reports whether dir of fsys holds a page (File).
+func IsPage(fsys fs.FS, dir string) bool { return isFile(fsys, path.Join(dir, File)) }
 
 // isFile reports whether name is a regular file of fsys.
 func isFile(fsys fs.FS, name string) bool {

@@ -76,8 +76,8 @@ type Column struct {
 	Text          bool
 }
 
-// Row is one row of a table; Class marks it ("tie", "leader", "failed",
-// "answer"), Title says why on hover.
+// Row is one row of a table; Class marks it ("leader", "tie", "answer",
+// "significant", "failed"), Title says why on hover.
 type Row struct {
 	Class, Title string
 	Cells        []Cell
