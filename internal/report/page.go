@@ -179,7 +179,7 @@ func degreeTable(s *results.Summary) *pages.Table {
 	}
 	slices.Sort(degrees)
 	degrees = slices.Compact(degrees)
-	t := &pages.Table{ID: "degree-table", Columns: []pages.Column{{Name: "policy", Meaning: "The DCP policy.", Text: true}},
+	t := &pages.Table{ID: "degree-table", Columns: []pages.Column{colPolicy},
 		Note: "Share of GPU-slots (rank × microbatch) at each CP degree, %; idle: a rank holding nothing in a microbatch."}
 	for _, g := range degrees {
 		name := strconv.Itoa(g)
@@ -207,6 +207,18 @@ func degreeTable(s *results.Summary) *pages.Table {
 	return t
 }
 
+// The columns that several pages' tables share.
+var (
+	colPolicy       = pages.Column{Name: "policy", Meaning: "The DCP policy.", Text: true}
+	colGPUs         = pages.Column{Name: "GPUs", Meaning: "The cluster's GPUs."}
+	colTokensPerDay = pages.Column{Name: "tokens/day (B)", Meaning: "Σ batch tokens × 86,400 / Σ step seconds, in billions."}
+	colStepMean     = pages.Column{Name: "step mean (s)", Meaning: "Mean simulated iteration time over the measured iterations."}
+	colPPBubble     = pages.Column{Name: "PP bubble (%)", Meaning: "Pipeline fill, drain and waits for another stage, share of the iteration."}
+	colDPBubble     = pages.Column{Name: "DP bubble (%)", Meaning: "Wait before the gradient reduce-scatter, share of the iteration."}
+	colPeakMemory   = pages.Column{Name: "peak memory (GiB)", Meaning: "The most any GPU held in a measured iteration, over its HBM."}
+	colCost         = pages.Column{Name: "$ per 1T tokens (k$)", Meaning: "GPUs × $ per GPU-hour × hours to train 10^12 tokens, in thousands."}
+)
+
 // maxPageRows bounds a table of a page (the CSV beside it holds all).
 const maxPageRows = 2000
 
@@ -226,18 +238,14 @@ func sweepDoc(sw *results.SweepPage) *pages.Doc {
 	t := &pages.Table{ID: "sweep-table", Columns: []pages.Column{
 		{Name: "point", Meaning: "The point's folder (points/NAME/) and its summary.json.", Text: true},
 		{Name: "axes", Meaning: "The swept keys' values at the point.", Text: true},
-		{Name: "GPUs", Meaning: "The cluster's GPUs."},
+		colGPUs,
 		{Name: "model", Meaning: "The model.", Text: true},
 		{Name: "context", Meaning: "The context length (tokens)."},
-		{Name: "policy", Meaning: "The DCP policy.", Text: true},
-		{Name: "tokens/day (B)", Meaning: "Σ batch tokens × 86,400 / Σ step seconds, in billions."},
-		{Name: "step mean (s)", Meaning: "Mean simulated iteration time over the measured iterations."},
+		colPolicy, colTokensPerDay, colStepMean,
 		{Name: "MFU (%)", Meaning: "Model FLOPs over the GPUs' BF16 peak."},
-		{Name: "PP bubble (%)", Meaning: "Pipeline fill, drain and waits for another stage, share of the iteration."},
-		{Name: "DP bubble (%)", Meaning: "Wait before the gradient reduce-scatter, share of the iteration."},
+		colPPBubble, colDPBubble,
 		{Name: "planner modelled (ms)", Meaning: "The planner's modelled stall on the critical path."},
-		{Name: "peak memory (GiB)", Meaning: "The most any GPU held in a measured iteration, over its HBM."},
-		{Name: "$ per 1T tokens (k$)", Meaning: "GPUs × $ per GPU-hour × hours to train 10^12 tokens, in thousands."},
+		colPeakMemory, colCost,
 	}}
 	rows := 0
 	for _, pt := range sw.Points {
@@ -295,7 +303,7 @@ func compareDoc(c *results.Comparison) *pages.Doc {
 	}
 	t := &pages.Table{ID: "compare-table", Columns: []pages.Column{
 		{Name: "point", Meaning: "The sweep point (its swept values); empty for two runs.", Text: true},
-		{Name: "policy", Meaning: "The DCP policy.", Text: true},
+		colPolicy,
 		{Name: "status", Meaning: "Compared, or why not (only in one folder, failed on a side).", Text: true},
 		{Name: "iterations A / B", Meaning: "The measured (non-warm-up) iterations of each side's iterations.csv."},
 		{Name: "step mean A (s)", Meaning: "A's mean step time."},

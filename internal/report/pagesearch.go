@@ -58,17 +58,13 @@ func searchDoc(s *results.SearchPage) *pages.Doc {
 
 // searchColumns are the columns a candidate's row shows after its rank.
 var searchColumns = []pages.Column{
-	{Name: "tokens/day (B)", Meaning: "Σ batch tokens × 86,400 / Σ step seconds, in billions."},
+	colTokensPerDay,
 	{Name: "95% interval (B)", Meaning: "Tokens per day at the ends of the mean step's 95% Student-t interval over the measured iterations."},
-	{Name: "step mean (s)", Meaning: "Mean simulated iteration time over the measured iterations."},
+	colStepMean,
 	{Name: "± 95% (s)", Meaning: "Half-width of the mean step's 95% Student-t interval."},
-	{Name: "$ per 1T tokens (k$)", Meaning: "GPUs × $ per GPU-hour × hours to train 10^12 tokens, in thousands."},
-	{Name: "peak memory (GiB)", Meaning: "The most any GPU held in a measured iteration, over its HBM."},
+	colCost, colPeakMemory,
 	{Name: "HBM free (%)", Meaning: "The share of the GPU's HBM its peak leaves free (dcpsim search --memory-headroom leaves out those below a share)."},
-	{Name: "PP bubble (%)", Meaning: "Pipeline fill, drain and waits for another stage, share of the iteration."},
-	{Name: "DP bubble (%)", Meaning: "Wait before the gradient reduce-scatter, share of the iteration."},
-	{Name: "policy", Meaning: "The DCP policy.", Text: true},
-	{Name: "GPUs", Meaning: "The cluster's GPUs."},
+	colPPBubble, colDPBubble, colPolicy, colGPUs,
 	{Name: "layout", Meaning: "tp, pp (uneven stages' layers), vpp, ep, the budget B, recompute, FP8.", Text: true},
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -197,6 +198,34 @@ func (b *browser) screenshot(t *testing.T, dir, name string) {
 		t.Fatal(err)
 	}
 }
+
+// readmeShot keeps, when DCPSIM_README_SHOTS names a folder, a small
+// screenshot of the open page as name.png there: 1280 × 900 CSS pixels
+// from the top of the element sel, at 0.55 scale (README.md's pictures:
+// DCPSIM_README_SHOTS=docs/img go test ./internal/report/pages -run
+// 'TestBrowser$').
+func (b *browser) readmeShot(t *testing.T, name, sel string) {
+	t.Helper()
+	dir := os.Getenv("DCPSIM_README_SHOTS")
+	if dir == "" {
+		return
+	}
+	var top float64
+	b.eval(t, fmt.Sprintf(`document.querySelector(%q).getBoundingClientRect().top + window.scrollY`, sel), &top)
+	ctx, cancel := context.WithTimeout(b.ctx, hangGuard)
+	defer cancel()
+	res, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng,
+		Clip: &page.Viewport{X: 0, Y: max(top-8, 0), Width: 1280, Height: 900, Scale: 0.55}, CaptureBeyondViewport: ptr(true)})
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), res.Data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ptr is a pointer to v.
+func ptr[T any](v T) *T { return &v }
 
 // figuresLoad checks that every figure of the page loaded and that the
 // page shows every SVG figure of its folder.
@@ -380,6 +409,7 @@ func TestBrowser(t *testing.T) {
 	// zoom answer.
 	run := filepath.Join(dir, "run-seed1", pages.File)
 	b.open(t, run)
+	b.readmeShot(t, "page-run", "#table")
 	b.figuresLoad(t, run)
 	b.sortReorders(t, run, "run-table")
 	var bars []int
@@ -435,6 +465,7 @@ func TestBrowser(t *testing.T) {
 	// candidate and the target's line, the answer is marked.
 	search := filepath.Join(dir, "search", pages.File)
 	b.open(t, search)
+	b.readmeShot(t, "page-search", "#answer")
 	b.figuresLoad(t, search)
 	b.sortReorders(t, search, "ranked-table")
 	var chart struct {
