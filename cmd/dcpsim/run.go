@@ -28,8 +28,9 @@ const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no
   write DIR (default runs/<scenario>/): summary.json, iterations.csv, figures
   (PNG and SVG), trace-<policy>.json for ui.perfetto.dev (ranks: --trace-ranks,
   default rank 0 and stage 0's busiest and idlest ranks), index.html (the page
-  to open: every table, figure and timeline; dcpsim serve), and manifest.json last, all into a temporary sibling folder that then replaces DIR
-  whole; what DIR holds beside the files its manifest lists (a NOTES.md, the
+  to open: every table, figure and timeline; dcpsim serve), and manifest.json
+  last, all into a temporary sibling folder that then replaces DIR whole; what
+  DIR holds beside the files its manifest lists (a NOTES.md, the
   scenario file) is kept. DIR must be new, empty or an earlier results folder
   (with a dcpsim manifest.json), else exit 2. Ctrl-C (or SIGTERM, SIGHUP) exits 1
   ("interrupted") leaving DIR as it was. --no-files prints the table only.

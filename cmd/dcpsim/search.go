@@ -57,7 +57,8 @@ const searchUsage = `  dcpsim search [--scenario S | S] [--out DIR] [--jobs J] [
   search.json (the space, the rules, every candidate), search.csv (one row per
   candidate with its status: ok, pruned-bound, pruned-halving, out-of-memory,
   invalid, failed, skipped, and why), the figures search-pareto and search-best
-  (PNG and SVG), and evals/ (every simulated run, reused by a resumed search of
+  (PNG and SVG), index.html (the page: the answer, the ranking with its ties,
+  the Pareto chart, the best per policy at each size), and evals/ (every simulated run, reused by a resumed search of
   the same scenario text and dcpsim revision: an interrupted search, Ctrl-C or
   SIGTERM, exit 1, continues where it stopped). DIR must be new, empty or a
   dcpsim search folder of the same scenario, else exit 2.
