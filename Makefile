@@ -74,8 +74,9 @@ validate: build
 	bin/dcpsim validate --table validation/atscale.csv --table validation/megatron-lm.csv
 
 ## figures: regenerate results/ for the paper's scenarios, the validation against
-## published Megatron-LM runs (results/validation.jsonl), results/REPORT.md and the
-## results tables README.md and docs/*.md quote from it.
+## published Megatron-LM runs (results/validation.jsonl), results/REPORT.md, the
+## results tables README.md and docs/*.md quote from it, and results/index.html (a
+## page linking every results folder's index.html).
 FIGURE_RUNS = testbed-32k testbed-256k testbed-256k-v2-lite production-256k production-256k-node-ulysses hy3-8k hexiseq-h100-a100 hetero-long-256k hexiseq-flop-mixed hexiseq-flop-h100
 FIGURE_SWEEPS = weak-scaling production-256k-cap production-256k-fabric hexiseq-contexts hexiseq-four-kinds bytescale-paper bytescale-offload-64k wlbllm-paper flexsp-paper
 ## A search's results keep its outputs and the printed tables (search.txt), not
@@ -92,4 +93,4 @@ figures: build
 	bin/dcpsim calibrate --from-nccl-tests calib/testdata/nccltests/a3mega-h100-2x8-all_reduce.txt --nccl-program all_reduce_perf \
 		--base H100-SXM --out results/nccl-tests/h100-a3mega.toml > results/nccl-tests/a3mega-h100-2x8-all_reduce.txt.tmp && \
 		mv results/nccl-tests/a3mega-h100-2x8-all_reduce.txt.tmp results/nccl-tests/a3mega-h100-2x8-all_reduce.txt
-	bin/dcpsim report --results results --readme README.md $(addprefix --readme ,$(wildcard docs/*.md))
+	bin/dcpsim report --results results --index --readme README.md $(addprefix --readme ,$(wildcard docs/*.md))

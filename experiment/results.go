@@ -185,6 +185,17 @@ func writeRun(ctx context.Context, dir string, legacy []string, sc *scenarios.Sc
 			return nil, err
 		}
 	}
+	if figures != nil {
+		if err := w.check("index.html"); err != nil {
+			return nil, err
+		}
+		names, err := writePage(figures, st.tmp, results.Page{Title: out.Summary.Scenario,
+			Run: &results.RunPage{Summary: &out.Summary, Rows: out.Rows, Timelines: out.Timelines}}, w.files, "manifest.json")
+		if err != nil {
+			return nil, err
+		}
+		w.files = append(w.files, names...)
+	}
 	slices.Sort(w.files)
 	files := slices.Clone(w.files)
 	if err := w.json("manifest.json", newManifest(sc, out.Summary.Hash, out.Summary.Profiles, files)); err != nil {

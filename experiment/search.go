@@ -83,8 +83,11 @@ type SearchOptions struct {
 	Shard, Shards int
 	// Jobs is how many candidates are simulated at once (>= 1).
 	Jobs int
-	// Figures draws the search figures (unsharded searches only; nil: none).
+	// Figures draws the search figures and writes the page (unsharded
+	// searches only; nil: none).
 	Figures Drawer
+	// Target is the token target the page answers and draws (nil: none).
+	Target *results.SearchTarget
 	// Progress, when set, is called with the candidates settled (a final
 	// status known) and the total, from one goroutine at a time.
 	Progress func(done, total int)
@@ -255,7 +258,7 @@ func Search(ctx context.Context, sc *scenarios.Scenario, opts SearchOptions) (*S
 	if shards > 1 {
 		res.Files, err = writeSearchShard(ctx, opts.Dir, &file)
 	} else {
-		res.Files, err = writeSearch(ctx, opts.Dir, &file, opts.Figures)
+		res.Files, err = writeSearch(ctx, opts.Dir, &file, opts.Figures, opts.Target)
 	}
 	if err != nil {
 		return nil, err

@@ -308,8 +308,9 @@ func (s *evalStore) save(ev *searchEval) error {
 }
 
 // writeSearch writes search.json, search.csv and (with figures) the figures
-// into dir, and removes a shard file an earlier sharded run left there.
-func writeSearch(ctx context.Context, dir string, f *SearchFile, figures Drawer) ([]string, error) {
+// and the page (with the token target when not nil) into dir, and removes a
+// shard file an earlier sharded run left there.
+func writeSearch(ctx context.Context, dir string, f *SearchFile, figures Drawer, target *results.SearchTarget) ([]string, error) {
 	w := &resultWriter{ctx: ctx, dir: dir}
 	if err := w.write(searchJSONFile, func(out io.Writer) error { return writeSearchJSON(out, f) }); err != nil {
 		return nil, err
@@ -327,6 +328,16 @@ func writeSearch(ctx context.Context, dir string, f *SearchFile, figures Drawer)
 		}
 		w.files = append(w.files, names...)
 	}
+	if err := w.check("index.html"); err != nil {
+		return nil, err
+	}
+	names, err := writePage(figures, dir, results.Page{Title: f.Search, Search: &results.SearchPage{Model: f.Model, Seed: f.Seed,
+		Iterations: f.Iterations, WarmupIterations: f.WarmupIterations, Rungs: f.Rungs, DollarsPerGPUHour: f.DollarsPerGPUHour,
+		Counts: f.Counts, Candidates: f.Candidates, Target: target}}, w.files)
+	if err != nil {
+		return nil, err
+	}
+	w.files = append(w.files, names...)
 	if err := os.Remove(filepath.Join(dir, searchShardFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -516,7 +527,7 @@ func MergeSearch(ctx context.Context, out string, srcs []string, figures Drawer)
 	}); err != nil {
 		return nil, err
 	}
-	names, err := writeSearch(ctx, out, &merged, figures)
+	names, err := writeSearch(ctx, out, &merged, figures, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -459,5 +459,6 @@ func writeSweep(ctx context.Context, dir, name, hash string, recs []*PointRecord
 		}
 		files = append(files, names...)
 	}
-	return files, nil
+	names, err := writePage(figures, dir, results.Page{Title: name, Sweep: &results.SweepPage{Points: sf.Points}}, files)
+	return append(files, names...), err
 }

@@ -396,8 +396,9 @@ const ValidateUsage = `  dcpsim validate --table FILE.csv [--table FILE.csv ...]
   (measured_seconds is the measurement converted to seconds per step; the
   bytes are per GPU of the first pipeline stage). --out DIR also writes a
   results folder: validation.json (every run with its source family, GPU,
-  layout and assumptions), validation.csv and predicted-vs-measured.png/.svg
-  (log-log, coloured by kind). --fit GPU fits that GPU's
+  layout and assumptions), validation.csv, predicted-vs-measured.png/.svg
+  (log-log, coloured by kind) and index.html (the page: the table, sortable,
+  and the figure). --fit GPU fits that GPU's
   sustained_efficiency on half A of the at-scale rows (by id, alternately per
   GPU) and prints both halves' errors. Exit 0 whatever the errors; 2 for a
   bad table (line, row and column named).`
@@ -476,8 +477,13 @@ func WriteValidationFolder(dir string, tables []string, rs []results.ValidationR
 			return err
 		}
 		files = append(files, names...)
-		slices.Sort(files)
 	}
+	names, err := writePage(figures, st.tmp, results.Page{Title: "validation", Validation: rs}, files, "manifest.json")
+	if err != nil {
+		return err
+	}
+	files = append(files, names...)
+	slices.Sort(files)
 	var sums []string
 	for _, t := range tables {
 		b, err := safeio.ReadFile(t, safeio.MaxValidationTableBytes)

@@ -185,7 +185,7 @@ func WriteComparisonJSON(w io.Writer, c *Comparison) error {
 }
 
 // CompareFiles are the files WriteComparison writes, sorted.
-var CompareFiles = []string{"compare.csv", "compare.json", "compare.png", "compare.svg"}
+var CompareFiles = []string{"compare.csv", "compare.json", "compare.png", "compare.svg", "index.html"}
 
 // The statuses of a ComparisonRow.
 const (

@@ -46,7 +46,8 @@ var compareUsage = `  dcpsim compare A B [--force] [--fail-on-regression PCT] [-
   --out DIR also writes DIR/compare.json (the --json object), DIR/compare.csv
   (one row per policy, or point and policy) and the figure DIR/compare.png
   and DIR/compare.svg (the change per policy with its interval as error bars,
-  filled where significant), each file atomically; DIR is created when
+  filled where significant) and DIR/index.html (the page: both tables,
+  sortable, and the figure), each file atomically; DIR is created when
   absent and must be neither A nor B. --json prints the JSON object instead
   of the table.
 
@@ -65,7 +66,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", compareUsage, stderr)
 	force := fs.Bool("force", false, "compare folders of different scenarios")
 	failPct := fs.Float64("fail-on-regression", 0, "exit 1 when a policy's step mean is significantly slower by more than `PCT` percent")
-	out := fs.String("out", "", "also write compare.json, compare.csv, compare.png and compare.svg into `DIR`")
+	out := fs.String("out", "", "also write compare.json, compare.csv, compare.png, compare.svg and index.html into `DIR`")
 	asJSON := fs.Bool("json", false, "print the comparison as one JSON object instead of the table")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -145,7 +145,7 @@ func TestCompareCommand(t *testing.T) {
 		}
 	}
 	code, out, _ = dcpsim(t, "compare", "--out", outDir, base, slower)
-	if code != exitOK || !strings.HasSuffix(out, "wrote "+outDir+"/: compare.csv, compare.json, compare.png, compare.svg\n") {
+	if code != exitOK || !strings.HasSuffix(out, "wrote "+outDir+"/: compare.csv, compare.json, compare.png, compare.svg, index.html\n") {
 		t.Errorf("--out again: exit %d:\n%s", code, out)
 	}
 }

@@ -21,6 +21,7 @@
 //	run              simulate a scenario's policies, or --batches in load mode
 //	scenarios        list, show or check scenario files
 //	search           rank a scenario's [search] layouts and policies (pruned, resumable, shardable)
+//	serve            serve results folders read-only on 127.0.0.1, with an index of every folder
 //	sweep            run a scenario's [sweep] points in parallel (resumable, shardable)
 //	trace            write one iteration as Chakra execution traces for ASTRA-sim (one file per GPU)
 //	validate         predicted step times beside published Megatron-LM runs
@@ -81,6 +82,7 @@ func commands() map[string]command {
 		mergeCommand(),
 		compareCommand(),
 		reportCommand(),
+		serveCommand(),
 		calibrateCommand(),
 		costsCommand(),
 		workloadCommand(),

@@ -15,7 +15,7 @@ import (
 	"github.com/dcpsim/dcpsim/internal/safeio"
 )
 
-const reportUsage = `  dcpsim report [--results DIR] [--out FILE] [--readme PAGE.md]...
+const reportUsage = `  dcpsim report [--results DIR] [--out FILE] [--readme PAGE.md]... [--index]
 
   Write the reproduction report (default DIR/REPORT.md, DIR = results) from the
   results folders make figures writes: every run scenario the HyDra paper has
@@ -28,7 +28,14 @@ const reportUsage = `  dcpsim report [--results DIR] [--out FILE] [--readme PAGE
   With --readme (repeatable): also refresh the results tables each page quotes
   from the report (the blocks between "<!-- from results/REPORT.md: <heading>,
   table <n> -->" and "<!-- end -->"), so README.md's and docs/*.md's numbers are
-  the report's. A page whose tables are current is left untouched.`
+  the report's. A page whose tables are current is left untouched.
+
+  With --index: also write DIR/index.html, the page that links every results
+  folder under DIR (a run's, sweep's, search's, compare --out's or validate
+  --out's folder, found by its summary.json, sweep.json, search.json,
+  compare.json or validation.json; not inside another results folder, nor
+  through a symbolic link) to its own index.html, and REPORT.md; it opens
+  from file:// (dcpsim serve DIR serves the same index, always current).`
 
 func reportCommand() command {
 	return command{name: "report", summary: "write results/REPORT.md: our numbers beside the paper's", usage: reportUsage, run: runReport}
@@ -42,6 +49,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "report file (default <results>/REPORT.md)")
 	var pages stringList
 	fs.Var(&pages, "readme", "also refresh the tables this page quotes from the report; repeat for several")
+	index := fs.Bool("index", false, "also write <results>/index.html: a page linking every results folder under it")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -70,6 +78,12 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	if *index {
+		if err := report.WriteIndex(*dir); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*dir, "index.html"))
+	}
 	if len(pages) == 0 {
 		return nil
 	}

@@ -35,7 +35,7 @@ func TestRunWritesResults(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	want := []string{"iterations.csv", "manifest.json", "summary.json", "timings.json", "trace-hydra.json", "trace-mcore.json"}
+	want := []string{"index.html", "iterations.csv", "manifest.json", "summary.json", "timings.json", "trace-hydra.json", "trace-mcore.json"}
 	for _, fig := range []string{"throughput", "breakdown", "step-time", "mb-time", "cp-degrees", "memory", "timeline-hydra", "timeline-mcore"} {
 		want = append(want, fig+".png", fig+".svg")
 	}

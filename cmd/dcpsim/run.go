@@ -12,7 +12,7 @@ import (
 	"github.com/dcpsim/dcpsim/sched/policies"
 )
 
-const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no-files]
+const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no-files] [--wide]
              [--trace-ranks R,R,...] [--dollars-per-gpu-hour X] [--allow-exec]
              [--iterations N] [--seed S]
   dcpsim run --batches FILE.jsonl --policy P --costs load [--out FILE]
@@ -24,11 +24,13 @@ const runUsage = `  dcpsim run [--scenario S | S] [--policy P] [--out DIR] [--no
   plan with the cost model (costmodel: calib compute, sim/network CP, MoE, P2P and
   gradient-sync communication, each policy's CP execution), time it with the engine
   (sim/step) and print one row per policy, means over the iterations after the
-  warm-up. Then write DIR (default runs/<scenario>/): summary.json, iterations.csv,
-  figures (PNG and SVG), trace-<policy>.json for ui.perfetto.dev (ranks:
-  --trace-ranks, default rank 0 and stage 0's busiest and idlest ranks), and
-  manifest.json last, all into a temporary sibling folder that then replaces DIR
-  whole; what DIR holds beside the files its manifest lists (a NOTES.md, the
+  warm-up (the main columns; --wide prints all 20 and what each means). Then
+  write DIR (default runs/<scenario>/): summary.json, iterations.csv, figures
+  (PNG and SVG), trace-<policy>.json for ui.perfetto.dev (ranks: --trace-ranks,
+  default rank 0 and stage 0's busiest and idlest ranks), index.html (the page
+  to open: every table, figure and timeline; dcpsim serve), and manifest.json
+  last, all into a temporary sibling folder that then replaces DIR whole; what
+  DIR holds beside the files its manifest lists (a NOTES.md, the
   scenario file) is kept. DIR must be new, empty or an earlier results folder
   (with a dcpsim manifest.json), else exit 2. Ctrl-C (or SIGTERM, SIGHUP) exits 1
   ("interrupted") leaving DIR as it was. --no-files prints the table only.
@@ -73,6 +75,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	noFiles := fs.Bool("no-files", false, "scenario mode: print the table only, write no results folder")
 	traceRanks := fs.String("trace-ranks", "", "scenario mode: HDP ranks drawn in timelines and traces, e.g. 0,17 or 0-7 (default: rank 0, stage 0's busiest and idlest)")
 	dollars := fs.Float64("dollars-per-gpu-hour", 0, "scenario mode: price of a GPU-hour for $ per 1T tokens (default: the scenario's run.dollars_per_gpu_hour, 2)")
+	wide := fs.Bool("wide", false, "scenario mode: print every column of the table and what each means")
 	exec := fs.Bool("allow-exec", false, "scenario mode: start the programs the scenario names ([run.external.NAME] command); without it such a scenario is refused")
 	iterations := fs.Int("iterations", 0, "scenario mode: run this many iterations instead of [run] iterations (the warm-up capped below it)")
 	seed := fs.Uint64("seed", 0, "scenario mode: sample the batches with this seed instead of [run] seed")
@@ -99,7 +102,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		if set["dollars-per-gpu-hour"] && !(*dollars > 0 && *dollars <= 1e4) {
 			return badInput("--dollars-per-gpu-hour %v: must be in (0, 10000]", *dollars)
 		}
-		f := scenarioFlags{arg: arg, policy: *policy, out: *out, noFiles: *noFiles, traceRanks: ranks, dollars: *dollars, allowExec: *exec}
+		f := scenarioFlags{arg: arg, policy: *policy, out: *out, noFiles: *noFiles, traceRanks: ranks, dollars: *dollars, allowExec: *exec, wide: *wide}
 		if set["iterations"] {
 			f.iterations = iterations
 		}
@@ -107,8 +110,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			f.seed = seed
 		}
 		return runScenario(f, stdout, stderr)
-	case set["no-files"] || set["trace-ranks"] || set["dollars-per-gpu-hour"] || set["allow-exec"] || set["iterations"] || set["seed"]:
-		return badInput("--no-files, --trace-ranks, --dollars-per-gpu-hour, --allow-exec, --iterations and --seed go with the scenario mode, not --batches")
+	case set["no-files"] || set["trace-ranks"] || set["dollars-per-gpu-hour"] || set["allow-exec"] || set["iterations"] || set["seed"] || set["wide"]:
+		return badInput("--no-files, --trace-ranks, --dollars-per-gpu-hour, --allow-exec, --iterations, --seed and --wide go with the scenario mode, not --batches")
 	case *scenario != "":
 		return badInput("--batches and --scenario are exclusive")
 	case *costs != "load":

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dcpsim/dcpsim/sched/policies"
 )
@@ -119,9 +120,37 @@ func TestRunScenario(t *testing.T) {
 		}
 		return f
 	}
+	// The default table is narrow: the main columns, no line of it over
+	// 120 characters, the rest behind --wide.
 	code, out, errOut := dcpsim(t, "run", "--no-files", "--scenario", write("1", `["hydra", "mcore", "static"]`))
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	table := false
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "policy" {
+			table = true
+			if strings.Contains(l, "step p95") || !strings.Contains(l, "tokens/day (B)") {
+				t.Errorf("the narrow table's header: %q", l)
+			}
+		}
+		if table && utf8.RuneCountInString(l) > 120 {
+			t.Errorf("a line of %d characters in the narrow table: %q", utf8.RuneCountInString(l), l)
+		}
+		if l == "" {
+			table = false
+		}
+	}
+	if !strings.Contains(out, "--wide adds") {
+		t.Errorf("the narrow table does not point to --wide:\n%s", out)
+	}
+
+	code, out, errOut = dcpsim(t, "run", "--no-files", "--wide", "--scenario", write("1", `["hydra", "mcore", "static"]`))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "\n  DP straggler (×): Per stage, the slowest rank's time") {
+		t.Errorf("--wide does not say what each column means:\n%s", out)
 	}
 	lines := strings.Split(out, "\n")
 	var header string

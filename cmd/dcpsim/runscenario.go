@@ -23,6 +23,7 @@ type scenarioFlags struct {
 	traceRanks       []int
 	dollars          float64
 	allowExec        bool
+	wide             bool
 	// iterations and seed override [run] (nil: the file's).
 	iterations *int
 	seed       *uint64
@@ -112,7 +113,7 @@ func runScenario(f scenarioFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return interrupted(ctx, err)
 	}
-	if err := report.WriteRunTable(stdout, &out.Summary, &out.Timings); err != nil {
+	if err := report.WriteRunTable(stdout, &out.Summary, &out.Timings, f.wide); err != nil {
 		return err
 	}
 	if !slices.ContainsFunc(out.Summary.Policies, func(p results.PolicySummary) bool { return p.Error == "" }) {

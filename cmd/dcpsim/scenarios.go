@@ -165,11 +165,8 @@ func showScenario(w io.Writer, arg string, source bool) error {
 // printed without driving the terminal.
 func escapeControls(s string) string { return badinput.Printable(s) }
 
-// drawer is report's figures unless noFigures (experiment.Drawer: nil
-// draws none).
+// drawer is report's figures and pages, without the figures when
+// noFigures (the page, index.html, is always written).
 func drawer(noFigures bool) experiment.Drawer {
-	if noFigures {
-		return nil
-	}
-	return report.Figures{}
+	return report.Figures{NoFigures: noFigures}
 }

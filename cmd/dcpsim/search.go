@@ -57,7 +57,8 @@ const searchUsage = `  dcpsim search [--scenario S | S] [--out DIR] [--jobs J] [
   search.json (the space, the rules, every candidate), search.csv (one row per
   candidate with its status: ok, pruned-bound, pruned-halving, out-of-memory,
   invalid, failed, skipped, and why), the figures search-pareto and search-best
-  (PNG and SVG), and evals/ (every simulated run, reused by a resumed search of
+  (PNG and SVG), index.html (the page: the answer, the ranking with its ties,
+  the Pareto chart, the best per policy at each size), and evals/ (every simulated run, reused by a resumed search of
   the same scenario text and dcpsim revision: an interrupted search, Ctrl-C or
   SIGTERM, exit 1, continues where it stopped). DIR must be new, empty or a
   dcpsim search folder of the same scenario, else exit 2.
@@ -160,7 +161,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(min(debug.SetMemoryLimit(-1), searchMemoryLimit)))
 	prog := newProgress(stderr, sc.Name+": candidates settled")
 	start := time.Now()
-	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: drawer(*noFigures), AllowExec: *exec,
+	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: drawer(*noFigures), Target: target.results(), AllowExec: *exec,
 		Progress: func(done, total int) { prog.update(done, total, "") }})
 	prog.finish()
 	if err != nil {
@@ -184,6 +185,14 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		return printBestAs(stdout, sc, res.File.Candidates)
 	}
 	return nil
+}
+
+// results is the target as a search's page draws it (nil: none).
+func (t *searchTarget) results() *results.SearchTarget {
+	if t == nil {
+		return nil
+	}
+	return &results.SearchTarget{Tokens: t.tokens, Days: t.days}
 }
 
 // parseTarget reads --tokens with --days or --by (days from now to the

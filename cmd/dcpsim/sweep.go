@@ -44,7 +44,7 @@ const sweepUsage = `  dcpsim sweep [--scenario S | S] [--out DIR] [--shard I/N |
   examples/slurm/ and examples/k8s/ hold the job files. An unsharded (or merged) sweep writes DIR/sweep.json (every point, in
   order), DIR/sweep.csv (one row per point and policy) and the figures
   sweep-throughput, sweep-planner and sweep-<policy>-<option> (PNG and SVG) where the swept axes
-  allow them. Progress goes to stderr: rewritten in
+  allow them, and DIR/index.html (the page: every row, sortable, and the figures). Progress goes to stderr: rewritten in
   place on a terminal, a whole line every 10% (or 30 s) in a log (a file or pipe).
 
   --allow-exec starts the programs the scenario names (the command of a

@@ -48,6 +48,8 @@ var rules = []rule{
 		why: "the memory model is deterministic, knows no policy and no engine: it sizes what a GPU holds"},
 	{dir: "scenarios", forbidden: above, why: "scenarios describe runs; they do not run them"},
 	{dir: "internal/report", forbidden: above, why: "report draws and writes results; experiments fill them"},
+	{dir: "internal/report/pages", forbidden: append([]string{"text/template", "net", "net/", "os/exec", "gonum.org/v1/plot", "gonum.org/v1/plot/", module + "internal/report"}, above...),
+		why: "a results page is html/template alone (never text/template or concatenated markup), self-contained (it fetches nothing), below the report that builds it"},
 	{dir: "experiment", forbidden: []string{module + "cmd/", module + "internal/report", "gonum.org/v1/plot", "gonum.org/v1/plot/"},
 		why: "the CLI sits on top of the experiments, which fill results (the figures are drawn through experiment.Drawer)"},
 	{dir: "results", forbidden: append([]string{module + "internal/report", "gonum.org/v1/plot", "gonum.org/v1/plot/"}, above...),

@@ -176,7 +176,8 @@ func shortRevision(rev string) string {
 
 // WriteComparison writes c into dir (which must exist), each file
 // atomically (WriteFileAtomic): compare.json (c, indented), compare.csv (its
-// rows) and the figure compare.png and compare.svg (CompareFigure). It
+// rows), the figure compare.png and compare.svg (CompareFigure) and the
+// page index.html (WritePage). It
 // returns the names written, sorted (those written so far on an error).
 func WriteComparison(dir string, c *results.Comparison) ([]string, error) {
 	var names []string
@@ -194,6 +195,14 @@ func WriteComparison(dir string, c *results.Comparison) ([]string, error) {
 	}
 	figs, err := writeFigures(dir, []figure{*f})
 	names = append(names, figs...)
+	if err != nil {
+		slices.Sort(names)
+		return names, err
+	}
+	page, err := WritePage(dir, &results.Page{Comparison: c, Files: slices.Sorted(slices.Values(names))})
+	if err == nil {
+		names = append(names, page)
+	}
 	slices.Sort(names)
 	return names, err
 }
