@@ -520,7 +520,7 @@ func TestBrowserCommittedResults(t *testing.T) {
 			t.Errorf("%s: %d tables, %d rows", page, tables, rows)
 		}
 		var empty []string
-		b.eval(t, `Array.from(document.querySelectorAll('.timeline, .chart')).filter(e => !(+(e.getAttribute('data-bars') || e.getAttribute('data-points')) > 0)).map(e => e.id)`, &empty)
+		b.eval(t, `Array.from(document.querySelectorAll('div.timeline, div.chart')).filter(e => !(+(e.getAttribute('data-bars') || e.getAttribute('data-points')) > 0)).map(e => e.id)`, &empty)
 		if len(empty) > 0 {
 			t.Errorf("%s: timelines or charts that draw nothing: %v", page, empty)
 		}

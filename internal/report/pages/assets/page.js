@@ -207,7 +207,7 @@
     var plot = box.querySelector('.plot');
     var W = Math.max(plot.clientWidth || 900, 480), H = 420;
     var m = { l: 70, r: 200, t: 14, b: 46 };
-    var svg = el('svg', { class: 'chart', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H }, plot);
+    var svg = el('svg', { class: 'ch', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H }, plot);
     var xs = [], ys = [];
     d.series.concat(d.lines).forEach(function (s) { s.points.forEach(function (p) { xs.push(p.x); ys.push(p.y); }); });
     d.rules.forEach(function (r) { ys.push(r.y); });
