@@ -70,6 +70,32 @@ type SearchTarget struct {
 // TokensPerDay is the throughput the target needs.
 func (t *SearchTarget) TokensPerDay() float64 { return t.Tokens / t.Days }
 
+// SizeAnswer is a target's answer at one cluster size searched: the size's
+// best ranked candidate, the days it takes to train the target's tokens,
+// their cost, and whether it makes the target's days.
+type SizeAnswer struct {
+	Best    SearchRow
+	Days    float64
+	Dollars float64
+	MakesIt bool
+}
+
+// Answer is the target's answer at every cluster size of the ranked rows,
+// by size (BestPerSize), at dollarsPerGPUHour, and the index of the fewest
+// GPUs that make it (-1 when none does).
+func (t *SearchTarget) Answer(ranked []SearchRow, dollarsPerGPUHour float64) (sizes []SizeAnswer, answer int) {
+	answer = -1
+	for _, r := range BestPerSize(ranked) {
+		days := t.Tokens / r.TokensPerDay
+		a := SizeAnswer{Best: r, Days: days, Dollars: days * 24 * float64(r.GPUs) * dollarsPerGPUHour, MakesIt: r.TokensPerDay >= t.TokensPerDay()}
+		if a.MakesIt && answer < 0 {
+			answer = len(sizes)
+		}
+		sizes = append(sizes, a)
+	}
+	return sizes, answer
+}
+
 // TraceFile is the name of a policy's Perfetto trace in its run's results
 // folder: trace-POLICY.json, the policy's name made file-safe.
 func TraceFile(policy string) string {

@@ -163,6 +163,23 @@ func BestSearchRows(rows []SearchRow, gpus int) []SearchRow {
 	return out
 }
 
+// BestPerSize returns the row with the most tokens per day at each cluster
+// size among rows, by size ascending (of rows that tie, the first in rows'
+// order: the best ranked when rows are in rank order).
+func BestPerSize(rows []SearchRow) []SearchRow {
+	var out []SearchRow
+	for _, r := range rows {
+		i, found := slices.BinarySearchFunc(out, r.GPUs, func(b SearchRow, g int) int { return cmp.Compare(b.GPUs, g) })
+		switch {
+		case !found:
+			out = slices.Insert(out, i, r)
+		case r.TokensPerDay > out[i].TokensPerDay:
+			out[i] = r
+		}
+	}
+	return out
+}
+
 // TokensPerDayInterval is the row's tokens per day over the 95% interval of
 // its mean step (StepSecondsCI95): the tokens a step trains, at the step's
 // upper and lower bound. An interval that reaches zero has no upper bound

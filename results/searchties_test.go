@@ -1,7 +1,9 @@
 package results
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -31,6 +33,41 @@ func TestSearchTies(t *testing.T) {
 	} {
 		if got := tc.a.TiesWith(tc.b); got != tc.tie || tc.b.TiesWith(tc.a) != tc.tie {
 			t.Errorf("%+v ties %+v: %v, want %v (both ways)", tc.a.SearchFigures, tc.b.SearchFigures, got, tc.tie)
+		}
+	}
+}
+
+// TestSearchTargetAnswer: each cluster size's best ranked row (the first
+// in rank order on a tie), its days and cost, and the fewest GPUs that
+// make the target; -1 when none does.
+func TestSearchTargetAnswer(t *testing.T) {
+	ranked := []SearchRow{
+		{Rank: 1, GPUs: 64, Policy: "hydra", SearchFigures: SearchFigures{TokensPerDay: 40e9}},
+		{Rank: 2, GPUs: 32, Policy: "hydra", SearchFigures: SearchFigures{TokensPerDay: 20e9}},
+		{Rank: 3, GPUs: 64, Policy: "mcore", SearchFigures: SearchFigures{TokensPerDay: 30e9}},
+		{Rank: 4, GPUs: 32, Policy: "mcore", SearchFigures: SearchFigures{TokensPerDay: 20e9}},
+		{Rank: 5, GPUs: 16, Policy: "static", SearchFigures: SearchFigures{TokensPerDay: 5e9}},
+	}
+	best := BestPerSize(ranked)
+	var got []string
+	for _, r := range best {
+		got = append(got, fmt.Sprintf("%d %s", r.GPUs, r.Policy))
+	}
+	if want := []string{"16 static", "32 hydra", "64 hydra"}; !slices.Equal(got, want) {
+		t.Fatalf("BestPerSize: %v, want %v", got, want)
+	}
+	for _, tc := range []struct {
+		tokens, days float64
+		answer       int
+	}{{1e12, 100, 1}, {1e11, 100, 0}, {1e12, 30, 2}, {1e13, 30, -1}} {
+		sizes, answer := (&SearchTarget{Tokens: tc.tokens, Days: tc.days}).Answer(ranked, 2)
+		if answer != tc.answer || len(sizes) != 3 {
+			t.Errorf("%g tokens in %g days: answer %d of %d sizes, want %d of 3", tc.tokens, tc.days, answer, len(sizes), tc.answer)
+			continue
+		}
+		a := sizes[1] // 32 GPUs at 20e9 a day
+		if days := tc.tokens / 20e9; a.Days != days || a.Dollars != days*24*32*2 || a.MakesIt != (20e9 >= tc.tokens/tc.days) {
+			t.Errorf("%g tokens in %g days: at 32 GPUs %+v", tc.tokens, tc.days, a)
 		}
 	}
 }

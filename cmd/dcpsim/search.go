@@ -9,7 +9,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -93,11 +92,6 @@ func searchCommand() command {
 // harder past it rather than letting the 400% target grow the heap).
 const searchMemoryLimit = 1 << 30
 
-// searchTarget is a planner's token target: tokens in days.
-type searchTarget struct {
-	tokens, days float64
-}
-
 func runSearch(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("search", searchUsage, stderr)
 	scenarioArg := scenarioFlag(fs)
@@ -161,7 +155,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(min(debug.SetMemoryLimit(-1), searchMemoryLimit)))
 	prog := newProgress(stderr, sc.Name+": candidates settled")
 	start := time.Now()
-	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: drawer(*noFigures), Target: target.results(), AllowExec: *exec,
+	res, err := experiment.Search(ctx, sc, experiment.SearchOptions{Dir: dir, Shard: si, Shards: sn, Jobs: *jobs, Figures: drawer(*noFigures), Target: target, AllowExec: *exec,
 		Progress: func(done, total int) { prog.update(done, total, "") }})
 	prog.finish()
 	if err != nil {
@@ -187,17 +181,9 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// results is the target as a search's page draws it (nil: none).
-func (t *searchTarget) results() *results.SearchTarget {
-	if t == nil {
-		return nil
-	}
-	return &results.SearchTarget{Tokens: t.tokens, Days: t.days}
-}
-
 // parseTarget reads --tokens with --days or --by (days from now to the
 // date's midnight UTC).
-func parseTarget(tokens, days float64, by string, now time.Time) (*searchTarget, error) {
+func parseTarget(tokens, days float64, by string, now time.Time) (*results.SearchTarget, error) {
 	switch {
 	case tokens == 0 && days == 0 && by == "":
 		return nil, nil
@@ -221,7 +207,7 @@ func parseTarget(tokens, days float64, by string, now time.Time) (*searchTarget,
 	case !(days <= 36500):
 		return nil, badInput("--days %g: must be in (0, 36500]", days)
 	}
-	return &searchTarget{tokens: tokens, days: days}, nil
+	return &results.SearchTarget{Tokens: tokens, Days: days}, nil
 }
 
 // printSearchJSON prints one JSON line per candidate, by ID.
@@ -263,7 +249,7 @@ func printSearchHead(w io.Writer, f *experiment.SearchFile) {
 // of their HBM free: the answer to a token target first (when one is
 // given), the ranking with the leader's ties marked, and the best layout
 // per policy at the answer's cluster size (else the largest searched).
-func printSearchTables(w io.Writer, f *experiment.SearchFile, top int, target *searchTarget, headroom float64) {
+func printSearchTables(w io.Writer, f *experiment.SearchFile, top int, target *results.SearchTarget, headroom float64) {
 	ranked := results.RankedSearchRows(f.Candidates)
 	if len(ranked) == 0 {
 		fmt.Fprintln(w, "no candidate ran on every iteration: see search.csv for why")
@@ -312,47 +298,30 @@ func printSearchTables(w io.Writer, f *experiment.SearchFile, top int, target *s
 // printTarget prints the fewest GPUs searched whose best candidate trains
 // the target's tokens in its days, the answer first, and returns that
 // cluster size (0: no cluster searched makes it).
-func printTarget(w io.Writer, ranked []results.SearchRow, t *searchTarget, dollars float64) int {
-	need := t.tokens / t.days
-	best := map[int]results.SearchRow{}
-	for _, r := range ranked {
-		if b, ok := best[r.GPUs]; !ok || r.TokensPerDay > b.TokensPerDay {
-			best[r.GPUs] = r
-		}
-	}
-	var sizes []int
-	for g := range best {
-		sizes = append(sizes, g)
-	}
-	slices.Sort(sizes)
-	answer := 0
-	for _, g := range sizes {
-		if best[g].TokensPerDay >= need {
-			answer = g
-			break
-		}
-	}
-	fmt.Fprintf(w, "\n%.3g tokens in %.1f days needs %.2f B tokens/day:\n", t.tokens, t.days, need/1e9)
-	if answer > 0 {
-		r := best[answer]
-		d := t.tokens / r.TokensPerDay
-		fmt.Fprintf(w, "answer: %d GPUs (%s, %s): %.1f days, %s\n", answer, r.Policy, r.Layout(), d, money(d*24*float64(answer)*dollars))
+func printTarget(w io.Writer, ranked []results.SearchRow, t *results.SearchTarget, dollars float64) int {
+	need := t.TokensPerDay()
+	sizes, answer := t.Answer(ranked, dollars)
+	fmt.Fprintf(w, "\n%.3g tokens in %.1f days needs %.2f B tokens/day:\n", t.Tokens, t.Days, need/1e9)
+	if answer >= 0 {
+		a := sizes[answer]
+		fmt.Fprintf(w, "answer: %d GPUs (%s, %s): %.1f days, %s\n", a.Best.GPUs, a.Best.Policy, a.Best.Layout(), a.Days, money(a.Dollars))
 	} else {
-		g := sizes[len(sizes)-1]
+		r := sizes[len(sizes)-1].Best
 		fmt.Fprintf(w, "answer: no cluster searched makes it: the largest, %d GPUs, would need %.0f%% more throughput (at linear scaling about %d GPUs; search them to know)\n",
-			g, 100*(need/best[g].TokensPerDay-1), int(math.Ceil(float64(g)*need/best[g].TokensPerDay)))
+			r.GPUs, 100*(need/r.TokensPerDay-1), int(math.Ceil(float64(r.GPUs)*need/r.TokensPerDay)))
 	}
-	for _, g := range sizes {
-		r := best[g]
-		d := t.tokens / r.TokensPerDay
+	for _, a := range sizes {
 		mark := "  "
-		if r.TokensPerDay >= need {
+		if a.MakesIt {
 			mark = "ok"
 		}
 		fmt.Fprintf(w, "  %s %6d GPUs: best %8.2f B tokens/day (%s, %s): %.1f days, %s\n",
-			mark, g, r.TokensPerDay/1e9, r.Policy, r.Layout(), d, money(d*24*float64(g)*dollars))
+			mark, a.Best.GPUs, a.Best.TokensPerDay/1e9, a.Best.Policy, a.Best.Layout(), a.Days, money(a.Dollars))
 	}
-	return answer
+	if answer < 0 {
+		return 0
+	}
+	return sizes[answer].Best.GPUs
 }
 
 // money formats dollars as $1.23M, $456k or $789.

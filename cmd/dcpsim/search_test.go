@@ -105,7 +105,7 @@ func TestSearchCommandBadInput(t *testing.T) {
 func TestParseTarget(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	tg, err := parseTarget(1e12, 0, "2026-12-12", now)
-	if err != nil || tg.tokens != 1e12 || tg.days != 9.5 {
+	if err != nil || tg.Tokens != 1e12 || tg.Days != 9.5 {
 		t.Errorf("--by: %+v, %v", tg, err)
 	}
 	if tg, err := parseTarget(0, 0, "", now); tg != nil || err != nil {
@@ -116,7 +116,7 @@ func TestParseTarget(t *testing.T) {
 	if _, err := parseTarget(1e12, 0, "9999-12-31", now); err == nil || !strings.Contains(err.Error(), "--by 9999-12-31: 2912106.5 days from today: must be in (0, 36500]") {
 		t.Errorf("--by 9999-12-31: %v", err)
 	}
-	if tg, err := parseTarget(1e12, 0, "2126-11-08", now); err != nil || tg.days != 36499.5 {
+	if tg, err := parseTarget(1e12, 0, "2126-11-08", now); err != nil || tg.Days != 36499.5 {
 		t.Errorf("--by 100 years ahead: %+v, %v", tg, err)
 	}
 }

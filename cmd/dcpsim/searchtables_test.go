@@ -46,13 +46,13 @@ func searchTablesFile() *experiment.SearchFile {
 func TestSearchTablesGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		target   *searchTarget
+		target   *results.SearchTarget
 		headroom float64
 	}{
 		{"no-target", nil, 0},
-		{"target", &searchTarget{tokens: 1.5e12, days: 30}, 0},
-		{"target-headroom", &searchTarget{tokens: 1.5e12, days: 30}, 0.05},
-		{"unreachable", &searchTarget{tokens: 1e13, days: 30}, 0},
+		{"target", &results.SearchTarget{Tokens: 1.5e12, Days: 30}, 0},
+		{"target-headroom", &results.SearchTarget{Tokens: 1.5e12, Days: 30}, 0.05},
+		{"unreachable", &results.SearchTarget{Tokens: 1e13, Days: 30}, 0},
 	} {
 		var b bytes.Buffer
 		printSearchTables(&b, searchTablesFile(), 5, tc.target, tc.headroom)

@@ -136,16 +136,6 @@ func searchSizes(rows []results.SearchRow) []int {
 	return slices.Compact(sizes)
 }
 
-// bestPerSize is the ranked row with the most tokens per day at each
-// cluster size, by size.
-func bestPerSize(ranked []results.SearchRow) []results.SearchRow {
-	var out []results.SearchRow
-	for _, g := range searchSizes(ranked) {
-		out = append(out, results.BestSearchRows(ranked, g)[0])
-	}
-	return out
-}
-
 // targetSection answers a token target: at each cluster size its best
 // candidate's days and cost, the fewest GPUs that make it marked.
 func targetSection(ranked []results.SearchRow, t *results.SearchTarget, dollars float64) pages.Section {
@@ -162,21 +152,23 @@ func targetSection(ranked []results.SearchRow, t *results.SearchTarget, dollars 
 		{Name: "policy", Meaning: "The best candidate's policy.", Text: true},
 		{Name: "layout", Meaning: "The best candidate's layout.", Text: true},
 	}}
-	answered := false
-	for _, r := range bestPerSize(ranked) {
-		days := t.Tokens / r.TokensPerDay
-		ok := r.TokensPerDay >= need
-		row := pages.Row{Cells: []pages.Cell{pages.Num(float64(r.GPUs), 0), pages.Text(map[bool]string{true: "yes", false: "no"}[ok]),
-			pages.Num(r.TokensPerDay/1e9, 2), pages.Num(days, 1), pages.Num(days*24*float64(r.GPUs)*dollars/1e3, 1),
+	sizes, answer := t.Answer(ranked, dollars)
+	for i, a := range sizes {
+		r := &a.Best
+		makes := "no"
+		if a.MakesIt {
+			makes = "yes"
+		}
+		row := pages.Row{Cells: []pages.Cell{pages.Num(float64(r.GPUs), 0), pages.Text(makes),
+			pages.Num(r.TokensPerDay/1e9, 2), pages.Num(a.Days, 1), pages.Num(a.Dollars/1e3, 1),
 			pages.Text(r.Policy), pages.Text(r.Layout())}}
-		if ok && !answered {
-			answered = true
+		if i == answer {
 			row.Class, row.Title = "answer", "the fewest GPUs searched that make it"
 			sec.Text = append(sec.Text, fmt.Sprintf("The fewest GPUs searched that make it: %d (%s, %s).", r.GPUs, r.Policy, r.Layout()))
 		}
 		tab.Rows = append(tab.Rows, row)
 	}
-	if !answered {
+	if answer < 0 {
 		sec.Text = append(sec.Text, "No cluster size searched makes it: search larger clusters.")
 	}
 	sec.Tables = []*pages.Table{tab}
@@ -225,7 +217,7 @@ func searchChart(rows []results.SearchRow, target *results.SearchTarget) *pages.
 	slices.SortFunc(c.Data.Series, func(a, b pages.Series) int { return cmp.Compare(colors[a.Name], colors[b.Name]) })
 	front := pages.Line{Name: "Pareto front", Color: "#000000", Dashed: true}
 	if bySize {
-		for _, r := range bestPerSize(ok) {
+		for _, r := range results.BestPerSize(ok) {
 			front.Points = append(front.Points, pages.Point{X: x(&r), Y: r.TokensPerDay / 1e9})
 		}
 	} else {

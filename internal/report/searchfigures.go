@@ -109,28 +109,6 @@ func searchGPUs(rows []results.SearchRow) []float64 {
 	return slices.Compact(xs)
 }
 
-// bestByGPUs are the indices into rows of the row with the most tokens/day at
-// each GPU count (the first of them on a tie), by GPU count ascending.
-func bestByGPUs(rows []results.SearchRow) []int {
-	best := map[int]int{}
-	var counts []int
-	for i, r := range rows {
-		j, seen := best[r.GPUs]
-		if !seen {
-			counts = append(counts, r.GPUs)
-		}
-		if !seen || r.TokensPerDay > rows[j].TokensPerDay {
-			best[r.GPUs] = i
-		}
-	}
-	slices.Sort(counts)
-	out := make([]int, len(counts))
-	for k, g := range counts {
-		out[k] = best[g]
-	}
-	return out
-}
-
 // paretoFront are the indices of the points of pts that no other point
 // dominates when more X and less Y are better (of points equal in both, the
 // first), by X ascending (and so Y ascending).
@@ -217,8 +195,8 @@ func searchScaleFigure(rows []results.SearchRow, colors map[string]int) (*figure
 			return fail(err)
 		}
 		var best plotter.XYs
-		for _, i := range bestByGPUs(prs) {
-			best = append(best, xy(&prs[i]))
+		for _, r := range results.BestPerSize(prs) {
+			best = append(best, xy(&r))
 		}
 		l, lp, err := plotter.NewLinePoints(best)
 		if err != nil {
@@ -231,8 +209,8 @@ func searchScaleFigure(rows []results.SearchRow, colors map[string]int) (*figure
 		leg.Add(pol+" (best per GPU count)", l, lp)
 	}
 	var front plotter.XYs
-	for _, i := range bestByGPUs(rows) {
-		front = append(front, xy(&rows[i]))
+	for _, r := range results.BestPerSize(rows) {
+		front = append(front, xy(&r))
 	}
 	fl, err := plotter.NewLine(front)
 	if err != nil {

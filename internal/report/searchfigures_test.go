@@ -227,7 +227,7 @@ func TestParetoFront(t *testing.T) {
 	}
 }
 
-func TestBestByGPUs(t *testing.T) {
+func TestBestPerSize(t *testing.T) {
 	rows := []results.SearchRow{
 		searchRow(0, "a", 64, 1, 5),
 		searchRow(1, "a", 16, 1, 3),
@@ -235,10 +235,14 @@ func TestBestByGPUs(t *testing.T) {
 		searchRow(3, "b", 16, 2, 3), // a tie: the first is the best
 		searchRow(4, "a", 256, 1, 1),
 	}
-	if got, want := bestByGPUs(rows), []int{1, 2, 4}; !slices.Equal(got, want) {
-		t.Errorf("bestByGPUs = %v, want %v", got, want)
+	var got []int
+	for _, r := range results.BestPerSize(rows) {
+		got = append(got, r.ID)
 	}
-	if got := bestByGPUs(nil); len(got) != 0 {
-		t.Errorf("bestByGPUs(nil) = %v, want none", got)
+	if want := []int{1, 2, 4}; !slices.Equal(got, want) {
+		t.Errorf("BestPerSize = %v, want IDs %v", got, want)
+	}
+	if got := results.BestPerSize(nil); len(got) != 0 {
+		t.Errorf("BestPerSize(nil) = %v, want none", got)
 	}
 }
