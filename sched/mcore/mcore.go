@@ -137,10 +137,8 @@
 package mcore
 
 import (
-	"cmp"
 	"fmt"
 	"math/bits"
-	"slices"
 
 	"github.com/dcpsim/dcpsim/sched"
 	"github.com/dcpsim/dcpsim/sched/internal/radix"
@@ -270,7 +268,7 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 	diag := &Diagnostics{}
 	b := newBuilder(lengths, cpLog, in, diag)
 
-	items := sortedByLength(lengths)
+	items := radix.LongestFirst(lengths) // Python's stable sort by length, descending
 	if n := len(items); n > 1 {
 		b.work += int64(n) * int64(bits.Len(uint(n-1)))
 	}
@@ -303,35 +301,6 @@ func (p *Policy) Plan(lengths []int, in sched.Inputs) (*sched.Plan, error) {
 		stall.PoolVisits = work
 	}
 	return &sched.Plan{Policy: Name, PoolRanks: in.PoolRanks, Microbatches: mbs, WorkUnits: work, StallWork: stall, Diagnostics: diag}, nil
-}
-
-// sortedByLength returns the ids in Python's stable sort by length, descending:
-// equal lengths keep id order.
-func sortedByLength(lengths []int) []int32 {
-	items := make([]int32, len(lengths))
-	longest := slices.Max(lengths)
-	if longest < 1<<32 {
-		// One uint64 key per id: the complemented length above the id.
-		keys := make([]uint64, len(lengths))
-		for i, s := range lengths {
-			keys[i] = uint64(^uint32(s))<<32 | uint64(i)
-		}
-		keys = radix.SortIndexed(keys, make([]uint64, len(keys)), 32) // as slices.Sort: O(N)
-		for i, k := range keys {
-			items[i] = int32(uint32(k))
-		}
-		return items
-	}
-	for i := range items {
-		items[i] = int32(i)
-	}
-	slices.SortFunc(items, func(x, y int32) int {
-		if c := cmp.Compare(lengths[y], lengths[x]); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
-	return items
 }
 
 // Diagnostics explain a plan.

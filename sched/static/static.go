@@ -22,11 +22,11 @@
 package static
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
 	"github.com/dcpsim/dcpsim/sched"
+	"github.com/dcpsim/dcpsim/sched/internal/radix"
 )
 
 // Name is the registry name of the policy.
@@ -243,14 +243,10 @@ const MaxMicrobatches = 1 << 16
 // a multiple of multiple as Pack pads. Visits counts the bins looked at.
 func PackFirstFit(lengths []int, capacity int64, bins, multiple int) Packing {
 	pk := Packing{TooLong: -1}
-	ids := make([]int, len(lengths))
-	for i := range ids {
-		ids[i] = i
-	}
-	slices.SortStableFunc(ids, func(a, b int) int { return cmp.Compare(lengths[b], lengths[a]) })
 	pk.Bins = make([][]int, bins)
 	sums := make([]int64, bins)
-	for _, id := range ids {
+	for _, i := range radix.LongestFirst(lengths) {
+		id := int(i)
 		s := int64(lengths[id])
 		if s > capacity {
 			pk.TooLong = id

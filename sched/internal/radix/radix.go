@@ -7,7 +7,11 @@
 // 10^5-10^6 sequences, planned every iteration.
 package radix
 
-import "math/bits"
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
 
 // maxDigitBits bounds a pass's digit: 2^11 counters. Lengths up to 256K
 // differ in 18 bits, sorted in two passes of 9-bit digits, whose 512
@@ -60,4 +64,28 @@ func SortIndexed(keys, tmp []uint64, indexBits uint) []uint64 {
 		keys, tmp = tmp, keys
 	}
 	return keys
+}
+
+// LongestFirst returns the indices of lengths (each >= 0) by length
+// descending, equal lengths in index order: Python's stable sort by length,
+// reversed, as Megatron-Core's and MegaScale's packers sort. O(N) through
+// SortIndexed while every length is below 2^32 (a comparison sort above).
+func LongestFirst(lengths []int) []int32 {
+	items := make([]int32, len(lengths))
+	if len(lengths) > 0 && slices.Max(lengths) < 1<<32 {
+		// One key per index: the complemented length above the index.
+		keys := make([]uint64, len(lengths))
+		for i, s := range lengths {
+			keys[i] = uint64(^uint32(s))<<32 | uint64(i)
+		}
+		for i, k := range SortIndexed(keys, make([]uint64, len(keys)), 32) {
+			items[i] = int32(uint32(k))
+		}
+		return items
+	}
+	for i := range items {
+		items[i] = int32(i)
+	}
+	slices.SortStableFunc(items, func(x, y int32) int { return cmp.Compare(lengths[y], lengths[x]) })
+	return items
 }

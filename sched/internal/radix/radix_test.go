@@ -1,6 +1,7 @@
 package radix
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -33,6 +34,33 @@ func TestSortIndexedIsSlicesSort(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases", cases)
+}
+
+// TestLongestFirst: the indices by length descending, equal lengths in
+// index order, as a stable comparison sort gives them, below 2^32 (the radix
+// path) and with a length above it (the comparison path).
+func TestLongestFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 46))
+	for _, tc := range []struct {
+		n, spread int
+		huge      bool
+	}{{0, 1, false}, {1, 1, false}, {50, 3, false}, {5000, 1 << 18, false}, {300, 20, true}} {
+		lengths := make([]int, tc.n)
+		for i := range lengths {
+			lengths[i] = rng.IntN(tc.spread)
+		}
+		if tc.huge {
+			lengths[7] = 1 << 33
+		}
+		want := make([]int32, tc.n)
+		for i := range want {
+			want[i] = int32(i)
+		}
+		slices.SortStableFunc(want, func(x, y int32) int { return cmp.Compare(lengths[y], lengths[x]) })
+		if got := LongestFirst(lengths); !slices.Equal(got, want) {
+			t.Errorf("n %d, spread %d, a length of 2^33 %v: LongestFirst differs from a stable sort", tc.n, tc.spread, tc.huge)
+		}
+	}
 }
 
 // BenchmarkSortIndexed sorts 181K keys of 18-bit high parts (a long-256k
