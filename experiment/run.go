@@ -276,13 +276,16 @@ func (rs *runState) rungOutcome(n, w int) (*Outcome, error) {
 // little-endian 64-bit integers.
 func batchDigest(lengths []int) [sha256.Size]byte {
 	h := sha256.New()
-	var buf [8]byte
-	binary.LittleEndian.PutUint64(buf[:], uint64(len(lengths)))
-	h.Write(buf[:])
+	var chunk [4096]byte // the words go to the hash a chunk at a time
+	buf := binary.LittleEndian.AppendUint64(chunk[:0], uint64(len(lengths)))
 	for _, s := range lengths {
-		binary.LittleEndian.PutUint64(buf[:], uint64(s))
-		h.Write(buf[:])
+		if len(buf) == len(chunk) {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(s))
 	}
+	h.Write(buf)
 	var d [sha256.Size]byte
 	h.Sum(d[:0])
 	return d
